@@ -1,0 +1,126 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Model is a language model provider. Adapters live in engine/model.
+type Model interface {
+	Generate(ctx context.Context, req ModelRequest) (ModelResponse, error)
+}
+
+// ModelRequest is one call to the model.
+type ModelRequest struct {
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// MaxTokens caps the answer; zero means the adapter's configured value.
+	MaxTokens int
+}
+
+// Role of a message.
+type Role string
+
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Message is one conversation entry. Messages alternate user/assistant; a
+// user message may carry tool results (for the previous assistant message's
+// calls) and text; an assistant message may carry text and tool calls.
+type Message struct {
+	Role        Role
+	Text        string
+	ToolCalls   []ToolCall
+	ToolResults []ToolResult
+}
+
+// ToolSpec is a tool as the model sees it.
+type ToolSpec struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+}
+
+// ToolCall is the model asking to run a tool.
+type ToolCall struct {
+	ID    string          `json:"call_id"`
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// ToolResult answers one ToolCall.
+type ToolResult struct {
+	CallID  string
+	Name    string
+	Content string
+	IsError bool
+}
+
+// ModelResponse is the model's answer.
+type ModelResponse struct {
+	Text       string
+	ToolCalls  []ToolCall
+	StopReason string
+	Usage      Usage
+}
+
+// Usage counts tokens.
+type Usage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+}
+
+// ProviderError is a model provider failure. Transient failures (timeouts,
+// rate limits and 5xx after the SDK's own retries, dropped connections)
+// interrupt the session; permanent ones (bad credentials, invalid request)
+// fail it.
+type ProviderError struct {
+	Transient bool
+	// Status is the HTTP status, 0 when none was received.
+	Status int
+	// Code is short and stable: "provider_unavailable", "provider_auth", ...
+	Code    string
+	Message string
+}
+
+func (e *ProviderError) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("%s (HTTP %d): %s", e.Code, e.Status, e.Message)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+// Provider error codes.
+const (
+	ProviderAuth           = "provider_auth"
+	ProviderInvalidRequest = "provider_invalid_request"
+	ProviderRateLimited    = "provider_rate_limited"
+	ProviderUnavailable    = "provider_unavailable"
+	ProviderUnreachable    = "provider_unreachable"
+	ProviderNotConfigured  = "provider_not_configured"
+)
+
+// ClassifyStatus maps a provider's HTTP status to a ProviderError. Status 0
+// means no answer arrived (connection refused, timeout).
+func ClassifyStatus(status int, message string) *ProviderError {
+	e := &ProviderError{Status: status, Message: message}
+	switch {
+	case status == 0:
+		e.Code, e.Transient = ProviderUnreachable, true
+	case status == 401 || status == 403:
+		e.Code = ProviderAuth
+	case status == 408 || status == 409:
+		e.Code, e.Transient = ProviderUnavailable, true
+	case status == 429:
+		e.Code, e.Transient = ProviderRateLimited, true
+	case status >= 500:
+		e.Code, e.Transient = ProviderUnavailable, true
+	default:
+		e.Code = ProviderInvalidRequest
+	}
+	return e
+}

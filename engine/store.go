@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Store persists sessions and their event logs. Implementations translate
+// their own errors: a missing session is ErrNotFound. All methods are safe
+// for concurrent use.
+type Store interface {
+	// CreateSession inserts s. If idempotencyKey was used before, or s has a
+	// ThreadKey that already maps to a session, it returns that session and
+	// created=false without writing anything.
+	CreateSession(ctx context.Context, s Session, idempotencyKey string) (Session, bool, error)
+	// Session returns one session.
+	Session(ctx context.Context, id string) (Session, error)
+	// SessionByThread returns the session bound to a platform thread key.
+	SessionByThread(ctx context.Context, threadKey string) (Session, error)
+	// Sessions lists sessions, newest first.
+	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
+	// Commit appends events and updates the session in one transaction.
+	Commit(ctx context.Context, c Commit) (CommitResult, error)
+	// Events returns up to limit events with seq > after, ordered by seq;
+	// limit <= 0 means all.
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error)
+	// Results returns every committed result of a session, oldest first.
+	Results(ctx context.Context, sessionID string) ([]ResultRecord, error)
+	Close() error
+}
+
+// SessionFilter narrows Sessions. Zero values mean "any".
+type SessionFilter struct {
+	Statuses []Status
+	// PendingInput keeps sessions with user.message events not yet taken
+	// into a turn.
+	PendingInput bool
+	Limit        int
+}
+
+// Commit is one atomic change to a session: events appended in order, and
+// the session row updated.
+type Commit struct {
+	SessionID string
+	// Now stamps the events (when CreatedAt is zero) and the session's
+	// UpdatedAt.
+	Now time.Time
+	// Update runs inside the transaction on the current session row and may
+	// change Status, InputCursor, Checkpoint, Question and Result. An error
+	// aborts the commit and is returned as is.
+	Update func(s *Session) error
+	// Events get their Seq assigned by the store, in order.
+	Events []Event
+	// InputKey makes the commit idempotent per session: when the key was
+	// recorded by an earlier commit, nothing is written and the result holds
+	// that commit's first event with Duplicate set.
+	InputKey string
+	// Result, when set, is appended to the session's result history.
+	Result *ResultRecord
+}
+
+// CommitResult is what a Commit wrote.
+type CommitResult struct {
+	Session   Session
+	Events    []Event
+	Duplicate bool
+}
+
+// ResultRecord is one committed value of the session's result tool.
+type ResultRecord struct {
+	TurnID     string    `json:"turn_id"`
+	CallID     string    `json:"call_id"`
+	ReportedAt time.Time `json:"reported_at"`
+	Data       []byte    `json:"data"`
+}

@@ -1,0 +1,93 @@
+// Package engine is brain's core: sessions, turns, the append-only event log,
+// the status machine and the tool loop. It declares the interfaces it needs
+// (Store, Model) and imports nothing of the project but tools: no store,
+// channel, webhook or bot package, and no tool family.
+package engine
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Status is where a session stands.
+type Status string
+
+const (
+	StatusIdle          Status = "idle"
+	StatusRunning       Status = "running"
+	StatusAwaitingInput Status = "awaiting_input"
+	StatusInterrupted   Status = "interrupted"
+	StatusFailed        Status = "failed"
+)
+
+// Origin says where a session came from.
+const (
+	OriginAPI      = "api"
+	OriginConsole  = "console"
+	OriginSlack    = "slack"
+	OriginLinear   = "linear"
+	OriginSchedule = "schedule"
+)
+
+// Event types.
+const (
+	EventUserMessage         = "user.message"
+	EventAgentMessage        = "agent.message"
+	EventToolCall            = "tool.call"
+	EventToolProgress        = "tool.progress"
+	EventToolResult          = "tool.result"
+	EventQuestionAsked       = "question.asked"
+	EventApprovalRequested   = "approval.requested"
+	EventApprovalDecided     = "approval.decided"
+	EventApprovalApplied     = "approval.applied"
+	EventApprovalUnconfirmed = "approval.unconfirmed"
+	EventResultCommitted     = "result.committed"
+	EventSessionError        = "session.error"
+	EventSessionStatus       = "session.status"
+	EventTurnStarted         = "turn.started"
+	EventTurnCompleted       = "turn.completed"
+)
+
+// Turn outcomes, recorded on turn.completed.
+const (
+	OutcomeCompleted     = "completed"
+	OutcomeQuestion      = "question"
+	OutcomeMaxIterations = "max_iterations"
+	OutcomeCancelled     = "cancelled"
+	OutcomeFailed        = "failed"
+)
+
+// Session is one conversation with an agent.
+type Session struct {
+	ID          string    `json:"id"`
+	Agent       string    `json:"agent"`
+	Origin      string    `json:"origin"`
+	ThreadKey   string    `json:"thread_key,omitempty"`
+	Interactive bool      `json:"interactive"`
+	StartedBy   string    `json:"started_by,omitempty"`
+	Status      Status    `json:"status"`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	// LastSeq is the sequence number of the newest event.
+	LastSeq int64 `json:"last_seq"`
+	// InputCursor is the seq of the newest user.message taken into a turn;
+	// user.message events after it are queued input.
+	InputCursor int64 `json:"input_cursor"`
+	// Checkpoint is the seq of the last turn.completed event.
+	Checkpoint int64 `json:"checkpoint"`
+	// Question is the open question, if any (JSON object).
+	Question json.RawMessage `json:"question,omitempty"`
+	// Result is the latest committed result (JSON object).
+	Result json.RawMessage `json:"result,omitempty"`
+}
+
+// Event is one entry of a session's append-only log.
+type Event struct {
+	ID        string          `json:"id"`
+	SessionID string          `json:"-"`
+	Seq       int64           `json:"seq"`
+	Type      string          `json:"type"`
+	TurnID    string          `json:"turn_id,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	Data      json.RawMessage `json:"data"`
+}

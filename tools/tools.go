@@ -1,0 +1,139 @@
+// Package tools is the tool contract: what a tool is (Definition), what it is
+// called with (Call), how it fails (Error), and JSON-Schema validation of its
+// input and output (Set). It is a leaf: it imports nothing of the project.
+// Tool families live in subpackages and import only this package.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// Definition is one tool the model may call. A tool has either Run, or
+// Preview and Apply (a tool that waits for a person's approval); never both,
+// never one of the pair.
+type Definition struct {
+	// Name is what the model calls: letters, digits, '_' and '-'.
+	Name string
+	// Description tells the model what the tool does and when to use it.
+	Description string
+	// Input is the JSON Schema of the arguments; empty means any object.
+	Input json.RawMessage
+	// Output is the JSON Schema of the result; required on the result tool.
+	Output json.RawMessage
+	// Result marks the agent's result tool (at most one per agent).
+	Result bool
+	// Timeout bounds one call; zero means the engine's default.
+	Timeout time.Duration
+
+	Run     func(ctx context.Context, call Call) (json.RawMessage, error)
+	Preview func(ctx context.Context, call Call) (Card, error)
+	Apply   func(ctx context.Context, call Call, decision Decision) (json.RawMessage, error)
+}
+
+// NeedsApproval reports whether the tool proposes a write instead of running.
+func (d Definition) NeedsApproval() bool { return d.Preview != nil || d.Apply != nil }
+
+var validName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+// ReservedNames are tool names the engine provides itself.
+var reservedNames = map[string]bool{"ask": true}
+
+// Check reports the first problem with the definition, naming the tool.
+func (d Definition) Check() error {
+	if !validName.MatchString(d.Name) {
+		return fmt.Errorf("tool %q: name must match [A-Za-z0-9_-]+ (at most 128 characters)", d.Name)
+	}
+	if d.Description == "" {
+		return fmt.Errorf("tool %q: description is empty", d.Name)
+	}
+	hasRun := d.Run != nil
+	hasPair := d.Preview != nil && d.Apply != nil
+	switch {
+	case hasRun && d.NeedsApproval():
+		return fmt.Errorf("tool %q: has run and preview/apply; a tool has one or the other", d.Name)
+	case !hasRun && !hasPair && d.NeedsApproval():
+		return fmt.Errorf("tool %q: has only one of preview and apply; it needs both", d.Name)
+	case !hasRun && !hasPair:
+		return fmt.Errorf("tool %q: has neither run nor preview/apply", d.Name)
+	}
+	if d.Result {
+		if len(d.Output) == 0 {
+			return fmt.Errorf("tool %q: a result tool must declare an output schema", d.Name)
+		}
+		if !hasRun {
+			return fmt.Errorf("tool %q: a result tool must use run, not preview/apply", d.Name)
+		}
+	}
+	return nil
+}
+
+// Call is what a tool is called with.
+type Call struct {
+	Input      json.RawMessage
+	SessionID  string
+	MessageID  string
+	ToolCallID string
+	Agent      string
+	// Progress records progress metadata; nil means progress is dropped.
+	Progress func(ctx context.Context, data json.RawMessage) error
+}
+
+// IdempotencyKey identifies this invocation for downstream writes. It stays
+// the same when the invocation is retried; a new call from the model gets a
+// new one.
+func (c Call) IdempotencyKey() string { return c.SessionID + ":" + c.ToolCallID }
+
+// ReportProgress records JSON-compatible progress metadata for the call.
+func (c Call) ReportProgress(ctx context.Context, v any) error {
+	if c.Progress == nil {
+		return nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("report progress: %w", err)
+	}
+	return c.Progress(ctx, data)
+}
+
+// Card is what a person sees before approving a write.
+type Card struct {
+	Title string `json:"title"`
+	Facts []Fact `json:"facts"`
+}
+
+// Fact is one labelled line of a Card.
+type Fact struct {
+	Label string `json:"label"`
+	Value string `json:"value"`
+}
+
+// Decision is a person's approval of a proposed write. ID is stable across
+// retries of the apply; pass it downstream as the idempotency key.
+type Decision struct {
+	ID string
+	By string
+}
+
+// Error is a tool failure the model sees as an error result. UnknownOutcome
+// is true when the failure came after the request left for the tool's
+// service, so a side effect may already have happened.
+type Error struct {
+	Message        string
+	UnknownOutcome bool
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Failed is a tool error raised before anything was dispatched.
+func Failed(format string, args ...any) *Error {
+	return &Error{Message: fmt.Sprintf(format, args...)}
+}
+
+// Unknown is a tool error raised after dispatch: the outcome is unknown.
+func Unknown(format string, args ...any) *Error {
+	return &Error{Message: fmt.Sprintf(format, args...), UnknownOutcome: true}
+}
