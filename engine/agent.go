@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"fmt"
+
+	"brain/tools"
+)
+
+// Input modes: what input does to a running turn.
+const (
+	ModeQueue     = "queue"
+	ModeInterrupt = "interrupt"
+)
+
+// Agent is a model, instructions and the tools it may use.
+type Agent struct {
+	Name         string
+	Model        Model
+	Instructions string
+	// Tools are always offered.
+	Tools []*tools.Tool
+	// When adds tools for turns whose input matches.
+	When []Conditional
+	// MaxToolIterations caps tool rounds per turn; zero uses the engine's.
+	MaxToolIterations int
+	// InputMode is the default for input that arrives while a turn runs:
+	// ModeQueue (default) or ModeInterrupt.
+	InputMode string
+}
+
+// Conditional offers Tools only to turns whose input satisfies Match.
+type Conditional struct {
+	Match func(input string) bool
+	Tools []*tools.Tool
+}
+
+func (a *Agent) check() error {
+	if a.Name == "" {
+		return fmt.Errorf("agent: name is empty")
+	}
+	if a.Model == nil {
+		return fmt.Errorf("agent %q: no model", a.Name)
+	}
+	switch a.InputMode {
+	case "", ModeQueue, ModeInterrupt:
+	default:
+		return fmt.Errorf("agent %q: input mode %q is not queue or interrupt", a.Name, a.InputMode)
+	}
+	results := 0
+	seen := map[string]bool{}
+	all := append([]*tools.Tool(nil), a.Tools...)
+	for _, c := range a.When {
+		if c.Match == nil {
+			return fmt.Errorf("agent %q: conditional tools without a match function", a.Name)
+		}
+		all = append(all, c.Tools...)
+	}
+	for _, t := range all {
+		if seen[t.Name] {
+			continue // a tool may be both conditional and listed twice
+		}
+		seen[t.Name] = true
+		if t.Result {
+			results++
+		}
+	}
+	if results > 1 {
+		return fmt.Errorf("agent %q: has %d result tools; an agent has at most one", a.Name, results)
+	}
+	return nil
+}
+
+// toolsFor returns the tools offered to a turn with the given input text.
+func (a *Agent) toolsFor(input string) []*tools.Tool {
+	out := append([]*tools.Tool(nil), a.Tools...)
+	seen := map[string]bool{}
+	for _, t := range out {
+		seen[t.Name] = true
+	}
+	for _, c := range a.When {
+		if !c.Match(input) {
+			continue
+		}
+		for _, t := range c.Tools {
+			if !seen[t.Name] {
+				seen[t.Name] = true
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// Agent returns the named agent.
+func (e *Engine) Agent(name string) (*Agent, bool) {
+	a, ok := e.agents[name]
+	return a, ok
+}

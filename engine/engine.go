@@ -1,0 +1,329 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Log attribute keys.
+const (
+	logSession = "session_id"
+	logTurn    = "turn_id"
+	logErr     = "err"
+	logTool    = "tool"
+)
+
+// Config wires an Engine.
+type Config struct {
+	Store  Store
+	Agents []*Agent
+	Logger *slog.Logger
+	// Clock and NewID are injected so tests are deterministic; both required.
+	Clock func() time.Time
+	NewID func(prefix string) string
+
+	// MaxRunningTurns bounds turns running at once (default 16).
+	MaxRunningTurns int
+	// MaxQueuedTurns bounds turns waiting for a slot (default 256); input
+	// beyond it is refused with ErrOverloaded before anything is stored.
+	MaxQueuedTurns int
+	// MaxToolIterations is the default cap on tool rounds per turn (5).
+	MaxToolIterations int
+	// MaxOutputBytes caps one tool result's JSON (default 64 KiB).
+	MaxOutputBytes int
+	// ToolTimeout bounds one tool call unless the tool sets its own (60s).
+	ToolTimeout time.Duration
+}
+
+// Engine runs sessions: it records input, schedules turns on a bounded pool
+// of workers, runs the tool loop and writes every step to the Store.
+type Engine struct {
+	store  Store
+	log    *slog.Logger
+	now    func() time.Time
+	newID  func(prefix string) string
+	agents map[string]*Agent
+
+	maxQueued      int
+	maxIterations  int
+	maxOutputBytes int
+	toolTimeout    time.Duration
+
+	slots chan struct{} // one token per running turn
+	hub   hub
+
+	mu       sync.Mutex
+	runners  map[string]*runner
+	waiting  int // runners with input not yet taken into a turn
+	started  bool
+	stopping bool
+	stopCh   chan struct{}
+	base     context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	counters counters
+}
+
+// runner is the in-memory state of a session that has work.
+type runner struct {
+	pending bool // input recorded but not yet taken into a turn
+	active  bool // a goroutine owns this session
+	// cancelTurn and turnDone are set while a turn runs.
+	cancelTurn context.CancelCauseFunc
+	turnDone   chan struct{}
+}
+
+// Causes of a turn's cancellation.
+var (
+	errInterrupted = errors.New("interrupted by new input")
+	errCancelled   = errors.New("cancelled")
+	errShutdown    = errors.New("brain is shutting down")
+)
+
+// New checks the configuration and builds an Engine. Call Start before use.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Store == nil || cfg.Clock == nil || cfg.NewID == nil {
+		return nil, errors.New("engine: Store, Clock and NewID are required")
+	}
+	e := &Engine{
+		store:          cfg.Store,
+		log:            cfg.Logger,
+		now:            cfg.Clock,
+		newID:          cfg.NewID,
+		agents:         map[string]*Agent{},
+		maxQueued:      orDefault(cfg.MaxQueuedTurns, 256),
+		maxIterations:  orDefault(cfg.MaxToolIterations, 5),
+		maxOutputBytes: orDefault(cfg.MaxOutputBytes, 64<<10),
+		toolTimeout:    cfg.ToolTimeout,
+		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
+		runners:        map[string]*runner{},
+		stopCh:         make(chan struct{}),
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	if e.toolTimeout <= 0 {
+		e.toolTimeout = 60 * time.Second
+	}
+	for _, a := range cfg.Agents {
+		if err := a.check(); err != nil {
+			return nil, err
+		}
+		if _, dup := e.agents[a.Name]; dup {
+			return nil, fmt.Errorf("agent %q: defined twice", a.Name)
+		}
+		e.agents[a.Name] = a
+	}
+	e.base, e.cancel = context.WithCancel(context.Background())
+	return e, nil
+}
+
+func orDefault(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Start recovers sessions a crash left running and schedules queued input.
+// It is safe to call twice.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	if e.started {
+		e.mu.Unlock()
+		return nil
+	}
+	e.started = true
+	e.mu.Unlock()
+
+	if err := e.recover(ctx); err != nil {
+		return fmt.Errorf("recover sessions: %w", err)
+	}
+	pending, err := e.store.Sessions(ctx, SessionFilter{
+		Statuses:     []Status{StatusIdle, StatusAwaitingInput},
+		PendingInput: true,
+	})
+	if err != nil {
+		return fmt.Errorf("list queued sessions: %w", err)
+	}
+	for _, s := range pending {
+		e.kick(s.ID)
+	}
+	return nil
+}
+
+// Stop stops taking input, lets running turns finish until ctx is done, then
+// cancels what is left; cancelled turns leave their sessions interrupted.
+// Queued input stays recorded and runs after the next Start. Safe to call
+// twice.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.mu.Lock()
+	if !e.stopping {
+		e.stopping = true
+		close(e.stopCh)
+	}
+	e.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		e.cancel()
+		return nil
+	case <-ctx.Done():
+	}
+	e.mu.Lock()
+	for _, r := range e.runners {
+		if r.cancelTurn != nil {
+			r.cancelTurn(errShutdown)
+		}
+	}
+	e.mu.Unlock()
+	<-done
+	e.cancel()
+	return nil
+}
+
+// kick marks a session as having queued input and makes sure a goroutine
+// will take it.
+func (e *Engine) kick(id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return // the input is durable; the next Start picks it up
+	}
+	r := e.runners[id]
+	if r == nil {
+		r = &runner{}
+		e.runners[id] = r
+	}
+	if !r.pending {
+		r.pending = true
+		e.waiting++
+	}
+	if !r.active {
+		r.active = true
+		e.wg.Add(1)
+		go e.work(id, r)
+	}
+}
+
+// admit refuses input that would queue a new turn beyond the limit.
+func (e *Engine) admit(id string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return Errorf(CodeOverloaded, "brain is shutting down; retry shortly")
+	}
+	if r := e.runners[id]; r != nil && r.pending {
+		return nil // joins a turn that is already queued
+	}
+	if e.waiting >= e.maxQueued {
+		return Errorf(CodeOverloaded, "too many turns are queued (%d); retry shortly", e.maxQueued)
+	}
+	return nil
+}
+
+// work runs turns for one session until it has no queued input.
+func (e *Engine) work(id string, r *runner) {
+	defer e.wg.Done()
+	for {
+		select {
+		case e.slots <- struct{}{}:
+		case <-e.stopCh:
+			e.retire(id, r)
+			return
+		}
+		e.mu.Lock()
+		r.pending = false
+		e.waiting--
+		ctx, cancel := context.WithCancelCause(e.base)
+		r.cancelTurn, r.turnDone = cancel, make(chan struct{})
+		done := r.turnDone
+		e.mu.Unlock()
+
+		e.runTurn(ctx, id)
+		cancel(nil)
+		<-e.slots
+
+		e.mu.Lock()
+		r.cancelTurn, r.turnDone = nil, nil
+		close(done)
+		again := r.pending && !e.stopping
+		e.mu.Unlock()
+		if !again {
+			e.retire(id, r)
+			return
+		}
+	}
+}
+
+// retire forgets a runner whose goroutine ends.
+func (e *Engine) retire(id string, r *runner) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r.active = false
+	if r.pending {
+		// Only when stopping: the input is durable and the next Start runs it.
+		r.pending = false
+		e.waiting--
+	}
+	if e.runners[id] == r {
+		delete(e.runners, id)
+	}
+}
+
+// cancelRunning cancels the session's running turn with cause and returns
+// a channel closed when that turn has finished (nil when none runs).
+func (e *Engine) cancelRunning(id string, cause error) <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.runners[id]
+	if r == nil || r.cancelTurn == nil {
+		return nil
+	}
+	r.cancelTurn(cause)
+	return r.turnDone
+}
+
+// Stats is a snapshot of the worker pool.
+type Stats struct {
+	RunningTurns int
+	QueuedTurns  int
+	Counters     map[string]int64
+}
+
+// Stats reports the pool's state and the engine's counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return Stats{RunningTurns: len(e.slots), QueuedTurns: e.waiting, Counters: e.counters.snapshot()}
+}
+
+// counters are monotonically increasing totals, guarded by Engine.mu.
+type counters map[string]int64
+
+func (c *counters) add(name string, n int64) {
+	if *c == nil {
+		*c = counters{}
+	}
+	(*c)[name] += n
+}
+
+func (c counters) snapshot() map[string]int64 {
+	out := make(map[string]int64, len(c))
+	for k, v := range c {
+		out[k] = v
+	}
+	return out
+}
+
+func (e *Engine) count(name string) {
+	e.mu.Lock()
+	e.counters.add(name, 1)
+	e.mu.Unlock()
+}

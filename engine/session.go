@@ -1,0 +1,277 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxInputChars bounds one user message.
+const MaxInputChars = 100_000
+
+// NewSession describes a session to create.
+type NewSession struct {
+	Agent     string
+	Origin    string
+	ThreadKey string
+	// Interactive is true when a person can answer questions and approvals.
+	Interactive bool
+	StartedBy   string
+	// IdempotencyKey makes creation safe to retry: the same key returns the
+	// session created the first time.
+	IdempotencyKey string
+}
+
+// CreateSession creates a session, or returns the one an earlier call with
+// the same idempotency key (or thread key) created; created tells which.
+func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool, error) {
+	if n.Agent == "" {
+		return Session{}, false, Errorf(CodeInvalid, "agent is required")
+	}
+	if _, ok := e.agents[n.Agent]; !ok {
+		return Session{}, false, Errorf(CodeInvalid, "unknown agent %q", n.Agent)
+	}
+	if n.Origin == "" {
+		n.Origin = OriginAPI
+	}
+	now := e.now()
+	s := Session{
+		ID:          e.newID("ses"),
+		Agent:       n.Agent,
+		Origin:      n.Origin,
+		ThreadKey:   n.ThreadKey,
+		Interactive: n.Interactive,
+		StartedBy:   n.StartedBy,
+		Status:      StatusIdle,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+	got, created, err := e.store.CreateSession(ctx, s, n.IdempotencyKey)
+	if err != nil {
+		return Session{}, false, fmt.Errorf("create session: %w", err)
+	}
+	if created {
+		e.count("sessions_created")
+	}
+	return got, created, nil
+}
+
+// Input is a message to a session.
+type Input struct {
+	Text   string `json:"text"`
+	Author string `json:"author,omitempty"`
+	// Mode overrides the agent's input mode: ModeQueue or ModeInterrupt.
+	Mode string `json:"mode,omitempty"`
+	// IdempotencyKey: a repeat returns the originally recorded event and
+	// queues nothing.
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// Send records a user.message and queues a turn for it. It returns the
+// recorded event; duplicate is true when the idempotency key was seen before,
+// in which case the original event is returned and nothing is queued.
+func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event, duplicate bool, err error) {
+	in.Text = strings.TrimRight(in.Text, " \t\r\n")
+	if strings.TrimSpace(in.Text) == "" {
+		return Event{}, false, Errorf(CodeInvalid, "text is required")
+	}
+	if n := utf8.RuneCountInString(in.Text); n > MaxInputChars {
+		return Event{}, false, Errorf(CodeInvalid, "text is %d characters; at most %d", n, MaxInputChars)
+	}
+	switch in.Mode {
+	case "", ModeQueue, ModeInterrupt:
+	default:
+		return Event{}, false, Errorf(CodeInvalid, "mode must be %q or %q", ModeQueue, ModeInterrupt)
+	}
+	if err := e.admit(sessionID); err != nil {
+		return Event{}, false, err
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		return Event{}, false, fmt.Errorf("encode input: %w", err)
+	}
+	res, err := e.commit(ctx, Commit{
+		SessionID: sessionID,
+		InputKey:  in.IdempotencyKey,
+		Events:    []Event{{ID: e.newID("evt"), Type: EventUserMessage, Data: data}},
+		Update: func(s *Session) error {
+			if s.Status == StatusInterrupted || s.Status == StatusFailed {
+				return Errorf(CodeConflict, "resume the %s session before sending input", s.Status)
+			}
+			return nil
+		},
+	})
+	if err != nil {
+		return Event{}, false, err
+	}
+	if res.Duplicate {
+		return res.Events[0], true, nil
+	}
+	e.count("inputs")
+	e.kick(sessionID)
+	mode := in.Mode
+	if mode == "" {
+		if a, ok := e.agents[res.Session.Agent]; ok {
+			mode = a.InputMode
+		}
+	}
+	if mode == ModeInterrupt {
+		e.cancelRunning(sessionID, errInterrupted)
+	}
+	return res.Events[0], false, nil
+}
+
+// Resume resets an interrupted or failed session to idle at its last
+// checkpoint: the broken turn's events stay in the log for audit but leave
+// the model's context. Resuming an idle session changes nothing.
+func (e *Engine) Resume(ctx context.Context, sessionID string) (Session, error) {
+	res, err := e.commit(ctx, Commit{
+		SessionID: sessionID,
+		Update: func(s *Session) error {
+			switch s.Status {
+			case StatusInterrupted, StatusFailed:
+				s.Status = StatusIdle
+				return nil
+			case StatusIdle, StatusAwaitingInput:
+				return errNothingToDo
+			default:
+				return Errorf(CodeConflict, "the session is %s; only an interrupted or failed session can be resumed", s.Status)
+			}
+		},
+		Events: []Event{statusEvent(e.newID("evt"), StatusIdle, "resumed")},
+	})
+	if errors.Is(err, errNothingToDo) {
+		return e.Session(ctx, sessionID)
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	// Input that raced with the failure may still be queued: run it now.
+	if pending, err := e.pendingInputs(ctx, res.Session); err == nil && len(pending) > 0 {
+		e.kick(sessionID)
+	}
+	return res.Session, nil
+}
+
+// errNothingToDo aborts a commit that would change nothing.
+var errNothingToDo = errors.New("nothing to do")
+
+// Cancel stops the running turn (outcome cancelled), drops queued input and
+// closes the open question, leaving the session idle. It waits for the turn
+// to stop or ctx to end.
+func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) {
+	s, err := e.Session(ctx, sessionID)
+	if err != nil {
+		return Session{}, err
+	}
+	if s.Status == StatusInterrupted || s.Status == StatusFailed {
+		return s, nil
+	}
+	if done := e.cancelRunning(sessionID, errCancelled); done != nil {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Session{}, ctx.Err()
+		}
+		return e.Session(ctx, sessionID)
+	}
+	// No turn runs: drop queued input and close the question, if any.
+	pending, err := e.pendingInputs(ctx, s)
+	if err != nil {
+		return Session{}, err
+	}
+	res, err := e.commit(ctx, Commit{
+		SessionID: sessionID,
+		Update: func(s *Session) error {
+			if s.Status == StatusRunning {
+				return Errorf(CodeConflict, "a turn started while cancelling; cancel again")
+			}
+			if len(pending) == 0 && s.Question == nil && s.Status == StatusIdle {
+				return errNothingToDo
+			}
+			s.Status, s.Question = StatusIdle, nil
+			if len(pending) > 0 {
+				s.InputCursor = pending[len(pending)-1].Seq
+			}
+			return nil
+		},
+		Events: []Event{statusEvent(e.newID("evt"), StatusIdle, "cancelled")},
+	})
+	if errors.Is(err, errNothingToDo) {
+		return e.Session(ctx, sessionID)
+	}
+	if err != nil {
+		return Session{}, err
+	}
+	return res.Session, nil
+}
+
+// Session returns one session.
+func (e *Engine) Session(ctx context.Context, id string) (Session, error) {
+	return e.store.Session(ctx, id)
+}
+
+// Sessions lists sessions, newest first.
+func (e *Engine) Sessions(ctx context.Context, f SessionFilter) ([]Session, error) {
+	return e.store.Sessions(ctx, f)
+}
+
+// Events returns events after seq; see Store.Events.
+func (e *Engine) Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	if _, err := e.store.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return e.store.Events(ctx, sessionID, after, limit)
+}
+
+// Results returns every committed result of a session, oldest first.
+func (e *Engine) Results(ctx context.Context, sessionID string) ([]ResultRecord, error) {
+	if _, err := e.store.Session(ctx, sessionID); err != nil {
+		return nil, err
+	}
+	return e.store.Results(ctx, sessionID)
+}
+
+// Changed returns a channel closed at the next commit to the session. Read
+// events after taking the channel to miss nothing.
+func (e *Engine) Changed(sessionID string) <-chan struct{} {
+	return e.hub.wait(sessionID)
+}
+
+// commit writes to the store and wakes the session's watchers.
+func (e *Engine) commit(ctx context.Context, c Commit) (CommitResult, error) {
+	if c.Now.IsZero() {
+		c.Now = e.now()
+	}
+	res, err := e.store.Commit(ctx, c)
+	if err != nil {
+		return res, err
+	}
+	if !res.Duplicate && len(res.Events) > 0 {
+		e.hub.notify(c.SessionID)
+	}
+	return res, nil
+}
+
+// pendingInputs returns the user.message events not yet taken into a turn.
+func (e *Engine) pendingInputs(ctx context.Context, s Session) ([]Event, error) {
+	evs, err := e.store.Events(ctx, s.ID, s.InputCursor, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read queued input: %w", err)
+	}
+	var out []Event
+	for _, ev := range evs {
+		if ev.Type == EventUserMessage {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func statusEvent(id string, st Status, reason string) Event {
+	data, _ := json.Marshal(map[string]string{"status": string(st), "reason": reason})
+	return Event{ID: id, Type: EventSessionStatus, Data: data}
+}

@@ -1,0 +1,320 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"brain/tools"
+)
+
+// turn is the state of one running turn.
+type turn struct {
+	id       string
+	session  Session
+	agent    *Agent
+	inputs   []Event
+	tools    map[string]*tools.Tool
+	specs    []ToolSpec
+	messages []Message
+	usage    Usage
+	rounds   int
+}
+
+// runTurn takes the session's queued input into one turn and runs it to its
+// end. ctx is cancelled (with a cause) by interrupt, cancel and shutdown.
+func (e *Engine) runTurn(ctx context.Context, id string) {
+	// Records must be written even after the turn is cancelled.
+	wctx := context.WithoutCancel(ctx)
+	t, err := e.startTurn(wctx, id)
+	if err != nil {
+		if !errors.Is(err, errNothingToDo) {
+			e.log.Error("start turn", logSession, id, logErr, err)
+		}
+		return
+	}
+	e.count("turns")
+	log := e.log.With(logSession, id, logTurn, t.id)
+	outcome, err := e.loop(ctx, t)
+	if err != nil {
+		e.failTurn(wctx, t, err, context.Cause(ctx))
+		return
+	}
+	if err := e.endTurn(wctx, t, outcome, context.Cause(ctx)); err != nil {
+		log.Error("end turn", logErr, err)
+	}
+}
+
+// startTurn marks the session running and takes its queued input.
+func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
+	s, err := e.store.Session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
+		return nil, errNothingToDo // interrupted sessions wait for resume
+	}
+	inputs, err := e.pendingInputs(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 {
+		return nil, errNothingToDo
+	}
+	agent, ok := e.agents[s.Agent]
+	if !ok {
+		return nil, fmt.Errorf("session %s: agent %q is not configured", id, s.Agent)
+	}
+	t := &turn{id: e.newID("turn"), agent: agent, inputs: inputs}
+	ids := make([]string, len(inputs))
+	for i, in := range inputs {
+		ids[i] = in.ID
+	}
+	started, _ := json.Marshal(map[string]any{"input_ids": ids})
+	cursor := inputs[len(inputs)-1].Seq
+	res, err := e.commit(ctx, Commit{
+		SessionID: id,
+		Update: func(s *Session) error {
+			if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
+				return errNothingToDo
+			}
+			s.Status, s.InputCursor, s.Question = StatusRunning, cursor, nil
+			return nil
+		},
+		Events: []Event{
+			{ID: e.newID("evt"), Type: EventTurnStarted, TurnID: t.id, Data: started},
+			withTurn(statusEvent(e.newID("evt"), StatusRunning, "turn started"), t.id),
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.session = res.Session
+
+	history, err := e.store.Events(ctx, id, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	t.messages = buildMessages(history)
+	t.tools = map[string]*tools.Tool{}
+	for _, tool := range agent.toolsFor(inputText(inputs)) {
+		t.tools[tool.Name] = tool
+		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
+	}
+	return t, nil
+}
+
+// loop runs model rounds until the model answers without tools or the
+// iteration cap is reached. An error means the turn stopped abnormally.
+func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
+	wctx := context.WithoutCancel(ctx)
+	max := t.agent.MaxToolIterations
+	if max <= 0 {
+		max = e.maxIterations
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		resp, err := t.agent.Model.Generate(ctx, ModelRequest{
+			System:   t.agent.Instructions,
+			Messages: t.messages,
+			Tools:    t.specs,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return "", ctx.Err()
+			}
+			return "", err
+		}
+		e.count("model_calls")
+		t.usage.InputTokens += resp.Usage.InputTokens
+		t.usage.OutputTokens += resp.Usage.OutputTokens
+		if err := e.recordResponse(wctx, t, resp); err != nil {
+			return "", err
+		}
+		if len(resp.ToolCalls) == 0 {
+			return OutcomeCompleted, nil
+		}
+		results := make([]ToolResult, 0, len(resp.ToolCalls))
+		for _, call := range resp.ToolCalls {
+			var out toolOutcome
+			if ctx.Err() != nil {
+				out = toolOutcome{Text: "not run: the turn was stopped before this call", IsError: true}
+			} else {
+				out = e.runTool(ctx, t, call)
+			}
+			if err := e.recordResult(wctx, t, call, out); err != nil {
+				return "", err
+			}
+			results = append(results, ToolResult{CallID: call.ID, Name: call.Name, Content: out.Text, IsError: out.IsError})
+		}
+		t.messages = append(t.messages, Message{Role: RoleUser, ToolResults: results})
+		t.rounds++
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if t.rounds >= max {
+			return OutcomeMaxIterations, nil
+		}
+	}
+}
+
+// recordResponse commits the model's text and tool calls as one unit.
+func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) error {
+	var evs []Event
+	if resp.Text != "" {
+		data, _ := json.Marshal(map[string]string{"text": resp.Text})
+		evs = append(evs, Event{ID: e.newID("evt"), Type: EventAgentMessage, TurnID: t.id, Data: data})
+	}
+	for i, c := range resp.ToolCalls {
+		if c.ID == "" {
+			resp.ToolCalls[i].ID = e.newID("call")
+			c = resp.ToolCalls[i]
+		}
+		if len(c.Input) == 0 {
+			resp.ToolCalls[i].Input = json.RawMessage(`{}`)
+			c = resp.ToolCalls[i]
+		}
+		data, err := json.Marshal(c)
+		if err != nil {
+			// The model produced arguments that are not JSON; keep them as text.
+			data, _ = json.Marshal(map[string]any{"call_id": c.ID, "name": c.Name, "input": string(c.Input)})
+		}
+		evs = append(evs, Event{ID: e.newID("evt"), Type: EventToolCall, TurnID: t.id, Data: data})
+	}
+	if len(evs) > 0 {
+		if _, err := e.commit(ctx, Commit{SessionID: t.session.ID, Events: evs}); err != nil {
+			return fmt.Errorf("record model response: %w", err)
+		}
+	}
+	t.messages = append(t.messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
+	return nil
+}
+
+// endTurn records a turn that ended normally or was cancelled on purpose.
+func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause error) error {
+	var dropped []Event
+	if errors.Is(cause, errCancelled) {
+		outcome = OutcomeCancelled
+		var err error
+		if dropped, err = e.pendingInputs(ctx, t.session); err != nil {
+			return err
+		}
+	}
+	if outcome == "" {
+		outcome = OutcomeCancelled
+	}
+	done, _ := json.Marshal(map[string]any{"outcome": outcome, "rounds": t.rounds, "usage": t.usage})
+	evs := []Event{
+		{ID: e.newID("evt"), Type: EventTurnCompleted, TurnID: t.id, Data: done},
+		withTurn(statusEvent(e.newID("evt"), StatusIdle, "turn "+outcome), t.id),
+	}
+	_, err := e.commit(ctx, Commit{
+		SessionID: t.session.ID,
+		Update: func(s *Session) error {
+			s.Status = StatusIdle
+			s.Checkpoint = s.LastSeq + 1 // the turn.completed event
+			if len(dropped) > 0 {
+				s.InputCursor = dropped[len(dropped)-1].Seq
+			}
+			return nil
+		},
+		Events: evs,
+	})
+	return err
+}
+
+// failTurn records a turn stopped by a provider failure, an internal error
+// or shutdown: session.error for the turn's input and for each queued
+// input it cancels, then interrupted (transient) or failed (permanent).
+func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) {
+	log := e.log.With(logSession, t.session.ID, logTurn, t.id)
+	if errors.Is(cause, errCancelled) || errors.Is(cause, errInterrupted) {
+		if err := e.endTurn(ctx, t, OutcomeCancelled, cause); err != nil {
+			log.Error("end cancelled turn", logErr, err)
+		}
+		return
+	}
+	status, code, msg := StatusInterrupted, "internal", "internal error; resume to continue"
+	var pe *ProviderError
+	switch {
+	case errors.Is(cause, errShutdown):
+		code, msg = "interrupted", "brain shut down while this turn was running; resume to continue"
+	case errors.As(err, &pe):
+		code, msg = pe.Code, pe.Error()
+		if !pe.Transient {
+			status = StatusFailed
+		}
+	default:
+		log.Error("turn failed", logErr, err)
+	}
+	e.count("turns_" + string(status))
+	if err := e.stopBroken(ctx, t.session.ID, t.id, t.inputs, status, code, msg); err != nil {
+		log.Error("record failed turn", logErr, err)
+	}
+}
+
+// stopBroken records the end of a turn that cannot go on, cancels queued
+// input, and leaves the session in status (interrupted or failed).
+func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, inputs []Event, status Status, code, msg string) error {
+	s, err := e.store.Session(ctx, sessionID)
+	if err != nil {
+		return err
+	}
+	queued, err := e.pendingInputs(ctx, s)
+	if err != nil {
+		return err
+	}
+	var evs []Event
+	inputID := ""
+	if len(inputs) > 0 {
+		inputID = inputs[len(inputs)-1].ID
+	}
+	evs = append(evs, errorEvent(e.newID("evt"), turnID, inputID, code, msg))
+	for _, q := range queued {
+		evs = append(evs, errorEvent(e.newID("evt"), turnID, q.ID, "input_cancelled",
+			"not run: the session stopped before this message; resume and send it again"))
+	}
+	done, _ := json.Marshal(map[string]any{"outcome": OutcomeFailed, "code": code})
+	evs = append(evs,
+		Event{ID: e.newID("evt"), Type: EventTurnCompleted, TurnID: turnID, Data: done},
+		withTurn(statusEvent(e.newID("evt"), status, code), turnID))
+	_, err = e.commit(ctx, Commit{
+		SessionID: sessionID,
+		Update: func(s *Session) error {
+			s.Status, s.Question = status, nil
+			if len(queued) > 0 {
+				s.InputCursor = queued[len(queued)-1].Seq
+			}
+			return nil
+		},
+		Events: evs,
+	})
+	return err
+}
+
+func errorEvent(id, turnID, inputID, code, msg string) Event {
+	data, _ := json.Marshal(map[string]string{"input_id": inputID, "code": code, "message": msg})
+	return Event{ID: id, Type: EventSessionError, TurnID: turnID, Data: data}
+}
+
+func withTurn(ev Event, turnID string) Event {
+	ev.TurnID = turnID
+	return ev
+}
+
+// inputText joins the text of a turn's inputs, for conditional tools.
+func inputText(inputs []Event) string {
+	var b strings.Builder
+	for _, ev := range inputs {
+		var in Input
+		if json.Unmarshal(ev.Data, &in) == nil {
+			b.WriteString(in.Text)
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}
