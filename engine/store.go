@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -68,8 +69,8 @@ type CommitResult struct {
 
 // ResultRecord is one committed value of the session's result tool.
 type ResultRecord struct {
-	TurnID     string    `json:"turn_id"`
-	CallID     string    `json:"call_id"`
-	ReportedAt time.Time `json:"reported_at"`
-	Data       []byte    `json:"data"`
+	TurnID     string          `json:"turn_id"`
+	CallID     string          `json:"call_id"`
+	ReportedAt time.Time       `json:"reported_at"`
+	Data       json.RawMessage `json:"data"`
 }

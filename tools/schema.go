@@ -8,6 +8,8 @@ import (
 	"sort"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // Tool is a checked Definition with its schemas compiled.
@@ -65,6 +67,7 @@ func validate(s *jsonschema.Schema, raw json.RawMessage, what string) error {
 
 // flatten turns a validation error tree into one line a model can act on.
 func flatten(ve *jsonschema.ValidationError) string {
+	p := message.NewPrinter(language.English)
 	var leaves []string
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
@@ -76,7 +79,7 @@ func flatten(ve *jsonschema.ValidationError) string {
 					loc += "/" + p
 				}
 			}
-			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(nil)))
+			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(p)))
 			return
 		}
 		for _, c := range e.Causes {

@@ -1,0 +1,126 @@
+package bot
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"time"
+
+	"brain/engine"
+	"brain/engine/model/anthropic"
+	"brain/engine/model/fakemodel"
+	"brain/engine/model/openai"
+	"brain/tools"
+)
+
+// NewID returns prefix_ followed by 12 hex digits of milliseconds and 16
+// random hex digits: unique, and sortable by creation time.
+func NewID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s_%012x%s", prefix, time.Now().UnixMilli()&0xffffffffffff, hex.EncodeToString(b[:]))
+}
+
+// buildModels builds one engine.Model per configured model. A model with
+// provider "fake" gets its own scripted fake model server (a test double
+// that echoes), for demos and tests without a provider.
+func (a *App) buildModels() (map[string]engine.Model, error) {
+	out := map[string]engine.Model{}
+	for name, mc := range a.cfg.Models {
+		retries := 2
+		if mc.MaxRetries != nil {
+			retries = *mc.MaxRetries
+		}
+		hint := fmt.Sprintf("models.%s.api_key", name)
+		switch mc.Provider {
+		case "anthropic", "fake":
+			base, key := mc.BaseURL, mc.APIKey
+			if mc.Provider == "fake" {
+				f := fakemodel.New(fakemodel.WithLogger(a.log))
+				a.fakes = append(a.fakes, f)
+				base, key = f.URL(), "fake-model-test-double"
+				a.log.Warn("models."+name+" uses the fake model server (test double): it echoes input, it is not a language model", "url", f.URL())
+			} else if key == "" {
+				hint += " (set ANTHROPIC_API_KEY, or use an OpenAI-compatible base_url)"
+				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", "set", hint)
+			}
+			m, err := anthropic.New(anthropic.Config{
+				BaseURL: base, APIKey: key, KeyHint: hint, Model: mc.Model,
+				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("models.%s: %w", name, err)
+			}
+			out[name] = m
+		case "openai":
+			m, err := openai.New(openai.Config{
+				BaseURL: mc.BaseURL, APIKey: mc.APIKey, KeyHint: hint, Model: mc.Model,
+				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
+			})
+			if err != nil {
+				return nil, fmt.Errorf("models.%s: %w", name, err)
+			}
+			out[name] = m
+		default:
+			return nil, fmt.Errorf("models.%s.provider: unknown provider %q", name, mc.Provider)
+		}
+	}
+	return out, nil
+}
+
+// buildAgents resolves each agent's model and tools by name.
+func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Definition) ([]*engine.Agent, error) {
+	catalog, err := tools.NewSet(defs...)
+	if err != nil {
+		return nil, err
+	}
+	resolve := func(where string, names []string) ([]*tools.Tool, error) {
+		var out []*tools.Tool
+		for _, n := range names {
+			t, ok := catalog.Get(n)
+			if !ok {
+				return nil, fmt.Errorf("%s: unknown tool %q (known: %v)", where, n, catalog.Names())
+			}
+			out = append(out, t)
+		}
+		return out, nil
+	}
+	var agents []*engine.Agent
+	for i, ac := range cfg.Agents {
+		where := fmt.Sprintf("agents[%d]", i)
+		model, ok := models[ac.Model]
+		if !ok {
+			return nil, fmt.Errorf("%s.model: %q is not a key of models", where, ac.Model)
+		}
+		a := &engine.Agent{
+			Name:              ac.Name,
+			Model:             model,
+			Instructions:      ac.Instructions,
+			MaxToolIterations: ac.MaxToolIterations,
+			InputMode:         ac.InputMode,
+		}
+		if a.Tools, err = resolve(where+".tools", ac.Tools); err != nil {
+			return nil, err
+		}
+		for j, w := range ac.When {
+			re, err := regexp.Compile(w.InputMatches)
+			if err != nil {
+				return nil, fmt.Errorf("%s.when[%d].input_matches: %v", where, j, err)
+			}
+			ts, err := resolve(fmt.Sprintf("%s.when[%d].tools", where, j), w.Tools)
+			if err != nil {
+				return nil, err
+			}
+			a.When = append(a.When, engine.Conditional{Match: re.MatchString, Tools: ts})
+		}
+		if ac.ResultTool != "" {
+			t, ok := catalog.Get(ac.ResultTool)
+			if !ok || !t.Result {
+				return nil, fmt.Errorf("%s.result_tool: %q is not a result tool", where, ac.ResultTool)
+			}
+		}
+		agents = append(agents, a)
+	}
+	return agents, nil
+}

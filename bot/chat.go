@@ -1,0 +1,107 @@
+package bot
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"brain/channels/console"
+	"brain/engine"
+)
+
+// Chat runs the console channel: a terminal conversation with an agent, in
+// this process, on the configured database. It ends at EOF, /quit or when
+// ctx is cancelled.
+func Chat(ctx context.Context, cfg *Config, opts Options, agent, user string, in io.Reader, out io.Writer) error {
+	app, err := New(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = app.Shutdown(sctx)
+	}()
+	eng := app.engine
+	if err := eng.Start(ctx); err != nil {
+		return err
+	}
+	if agent == "" {
+		agent = cfg.Agents[0].Name
+	}
+	s, _, err := eng.CreateSession(ctx, engine.NewSession{
+		Agent: agent, Origin: engine.OriginConsole, Interactive: true, StartedBy: user,
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "brain chat with agent %q (session %s)\nType a message. Commands: /resume, /quit.\n", agent, s.ID)
+	p := console.Printer{W: out}
+	after := s.LastSeq
+	lines := bufio.NewScanner(in)
+	lines.Buffer(make([]byte, 64<<10), engine.MaxInputChars*4)
+	for {
+		fmt.Fprint(out, "\n> ")
+		if !lines.Scan() {
+			fmt.Fprintln(out)
+			return lines.Err()
+		}
+		text := strings.TrimSpace(lines.Text())
+		switch text {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return nil
+		case "/resume":
+			if _, err := eng.Resume(ctx, s.ID); err != nil {
+				fmt.Fprintf(out, "! %v\n", err)
+			} else {
+				fmt.Fprintln(out, "resumed; send a message to continue")
+			}
+			continue
+		}
+		ev, _, err := eng.Send(ctx, s.ID, engine.Input{Text: text, Author: user})
+		if err != nil {
+			if errors.Is(err, engine.ErrConflict) {
+				fmt.Fprintf(out, "! %v (type /resume)\n", err)
+				continue
+			}
+			return err
+		}
+		if after, err = follow(ctx, eng, s.ID, after, ev.Seq, p); err != nil {
+			return err
+		}
+	}
+}
+
+// follow prints the session's events until the turn that takes input seq
+// has ended.
+func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p console.Printer) (int64, error) {
+	for {
+		changed := eng.Changed(id)
+		evs, err := eng.Events(ctx, id, after, 0)
+		if err != nil {
+			return after, err
+		}
+		for _, ev := range evs {
+			p.Print(ev)
+			after = ev.Seq
+		}
+		s, err := eng.Session(ctx, id)
+		if err != nil {
+			return after, err
+		}
+		if s.Status != engine.StatusRunning && s.InputCursor >= seq && s.LastSeq <= after {
+			return after, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return after, ctx.Err()
+		}
+	}
+}

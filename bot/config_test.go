@@ -1,0 +1,676 @@
+package bot
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// envFrom returns a lookup function over m, standing in for os.LookupEnv.
+func envFrom(m map[string]string) func(string) (string, bool) {
+	return func(name string) (string, bool) {
+		v, ok := m[name]
+		return v, ok
+	}
+}
+
+// loadYAML writes text to a temporary file and loads it.
+func loadYAML(t *testing.T, text string, env map[string]string) (*Config, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return LoadConfig(path, envFrom(env))
+}
+
+// mustLoadYAML is loadYAML for configs that must be valid.
+func mustLoadYAML(t *testing.T, text string, env map[string]string) *Config {
+	t.Helper()
+	c, err := loadYAML(t, text, env)
+	if err != nil {
+		t.Fatalf("LoadConfig: %v", err)
+	}
+	return c
+}
+
+const minimalYAML = `
+models:
+  default: {provider: anthropic, model: claude-sonnet-4-5}
+agents:
+  - name: default
+`
+
+func TestLoadConfig_Example(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("..", "config.example.yaml"), envFrom(nil))
+	if err != nil {
+		t.Fatalf("example config with no env: %v", err)
+	}
+	if got, want := c.MissingEnv(), []string{"ANTHROPIC_API_KEY"}; !slices.Equal(got, want) {
+		t.Errorf("MissingEnv() = %q, want %q", got, want)
+	}
+	m := c.Models["default"]
+	if m.Provider != "anthropic" || m.Model != "claude-sonnet-4-5" || m.APIKey != "" {
+		t.Errorf("models.default = %+v", m)
+	}
+	if c.Listen != "127.0.0.1:8080" || c.DataDir != "./data" {
+		t.Errorf("listen, data_dir = %q, %q", c.Listen, c.DataDir)
+	}
+	if _, ok := c.Agent("default"); !ok {
+		t.Error(`no agent "default"`)
+	}
+	if s := c.Secrets(); len(s) != 0 {
+		t.Errorf("Secrets() = %q, want none", s)
+	}
+
+	c, err = LoadConfig(filepath.Join("..", "config.example.yaml"), envFrom(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-test"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MissingEnv(); len(got) != 0 {
+		t.Errorf("MissingEnv() = %q, want none", got)
+	}
+	if got, want := c.Secrets(), []string{"sk-ant-test"}; !slices.Equal(got, want) {
+		t.Errorf("Secrets() = %q, want %q", got, want)
+	}
+}
+
+func TestLoadConfig_Full(t *testing.T) {
+	env := map[string]string{
+		"BRAIN_API_KEY":         "brain-key",
+		"ANTHROPIC_API_KEY":     "sk-ant",
+		"INSTRUCTIONS":          "be brief: {always}",
+		"SLACK_BOT_TOKEN":       "xoxb-1",
+		"SLACK_SIGNING_SECRET":  "slack-signing",
+		"LINEAR_WEBHOOK_SECRET": "lin-wh",
+		"LINEAR_ACCESS_TOKEN":   "lin-at",
+		"TICKETS_TOKEN":         "tickets-token",
+		"SEARCH_API_KEY":        "search-key",
+		"GITHUB_TOKEN":          "ghp-1",
+		"TRACKER_MCP_TOKEN":     "mcp-bearer",
+	}
+	c, err := LoadConfig(filepath.Join("testdata", "full.yaml"), envFrom(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.MissingEnv(); len(got) != 0 {
+		t.Errorf("MissingEnv() = %q", got)
+	}
+
+	def := c.Models["default"]
+	if def.MaxTokens != 8192 || def.Timeout.Std() != 120*time.Second || def.Retries() != 0 || def.APIKey != "sk-ant" {
+		t.Errorf("models.default = %+v", def)
+	}
+	big := c.Models["local-big"]
+	if big.Provider != "openai" || big.Model != "qwen3:32b" || big.BaseURL != "http://127.0.0.1:11434/v1/" {
+		t.Errorf("models.local-big (merged from &local) = %+v", big)
+	}
+
+	a, ok := c.Agent("default")
+	if !ok {
+		t.Fatal(`no agent "default"`)
+	}
+	if a.Instructions != "be brief: {always}" || a.Model != "default" || a.InputMode != "interrupt" ||
+		a.ResultTool != "report" || a.MaxToolIterations != 3 {
+		t.Errorf("agents[0] = %+v", a)
+	}
+	if a, _ := c.Agent("local"); a.MaxToolIterations != 9 {
+		t.Errorf("agents[1].max_tool_iterations = %d, want 9", a.MaxToolIterations)
+	}
+
+	if c.Slack.RepliesWithoutMention() || c.Slack.Agent != "default" || c.Slack.AppToken != "" {
+		t.Errorf("slack = %+v", c.Slack)
+	}
+	if c.Linear.Agent != "local" || c.Linear.AccessToken != "lin-at" {
+		t.Errorf("linear = %+v", c.Linear)
+	}
+
+	s := c.Schedules[0]
+	if s.IsEnabled() || s.Overlap != "allow" || s.Timezone != "Europe/Paris" || s.PostTo.SlackChannel != "C0123456" {
+		t.Errorf("schedules[0] = %+v", s)
+	}
+	if s := c.Schedules[1]; !s.IsEnabled() || s.Timezone != "UTC" || s.Agent != "local" || s.PostTo.LinearIssue != "ENG-1" {
+		t.Errorf("schedules[1] = %+v", s)
+	}
+
+	h := c.Tools.HTTP[0]
+	wantInput := `{"type":"object","properties":{"title":{"type":"string"},"priority":{"type":"integer"}},"required":["title"]}`
+	if string(h.Input) != wantInput {
+		t.Errorf("tools.http[0].input = %s, want %s (keys in YAML order)", h.Input, wantInput)
+	}
+	if string(h.Output) != `{"type":"object"}` || h.Method != "POST" || h.TimeoutMS != 10000 {
+		t.Errorf("tools.http[0] = %+v", h)
+	}
+	if h.Headers["Authorization"] != "Bearer tickets-token" || h.Approval.Facts[0].Value != "{{.title}}" {
+		t.Errorf("tools.http[0] headers, approval = %v, %+v", h.Headers, h.Approval)
+	}
+	if h := c.Tools.HTTP[1]; h.Method != "PUT" || h.TimeoutMS != 30000 || len(h.Input) != 0 {
+		t.Errorf("tools.http[1] = %+v", h)
+	}
+	if w := c.Tools.WebFetch; w.MaxChars != 2000 || w.MaxBody != 5<<20 || !w.AllowPrivate {
+		t.Errorf("tools.web_fetch = %+v", w)
+	}
+	if m := c.MCPServers; m[0].Transport != "stdio" || m[1].Transport != "http" || m[0].Env["GITHUB_TOKEN"] != "ghp-1" {
+		t.Errorf("mcp_servers = %+v", m)
+	}
+	if c.Approvals.TTL.Std() != 24*time.Hour || !slices.Equal(c.Approvals.Approvers, []string{"U123", "U456"}) {
+		t.Errorf("approvals = %+v", c.Approvals)
+	}
+	if c.Limits.ToolTimeout.Std() != 30*time.Second || c.Limits.MaxBodyBytes != 2048 {
+		t.Errorf("limits = %+v", c.Limits)
+	}
+	if c.Log.SlogLevel().String() != "DEBUG" || c.Log.Format != "json" || c.Storage.Synchronous != "normal" {
+		t.Errorf("log, storage = %+v, %+v", c.Log, c.Storage)
+	}
+
+	// Secrets: every expanded secret, header values from env only (not
+	// "plain", not "Bearer "), plus literal keys ("ollama").
+	want := []string{"slack-signing", "tickets-token", "mcp-bearer", "search-key", "brain-key", "lin-at", "lin-wh", "ollama", "sk-ant", "xoxb-1", "ghp-1"}
+	got := c.Secrets()
+	if !slices.Equal(got, want) {
+		t.Errorf("Secrets() = %q, want %q", got, want)
+	}
+}
+
+func TestLoadConfig_EnvExpansion(t *testing.T) {
+	env := map[string]string{
+		"A":     "hello",
+		"EMPTY": "",
+		"YAML":  "key: {}",
+		"FLOW":  "[a, {b: c}]",
+		"LINES": "x\nfoo: bar\n- y",
+		"NUM":   "123",
+		"NULL":  "null",
+		"TRUE":  "true",
+	}
+	tests := []struct {
+		name        string
+		value       string // written as agents[0].instructions
+		want        string
+		wantMissing []string
+	}{
+		{"plain", "${A}", "hello", nil},
+		{"embedded", "pre-${A}-post", "pre-hello-post", nil},
+		{"yaml syntax stays a string", "${YAML}", "key: {}", nil},
+		{"flow syntax stays a string", "${FLOW}", "[a, {b: c}]", nil},
+		{"lines stay a string", "${LINES}", "x\nfoo: bar\n- y", nil},
+		{"quoted", `"${A}!"`, "hello!", nil},
+		{"number-like value into a string", "${NUM}", "123", nil},
+		{"null-like value stays text", "${NULL}", "null", nil},
+		{"bool-like value into a string", "${TRUE}", "true", nil},
+		{"default when unset", "${NOPE:-fall back}", "fall back", nil},
+		{"default when empty", "${EMPTY:-fallback}", "fallback", nil},
+		{"empty default", "${NOPE:-}", "", nil},
+		{"unset is empty and missing", "x${NOPE}y", "xy", []string{"NOPE"}},
+		{"set but empty is not missing", "${EMPTY}", "", nil},
+		{"missing names sorted, once", "${ZED}${NOPE}${ZED}", "", []string{"NOPE", "ZED"}},
+		{"escaped", "$${A}", "${A}", nil},
+		{"invalid name left as written", "'${not valid} ${A}'", "${not valid} hello", nil},
+		{"unclosed left as written", "${A", "${A", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := mustLoadYAML(t, minimalYAML+"    instructions: "+tt.value+"\n", env)
+			if got := c.Agents[0].Instructions; got != tt.want {
+				t.Errorf("instructions = %q, want %q", got, tt.want)
+			}
+			if got := c.MissingEnv(); !slices.Equal(got, tt.wantMissing) {
+				t.Errorf("MissingEnv() = %q, want %q", got, tt.wantMissing)
+			}
+		})
+	}
+
+	t.Run("typed values", func(t *testing.T) {
+		c := mustLoadYAML(t, `
+models:
+  default: {provider: anthropic, model: "${NUM}", max_tokens: "${NUM}", timeout: "${T:-5s}", max_retries: "${NOPE}"}
+agents:
+  - name: default
+    max_tool_iterations: ${NUM}
+slack: {bot_token: b, app_token: a, reply_without_mention: "${NO:-false}"}
+schedules: [{name: s, cron: "@daily", prompt: p, enabled: "${NOPE}"}]
+tools:
+  http:
+    - {name: t, description: d, url: "http://127.0.0.1/", input: {type: object, properties: {n: {const: "${NUM}"}}}}
+`, env)
+		m := c.Models["default"]
+		if m.Model != "123" || m.MaxTokens != 123 || m.Timeout.Std() != 5*time.Second || m.Retries() != 2 {
+			t.Errorf("models.default = %+v", m)
+		}
+		if c.Agents[0].MaxToolIterations != 123 || c.Slack.RepliesWithoutMention() || !c.Schedules[0].IsEnabled() {
+			t.Errorf("agents[0] = %+v, slack = %+v, schedules[0] = %+v", c.Agents[0], c.Slack, c.Schedules[0])
+		}
+		// Inside a JSON value an expanded value stays text.
+		if got, want := string(c.Tools.HTTP[0].Input), `{"type":"object","properties":{"n":{"const":"123"}}}`; got != want {
+			t.Errorf("input = %s, want %s", got, want)
+		}
+	})
+
+	t.Run("not a number", func(t *testing.T) {
+		_, err := loadYAML(t, minimalYAML+"limits:\n  max_running_turns: ${A}\n", env)
+		if err == nil || !strings.Contains(err.Error(), "line 7: cannot unmarshal !!str `hello` into int") {
+			t.Errorf("err = %v, want a type error naming line 7", err)
+		}
+	})
+
+	t.Run("empty value means absent", func(t *testing.T) {
+		c := mustLoadYAML(t, minimalYAML+"limits: {max_running_turns: \"${NOPE}\", tool_timeout: \"${NOPE}\"}\n", env)
+		if c.Limits.MaxRunningTurns != 16 || c.Limits.ToolTimeout.Std() != time.Minute {
+			t.Errorf("limits = %+v, want the defaults", c.Limits)
+		}
+	})
+
+	t.Run("keys are not expanded", func(t *testing.T) {
+		c := mustLoadYAML(t, minimalYAML+`
+tools:
+  http:
+    - {name: t, description: d, url: "http://127.0.0.1/", headers: {"${A}": "${A}"}}
+`, env)
+		if got := c.Tools.HTTP[0].Headers; got["${A}"] != "hello" {
+			t.Errorf("headers = %v", got)
+		}
+	})
+
+	t.Run("a value cannot become structure", func(t *testing.T) {
+		_, err := loadYAML(t, minimalYAML+"mcp_servers: ${LIST}\n", map[string]string{"LIST": "[{id: evil, command: sh}]"})
+		if err == nil || !strings.Contains(err.Error(), "cannot unmarshal") {
+			t.Errorf("err = %v, want a type error", err)
+		}
+	})
+}
+
+func TestLoadConfig_UnknownKey(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		want []string
+	}{
+		{"top level", minimalYAML + "lisen: 127.0.0.1:1\n", []string{"lisen: unknown key (line 6)"}},
+		{"agent", minimalYAML + "    tols: [ask]\n", []string{"agents[0].tols: unknown key (line 6)"}},
+		{"model", "models:\n  default: {provider: fake, api-key: x}\nagents: [{name: default}]\n", []string{"models.default.api-key: unknown key (line 2)"}},
+		{"nested", minimalYAML + `tools:
+  http:
+    - name: t
+      approval: {titel: x}
+`, []string{"tools.http[0].approval.titel: unknown key (line 9)"}},
+		{"all reported", minimalYAML + "foo: 1\nbar: 2\n", []string{"foo: unknown key (line 6)", "bar: unknown key (line 7)"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadYAML(t, tt.yaml, nil)
+			if err == nil {
+				t.Fatal("LoadConfig accepted an unknown key")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// validConfig is a Config, built in Go, that passes Validate.
+func validConfig() *Config {
+	return &Config{
+		Models: map[string]ModelConfig{"default": {Provider: "anthropic", Model: "m"}},
+		Agents: []AgentConfig{{Name: "default"}},
+	}
+}
+
+func TestLoadConfig_Validation(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   string
+	}{
+		{"no models", func(c *Config) { c.Models = nil }, "models: at least one model is required"},
+		{"no agents", func(c *Config) { c.Agents = nil }, "agents: at least one agent is required"},
+		{"unknown model", func(c *Config) { c.Agents[0].Model = "big" }, `agents[0].model: "big" is not a key of models`},
+		{"provider", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "x", Model: "m"} },
+			`models.default.provider: must be anthropic, openai or fake, got "x"`},
+		{"model name", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "openai"} }, "models.default.model: required"},
+		{"base url", func(c *Config) {
+			c.Models["default"] = ModelConfig{Provider: "openai", Model: "m", BaseURL: "localhost:11434"}
+		},
+			"models.default.base_url: "},
+		{"retries", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "fake", MaxRetries: ptr(-1)} },
+			"models.default.max_retries: must be >= 0"},
+		{"running turns", func(c *Config) { c.Limits.MaxRunningTurns = -1 }, "limits.max_running_turns: must be >= 1"},
+		{"queued turns", func(c *Config) { c.Limits.MaxQueuedTurns = -1 }, "limits.max_queued_turns: must be >= 1"},
+		{"tool timeout", func(c *Config) { c.Limits.ToolTimeout = Duration(-time.Second) }, "limits.tool_timeout: must be a positive duration"},
+		{"duplicate agent", func(c *Config) { c.Agents = append(c.Agents, AgentConfig{Name: "x"}, AgentConfig{Name: "x"}) },
+			`agents[2].name: duplicate "x"`},
+		{"agent name", func(c *Config) { c.Agents[0].Name = "a b" }, `agents[0].name: "a b"`},
+		{"regexp", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "(", Tools: []string{"t"}}} },
+			"agents[0].when[0].input_matches: invalid regexp: "},
+		{"when tools", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "x"}} }, "agents[0].when[0].tools: required"},
+		{"tool name", func(c *Config) { c.Agents[0].Tools = []string{"ok", "not ok"} }, `agents[0].tools[1]: "not ok" is not a valid tool name`},
+		{"input mode", func(c *Config) { c.Agents[0].InputMode = "steer" }, "agents[0].input_mode: must be queue or interrupt"},
+		{"agent iterations", func(c *Config) { c.Agents[0].MaxToolIterations = -2 }, "agents[0].max_tool_iterations: must be >= 1"},
+		{"listen", func(c *Config) { c.Listen = "0.0.0.0:8080" },
+			"listen: 0.0.0.0:8080 is not a loopback address; set api_keys to require bearer keys"},
+		{"listen port", func(c *Config) { c.Listen = "127.0.0.1:http-alt" }, `listen: invalid port "http-alt"`},
+		{"listen form", func(c *Config) { c.Listen = "8080" }, "listen: want host:port"},
+		{"empty api key", func(c *Config) { c.APIKeys = []string{""} }, "api_keys[0]: required"},
+		{"cron", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "0 9 * *", Prompt: "p"}} }, `schedules[0].cron: "0 9 * *": `},
+		{"cron tz", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "TZ=UTC 0 9 * * *", Prompt: "p"}} },
+			"schedules[0].cron: set the time zone with timezone"},
+		{"timezone", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Timezone: "Mars/Olympus", Prompt: "p"}}
+		},
+			`schedules[0].timezone: unknown time zone "Mars/Olympus"`},
+		{"schedule agent", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Agent: "nobody", Prompt: "p"}}
+		},
+			`schedules[0].agent: "nobody" is not the name of an agent`},
+		{"schedule prompt", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily"}} }, "schedules[0].prompt: required"},
+		{"schedule overlap", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p", Overlap: "queue"}}
+		},
+			"schedules[0].overlap: must be skip or allow"},
+		{"duplicate schedule", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p"}, {Name: "s", Cron: "@daily", Prompt: "p"}}
+		}, `schedules[1].name: duplicate "s"`},
+		{"post to slack without slack", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p", PostTo: PostToConfig{SlackChannel: "C1"}}}
+		}, "schedules[0].post_to.slack_channel: needs the slack block"},
+		{"duplicate http tool", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/"}, {Name: "t", Description: "d", URL: "http://x/"}}
+		}, `tools.http[1].name: duplicate tool name "t"`},
+		{"http tool url", func(c *Config) { c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "ftp://x/"}} },
+			`tools.http[0].url: "ftp://x/" is not an http or https URL`},
+		{"http tool method", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Method: "FETCH"}}
+		},
+			"tools.http[0].method: must be one of"},
+		{"http tool input", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Input: JSONValue(`"string"`)}}
+		}, "tools.http[0].input: must be a JSON Schema object"},
+		{"approval title", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Approval: &ApprovalCardConfig{Title: "Create {{.title"}}}
+		}, "tools.http[0].approval.title: invalid template: "},
+		{"approval fact", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/",
+				Approval: &ApprovalCardConfig{Title: "ok", Facts: []FactConfig{{Label: "L", Value: "{{end}}"}}}}}
+		}, "tools.http[0].approval.facts[0].value: invalid template: "},
+		{"web search provider", func(c *Config) { c.Tools.WebSearch = &WebSearchConfig{Provider: "google"} },
+			"tools.web_search.provider: must be tavily, brave, searxng, ollama, mojeek or marginalia"},
+		{"sandbox timeout", func(c *Config) { c.Tools.SandboxExec = &SandboxExecConfig{TimeoutSeconds: 5000} },
+			"tools.sandbox_exec.timeout_seconds: must be between 1 and 1800"},
+		{"mcp transport", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m"}} }, `mcp_servers[0].transport: must be stdio or http, got ""`},
+		{"mcp id", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "a__b", Command: "x"}} }, `mcp_servers[0].id: "a__b"`},
+		{"mcp duplicate", func(c *Config) {
+			c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x"}, {ID: "m", URL: "http://127.0.0.1/mcp"}}
+		}, `mcp_servers[1].id: duplicate "m"`},
+		{"slack token", func(c *Config) { c.Slack = &SlackConfig{SigningSecret: "s"} }, "slack.bot_token: required"},
+		{"slack signing secret", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b"} }, "slack.signing_secret: required"},
+		{"slack agent", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b", AppToken: "a", Agent: "x"} }, `slack.agent: "x" is not the name of an agent`},
+		{"linear", func(c *Config) { c.Linear = &LinearConfig{WebhookSecret: "w"} }, "linear.access_token: required"},
+		{"approvals ttl", func(c *Config) { c.Approvals.TTL = Duration(-time.Hour) }, "approvals.ttl: must be a positive duration"},
+		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
+		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format: must be text or json"},
+		{"synchronous", func(c *Config) { c.Storage.Synchronous = "off" }, "storage.synchronous: must be full or normal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.mutate(c)
+			c.ApplyDefaults()
+			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate() = nil, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("valid", func(t *testing.T) {
+		c := validConfig()
+		c.ApplyDefaults()
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLoadConfig_AllProblemsAtOnce(t *testing.T) {
+	_, err := loadYAML(t, `
+listen: 0.0.0.0:1
+models:
+  default: {provider: gpt, model: m}
+agents:
+  - {name: default, model: big}
+limits: {max_running_turns: -1}
+slack: {signing_secret: "${SLACK_SIGNING_SECRET}", bot_token: "${SLACK_BOT_TOKEN}"}
+`, nil)
+	if err == nil {
+		t.Fatal("LoadConfig accepted an invalid config")
+	}
+	for _, want := range []string{
+		"config.yaml:\n",
+		"listen: 0.0.0.0:1 is not a loopback address",
+		"models.default.provider: must be",
+		`agents[0].model: "big" is not a key of models`,
+		"limits.max_running_turns: must be >= 1",
+		"slack.bot_token: required, but the environment variable SLACK_BOT_TOKEN is not set",
+		"slack.signing_secret: required, but the environment variable SLACK_SIGNING_SECRET is not set",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestLoadConfig_Defaults(t *testing.T) {
+	c := mustLoadYAML(t, minimalYAML+`
+slack: {bot_token: b, signing_secret: s}
+linear: {webhook_secret: w, access_token: a}
+schedules: [{name: s, cron: "0 9 * * 1-5", prompt: p}]
+tools:
+  http: [{name: t, description: d, url: "https://x.example/"}]
+  web_search: {provider: searxng}
+  web_fetch: {}
+  sandbox_exec: {}
+mcp_servers: [{id: m, command: srv}, {id: n, url: "http://127.0.0.1/mcp"}]
+`, nil)
+	m := c.Models["default"]
+	a := c.Agents[0]
+	s := c.Schedules[0]
+	h := c.Tools.HTTP[0]
+	checks := []struct {
+		key       string
+		got, want any
+	}{
+		{"listen", c.Listen, "127.0.0.1:8080"},
+		{"data_dir", c.DataDir, "./data"},
+		{"models.default.max_tokens", m.MaxTokens, 4096},
+		{"models.default.timeout", m.Timeout.Std(), 10 * time.Minute},
+		{"models.default.max_retries", *m.MaxRetries, 2},
+		{"agents[0].model", a.Model, "default"},
+		{"agents[0].input_mode", a.InputMode, "queue"},
+		{"agents[0].max_tool_iterations", a.MaxToolIterations, 5},
+		{"limits.max_running_turns", c.Limits.MaxRunningTurns, 16},
+		{"limits.max_queued_turns", c.Limits.MaxQueuedTurns, 256},
+		{"limits.max_tool_iterations", c.Limits.MaxToolIterations, 5},
+		{"limits.max_output_bytes", c.Limits.MaxOutputBytes, 65536},
+		{"limits.tool_timeout", c.Limits.ToolTimeout.Std(), 60 * time.Second},
+		{"limits.max_body_bytes", c.Limits.MaxBodyBytes, int64(1 << 20)},
+		{"approvals.ttl", c.Approvals.TTL.Std(), 168 * time.Hour},
+		{"log.level", c.Log.Level, "info"},
+		{"log.format", c.Log.Format, "text"},
+		{"storage.synchronous", c.Storage.Synchronous, "full"},
+		{"slack.agent", c.Slack.Agent, "default"},
+		{"slack.reply_without_mention", *c.Slack.ReplyWithoutMention, true},
+		{"linear.agent", c.Linear.Agent, "default"},
+		{"schedules[0].timezone", s.Timezone, "UTC"},
+		{"schedules[0].agent", s.Agent, "default"},
+		{"schedules[0].overlap", s.Overlap, "skip"},
+		{"schedules[0].enabled", *s.Enabled, true},
+		{"tools.http[0].method", h.Method, "POST"},
+		{"tools.http[0].timeout_ms", h.TimeoutMS, 60000},
+		{"tools.web_search.max_results", c.Tools.WebSearch.MaxResults, 5},
+		{"tools.web_search.timeout_ms", c.Tools.WebSearch.TimeoutMS, 10000},
+		{"tools.web_fetch.max_chars", c.Tools.WebFetch.MaxChars, 4000},
+		{"tools.web_fetch.max_body", c.Tools.WebFetch.MaxBody, int64(5 << 20)},
+		{"tools.web_fetch.timeout_ms", c.Tools.WebFetch.TimeoutMS, 60000},
+		{"tools.sandbox_exec.timeout_seconds", c.Tools.SandboxExec.TimeoutSeconds, 120},
+		{"mcp_servers[0].transport", c.MCPServers[0].Transport, "stdio"},
+		{"mcp_servers[1].transport", c.MCPServers[1].Transport, "http"},
+	}
+	for _, ck := range checks {
+		if ck.got != ck.want {
+			t.Errorf("%s = %v, want %v", ck.key, ck.got, ck.want)
+		}
+	}
+
+	again := *c
+	again.ApplyDefaults()
+	if !reflect.DeepEqual(&again, c) {
+		t.Error("ApplyDefaults is not idempotent")
+	}
+	var zero Config
+	if zero.Log.SlogLevel().String() != "INFO" || !(&SlackConfig{}).RepliesWithoutMention() ||
+		!(&ScheduleConfig{}).IsEnabled() || (ModelConfig{}).Retries() != 2 {
+		t.Error("accessors of unset keys do not return the defaults")
+	}
+}
+
+func TestLoadConfig_Listen(t *testing.T) {
+	tests := []struct {
+		listen  string
+		apiKeys []string
+		ok      bool
+	}{
+		{"127.0.0.1:8080", nil, true},
+		{"127.0.0.2:0", nil, true},
+		{"[::1]:8080", nil, true},
+		{"localhost:8080", nil, true},
+		{"LOCALHOST:8080", nil, true},
+		{"[::ffff:127.0.0.1]:8080", nil, true},
+		{"0.0.0.0:8080", nil, false},
+		{":8080", nil, false},
+		{"[::]:8080", nil, false},
+		{"10.0.0.1:8080", nil, false},
+		{"brain.internal:8080", nil, false},
+		{"0.0.0.0:8080", []string{"k"}, true},
+		{":8080", []string{"k"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.listen, func(t *testing.T) {
+			c := validConfig()
+			c.Listen, c.APIKeys = tt.listen, tt.apiKeys
+			c.ApplyDefaults()
+			err := c.Validate()
+			if tt.ok && err != nil {
+				t.Errorf("Validate() = %v, want nil", err)
+			}
+			if !tt.ok && (err == nil || !strings.Contains(err.Error(), "listen: "+tt.listen+" is not a loopback address")) {
+				t.Errorf("Validate() = %v, want a loopback error", err)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_Durations(t *testing.T) {
+	tests := []struct {
+		value string
+		want  string // error substring; empty = valid
+	}{
+		{"90s", ""},
+		{"1h30m", ""},
+		{`""`, ""},
+		{"120", `line 3: "120" is not a duration like 120s`},
+		{"soon", `line 3: "soon" is not a duration like 120s`},
+		{"[1s]", "line 3: want a duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.value, func(t *testing.T) {
+			_, err := loadYAML(t, "\nmodels:\n  default: {provider: fake, timeout: "+tt.value+"}\nagents: [{name: default}]\n", nil)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("err = %v", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_BadFiles(t *testing.T) {
+	if _, err := LoadConfig(filepath.Join(t.TempDir(), "none.yaml"), envFrom(nil)); err == nil {
+		t.Error("missing file accepted")
+	}
+	tests := []struct{ name, yaml, want string }{
+		{"empty", "", "models: at least one model is required"},
+		{"list", "- a\n", "line 1: the top level must be a mapping"},
+		{"syntax", "listen: [\n", "yaml: "},
+		{"duplicate key", minimalYAML + "listen: a\nlisten: b\n", `"listen" already defined`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadYAML(t, tt.yaml, nil)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig_AgentTools(t *testing.T) {
+	c := mustLoadYAML(t, `
+models: {default: {provider: fake}}
+agents:
+  - name: default
+    tools: [ask, web_fetch]
+    when:
+      - {input_matches: "(?i)refund", tools: [issue_refund, ask]}
+      - {input_matches: "^ticket", tools: [create_ticket]}
+`, nil)
+	a, _ := c.Agent("default")
+	tests := []struct {
+		input string
+		want  []string
+	}{
+		{"hello", []string{"ask", "web_fetch"}},
+		{"please REFUND me", []string{"ask", "web_fetch", "issue_refund"}},
+		{"ticket for a refund", []string{"ask", "web_fetch", "issue_refund", "create_ticket"}},
+	}
+	for _, tt := range tests {
+		if got := a.ToolsFor(tt.input); !slices.Equal(got, tt.want) {
+			t.Errorf("ToolsFor(%q) = %q, want %q", tt.input, got, tt.want)
+		}
+	}
+	if _, ok := c.Agent("nobody"); ok {
+		t.Error(`Agent("nobody") found an agent`)
+	}
+}
+
+func TestLoadConfig_VersionedTools(t *testing.T) {
+	c := mustLoadYAML(t, `
+models: {default: {provider: fake}}
+agents:
+  - name: default
+    tools: [web_search_20250305, web_fetch]
+    when: [{input_matches: x, tools: [sandbox_exec_20250101]}]
+tools:
+  web_search_20250305: {provider: searxng, endpoint: "http://127.0.0.1:8888"}
+`, nil)
+	if c.Tools.WebSearch == nil || c.Tools.WebSearch.Provider != "searxng" {
+		t.Errorf("tools.web_search = %+v", c.Tools.WebSearch)
+	}
+	if got, want := c.Agents[0].ToolsFor("x"), []string{"web_search", "web_fetch", "sandbox_exec"}; !slices.Equal(got, want) {
+		t.Errorf("tools = %q, want %q", got, want)
+	}
+
+	_, err := loadYAML(t, minimalYAML+"tools:\n  web_fetch: {}\n  web_fetch_20250910: {}\n", nil)
+	if err == nil || !strings.Contains(err.Error(), "tools.web_fetch_20250910: configures web_fetch again (line 8, first at line 7)") {
+		t.Errorf("err = %v, want a duplicate web_fetch error", err)
+	}
+}

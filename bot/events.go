@@ -1,0 +1,123 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"brain/engine"
+)
+
+// sseHeartbeat keeps idle streams alive through proxies.
+const sseHeartbeat = 15 * time.Second
+
+// listEvents answers GET /v1/sessions/{id}/events: a JSON page of events
+// after ?after=SEQ, or, with Accept: text/event-stream, a stream that starts
+// after Last-Event-ID (or ?after) and follows new events.
+func (a *api) listEvents(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	after, err := parseSeq(r.URL.Query().Get("after"), "after")
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	limit := 1000
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 10000 {
+			writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, "limit must be 1..10000"))
+			return
+		}
+		limit = n
+	}
+	if strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		if v := r.Header.Get("Last-Event-ID"); v != "" {
+			if after, err = parseSeq(v, "Last-Event-ID"); err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+		}
+		a.streamEvents(w, r, id, after)
+		return
+	}
+	evs, err := a.engine.Events(r.Context(), id, after, limit)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	if evs == nil {
+		evs = []engine.Event{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"events": evs})
+}
+
+func parseSeq(v, name string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, engine.Errorf(engine.CodeInvalid, "%s must be a non-negative event sequence number", name)
+	}
+	return n, nil
+}
+
+func (a *api) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
+	ctx := r.Context()
+	// Check the session before committing to a stream, so a bad id is a 404.
+	if _, err := a.engine.Session(ctx, id); err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		writeError(w, r, a.log, fmt.Errorf("response writer cannot stream"))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+
+	heartbeat := time.NewTicker(sseHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		// Take the wake-up channel before reading, so no commit is missed.
+		changed := a.engine.Changed(id)
+		evs, err := a.engine.Events(ctx, id, after, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.log.Error("stream events", logRequestID, requestID(ctx), logSession, id, logErr, err)
+			}
+			return
+		}
+		for _, ev := range evs {
+			data, _ := json.Marshal(ev)
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, data); err != nil {
+				return
+			}
+			after = ev.Seq
+		}
+		flusher.Flush()
+		if len(evs) == 500 {
+			continue // more to send before waiting
+		}
+		select {
+		case <-changed:
+		case <-heartbeat.C:
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			flusher.Flush()
+		case <-ctx.Done():
+			return
+		case <-a.done:
+			return
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"brain/engine"
+)
+
+// Log attribute keys.
+const (
+	logRequestID = "request_id"
+	logErr       = "err"
+	logMethod    = "method"
+	logPath      = "path"
+	logStatus    = "status"
+	logSession   = "session_id"
+	logAddr      = "addr"
+)
+
+// httpStatus maps error codes to HTTP statuses.
+var httpStatus = map[string]int{
+	engine.CodeInvalid:    http.StatusBadRequest,
+	"unauthorized":        http.StatusUnauthorized,
+	engine.CodeForbidden:  http.StatusForbidden,
+	engine.CodeNotFound:   http.StatusNotFound,
+	"method_not_allowed":  http.StatusMethodNotAllowed,
+	engine.CodeConflict:   http.StatusConflict,
+	"too_large":           http.StatusRequestEntityTooLarge,
+	engine.CodeOverloaded: http.StatusTooManyRequests,
+	engine.CodeInternal:   http.StatusInternalServerError,
+}
+
+// errorEnvelope is the body of every failed response.
+type errorEnvelope struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+	RequestID string `json:"request_id"`
+}
+
+type ctxKey int
+
+const requestIDKey ctxKey = 0
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// writeError answers with the JSON error envelope. Internal errors are
+// logged with the request id and shown as "internal error".
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	code := engine.CodeOf(err)
+	msg := err.Error()
+	status, ok := httpStatus[code]
+	if !ok {
+		status, code = http.StatusInternalServerError, engine.CodeInternal
+	}
+	if status == http.StatusInternalServerError {
+		log.Error("request failed", logRequestID, requestID(r.Context()), logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		msg = "internal error"
+	}
+	if status == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", "1")
+	}
+	var env errorEnvelope
+	env.Error.Code, env.Error.Message = code, msg
+	env.RequestID = requestID(r.Context())
+	writeJSON(w, status, env)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// decodeBody reads a JSON body of at most max bytes into dst, rejecting
+// unknown fields and trailing data.
+func decodeBody(w http.ResponseWriter, r *http.Request, max int64, dst any) error {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return engine.Errorf("too_large", "request body is over the %d-byte limit", max)
+		}
+		return engine.Errorf(engine.CodeInvalid, "read body: %v", err)
+	}
+	return decodeJSON(body, dst)
+}
+
+// decodeJSON is the strict JSON decoding used for every request body.
+func decodeJSON(body []byte, dst any) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return engine.Errorf(engine.CodeInvalid, "request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		var syn *json.SyntaxError
+		var typ *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &syn):
+			return engine.Errorf(engine.CodeInvalid, "body is not valid JSON at byte %d", syn.Offset)
+		case errors.As(err, &typ):
+			return engine.Errorf(engine.CodeInvalid, "field %q must be %s", typ.Field, typ.Type)
+		case strings.HasPrefix(err.Error(), "json: unknown field"):
+			return engine.Errorf(engine.CodeInvalid, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		default:
+			return engine.Errorf(engine.CodeInvalid, "body is not valid JSON: %v", err)
+		}
+	}
+	if dec.More() {
+		return engine.Errorf(engine.CodeInvalid, "body has data after the JSON object")
+	}
+	return nil
+}
+
+// keyring checks bearer keys in constant time. Keys are compared by their
+// SHA-256 so neither length nor content leaks through timing.
+type keyring struct{ hashes [][32]byte }
+
+func newKeyring(keys []string) keyring {
+	var k keyring
+	for _, key := range keys {
+		k.hashes = append(k.hashes, sha256.Sum256([]byte(key)))
+	}
+	return k
+}
+
+func (k keyring) empty() bool { return len(k.hashes) == 0 }
+
+func (k keyring) allows(header string) bool {
+	token, ok := strings.CutPrefix(header, "Bearer ")
+	if !ok || token == "" {
+		return false
+	}
+	h := sha256.Sum256([]byte(token))
+	match := 0
+	for _, want := range k.hashes {
+		match |= subtle.ConstantTimeCompare(h[:], want[:])
+	}
+	return match == 1
+}
+
+// statusRecorder remembers the status a handler wrote, for logs and metrics.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush lets SSE handlers flush through the recorder.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// discardWriter captures what the mux's own 404/405 handlers would write.
+type discardWriter struct {
+	header http.Header
+	status int
+}
+
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
+func (d *discardWriter) WriteHeader(code int)        { d.status = code }
+
+func routeError(status int, method, path string) error {
+	if status == http.StatusMethodNotAllowed {
+		return engine.Errorf("method_not_allowed", "%s is not allowed on %s", method, path)
+	}
+	return engine.Errorf(engine.CodeNotFound, "no route for %s %s", method, path)
+}

@@ -1,0 +1,198 @@
+// Command brain runs the brain daemon and its tools: serve, chat, sessions,
+// version. It parses flags and handles signals; everything else is in bot.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"os/user"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"brain/bot"
+	"brain/engine"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const usage = `brain: durable LLM agent sessions for Slack threads, Linear issues and the API.
+
+Usage:
+  brain serve --config FILE              run the daemon (API, channels, schedules)
+  brain chat --config FILE [--agent A]   talk to an agent in this terminal
+  brain sessions list --config FILE      list sessions, newest first
+  brain sessions show --config FILE ID   show a session and its events
+  brain version                          print the version
+
+Run "brain COMMAND --help" for a command's flags.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "brain:", err)
+		}
+		os.Exit(exitCode(err))
+	}
+}
+
+func exitCode(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 1
+}
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	case "serve":
+		return serve(ctx, args[1:], stderr)
+	case "chat":
+		return chat(ctx, args[1:], stdin, stdout, stderr)
+	case "sessions":
+		return sessions(ctx, args[1:], stdout, stderr)
+	case "version":
+		fmt.Fprintln(stdout, "brain", version)
+		return nil
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+// newFlags makes a flag set whose --help prints the command's synopsis.
+func newFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "config.yaml", "path to the YAML config file")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+	}
+	return fs, config
+}
+
+func loadConfig(path string) (*bot.Config, error) {
+	return bot.LoadConfig(path, os.LookupEnv)
+}
+
+func serve(ctx context.Context, args []string, stderr io.Writer) error {
+	fs, config := newFlags("serve", "brain serve --config FILE", stderr)
+	grace := fs.Duration("grace", 30*time.Second, "how long running turns may finish at shutdown before they are marked interrupted")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*config)
+	if err != nil {
+		return err
+	}
+	return bot.Run(ctx, cfg, bot.Options{Stderr: stderr}, *grace)
+}
+
+func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs, config := newFlags("chat", "brain chat --config FILE [--agent NAME]", stderr)
+	agent := fs.String("agent", "", "agent to talk to (default: the first in the config)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(*config)
+	if err != nil {
+		return err
+	}
+	// The console is for people; keep the daemon's log lines to warnings.
+	cfg.Log.Level = "warn"
+	name := "console"
+	if u, err := user.Current(); err == nil {
+		name = u.Username
+	}
+	return bot.Chat(ctx, cfg, bot.Options{Stderr: stderr}, *agent, name, stdin, stdout)
+}
+
+func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, "Usage: brain sessions list|show --config FILE [ID]")
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return flag.ErrHelp
+		}
+		return errors.New("sessions needs a subcommand: list or show")
+	}
+	switch args[0] {
+	case "list":
+		fs, config := newFlags("sessions list", "brain sessions list --config FILE [--status S] [--limit N]", stderr)
+		status := fs.String("status", "", "only sessions with this status (idle, running, awaiting_input, interrupted, failed)")
+		limit := fs.Int("limit", 50, "at most this many sessions")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		ins, err := openInspector(ctx, *config)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		f := engine.SessionFilter{Limit: *limit}
+		if *status != "" {
+			f.Statuses = []engine.Status{engine.Status(*status)}
+		}
+		list, err := ins.Sessions(ctx, f)
+		if err != nil {
+			return err
+		}
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tAGENT\tORIGIN\tSTATUS\tEVENTS\tUPDATED")
+		for _, s := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", s.ID, s.Agent, s.Origin, s.Status, s.LastSeq, s.UpdatedAt.Local().Format(time.DateTime))
+		}
+		return tw.Flush()
+	case "show":
+		fs, config := newFlags("sessions show", "brain sessions show --config FILE ID", stderr)
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			fs.Usage()
+			return errors.New("sessions show needs one session ID")
+		}
+		ins, err := openInspector(ctx, *config)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		s, evs, err := ins.Session(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "session %s\n  agent: %s\n  origin: %s\n  status: %s\n  created: %s\n\n",
+			s.ID, s.Agent, s.Origin, s.Status, s.CreatedAt.Local().Format(time.DateTime))
+		for _, ev := range evs {
+			fmt.Fprintf(stdout, "%5d  %s  %-20s %s\n", ev.Seq, ev.CreatedAt.Local().Format("15:04:05.000"), ev.Type, ev.Data)
+		}
+		return nil
+	default:
+		return fmt.Errorf("unknown sessions subcommand %q (want list or show)", args[0])
+	}
+}
+
+func openInspector(ctx context.Context, path string) (*bot.Inspector, error) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return bot.OpenInspector(ctx, cfg)
+}

@@ -1,0 +1,220 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"brain/engine"
+)
+
+// scopeSession is the idempotency scope of CreateSession keys.
+const scopeSession = "session"
+
+// sessionColumns is the column list every session query selects, in the
+// order scanSession reads them.
+const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, status,
+	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result`
+
+// CreateSession inserts s. A reused idempotency key, or a thread key that is
+// already bound, returns the existing session with created=false and writes
+// nothing. LastSeq starts at 0 whatever s says (there are no events yet);
+// a zero UpdatedAt becomes CreatedAt and an empty Status becomes idle.
+//
+// Lookups and the insert share one immediate transaction, so concurrent
+// calls with the same key serialize and exactly one inserts.
+func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
+	if sess.ID == "" {
+		return engine.Session{}, false, engine.Errorf(engine.CodeInvalid, "create session: empty id")
+	}
+	sess.LastSeq = 0
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	if sess.Status == "" {
+		sess.Status = engine.StatusIdle
+	}
+
+	var out engine.Session
+	created := false
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if idempotencyKey != "" {
+			var ref string
+			err := tx.QueryRowContext(ctx,
+				`SELECT ref FROM idempotency_keys WHERE scope = ? AND key = ?`,
+				scopeSession, idempotencyKey).Scan(&ref)
+			switch {
+			case err == nil:
+				out, err = sessionByID(ctx, tx, ref)
+				return err
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+		if sess.ThreadKey != "" {
+			existing, err := sessionWhere(ctx, tx, "thread_key = ?", sess.ThreadKey)
+			switch {
+			case err == nil:
+				out = existing
+				return nil
+			case !errors.Is(err, sql.ErrNoRows):
+				return err
+			}
+		}
+
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
+			string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
+			sess.LastSeq, sess.InputCursor, sess.Checkpoint,
+			nullJSON(sess.Question), nullJSON(sess.Result))
+		if isConstraint(err) {
+			return engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
+		}
+		if err != nil {
+			return err
+		}
+		if idempotencyKey != "" {
+			if _, err := tx.ExecContext(ctx,
+				`INSERT INTO idempotency_keys (scope, key, ref, created_at) VALUES (?, ?, ?, ?)`,
+				scopeSession, idempotencyKey, sess.ID, formatTime(sess.CreatedAt)); err != nil {
+				return err
+			}
+		}
+		// Read back so the caller gets exactly what Session will return.
+		out, err = sessionByID(ctx, tx, sess.ID)
+		created = err == nil
+		return err
+	})
+	if err != nil {
+		var ee *engine.Error
+		if errors.As(err, &ee) {
+			return engine.Session{}, false, err
+		}
+		return engine.Session{}, false, fmt.Errorf("create session %s: %w", sess.ID, err)
+	}
+	return out, created, nil
+}
+
+// Session returns one session, or an error matching engine.ErrNotFound.
+func (s *Store) Session(ctx context.Context, id string) (engine.Session, error) {
+	sess, err := sessionWhere(ctx, s.read, "id = ?", id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Session{}, notFound("session", id)
+	}
+	if err != nil {
+		return engine.Session{}, fmt.Errorf("get session %s: %w", id, err)
+	}
+	return sess, nil
+}
+
+// SessionByThread returns the session bound to threadKey, or an error
+// matching engine.ErrNotFound.
+func (s *Store) SessionByThread(ctx context.Context, threadKey string) (engine.Session, error) {
+	if threadKey == "" {
+		return engine.Session{}, notFound("thread", `""`)
+	}
+	sess, err := sessionWhere(ctx, s.read, "thread_key = ?", threadKey)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Session{}, notFound("thread", threadKey)
+	}
+	if err != nil {
+		return engine.Session{}, fmt.Errorf("get session by thread %s: %w", threadKey, err)
+	}
+	return sess, nil
+}
+
+// Sessions lists sessions newest first (created_at, then id, descending).
+func (s *Store) Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if len(f.Statuses) > 0 {
+		marks := strings.Repeat("?, ", len(f.Statuses))
+		where = append(where, "status IN ("+marks[:len(marks)-2]+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if f.PendingInput {
+		// Same expression as the partial index sessions_pending_input.
+		where = append(where, "last_input_seq > input_cursor")
+	}
+	q := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// sessionByID loads a session inside a transaction, translating a missing
+// row to engine.ErrNotFound.
+func sessionByID(ctx context.Context, q queryer, id string) (engine.Session, error) {
+	sess, err := sessionWhere(ctx, q, "id = ?", id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Session{}, notFound("session", id)
+	}
+	return sess, err
+}
+
+// sessionWhere loads the one session matching cond; sql.ErrNoRows when none.
+func sessionWhere(ctx context.Context, q queryer, cond string, args ...any) (engine.Session, error) {
+	row := q.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE `+cond, args...)
+	return scanSession(row)
+}
+
+// scanner is a *sql.Row or *sql.Rows.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// scanSession reads sessionColumns, then any extra columns into extra.
+func scanSession(r scanner, extra ...any) (engine.Session, error) {
+	var (
+		s                  engine.Session
+		status             string
+		created, updated   string
+		question, resultJS []byte
+	)
+	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
+		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS}
+	err := r.Scan(append(dest, extra...)...)
+	if err != nil {
+		return engine.Session{}, err
+	}
+	s.Status = engine.Status(status)
+	if s.CreatedAt, err = parseTime(created); err != nil {
+		return engine.Session{}, err
+	}
+	if s.UpdatedAt, err = parseTime(updated); err != nil {
+		return engine.Session{}, err
+	}
+	s.Question = question
+	s.Result = resultJS
+	return s, nil
+}

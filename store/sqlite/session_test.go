@@ -1,0 +1,273 @@
+package sqlite_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine"
+)
+
+func TestStore_CreateAndGetSession(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+
+	in := engine.Session{
+		ID:          "s1",
+		Agent:       "triage",
+		Origin:      engine.OriginSlack,
+		ThreadKey:   "slack:T1:C1:1700000000.000100",
+		Interactive: true,
+		StartedBy:   "U42",
+		Status:      engine.StatusIdle,
+		CreatedAt:   t0,
+		UpdatedAt:   t0.Add(time.Nanosecond),
+		LastSeq:     99, // ignored: a new session has no events
+		InputCursor: 0,
+		Checkpoint:  0,
+		Question:    json.RawMessage(`{"id":"q1","text":"Which?"}`),
+		Result:      json.RawMessage(`{"ok":true}`),
+	}
+	want := in
+	want.CreatedAt = t0.UTC()
+	want.UpdatedAt = t0.Add(time.Nanosecond).UTC()
+	want.LastSeq = 0
+
+	got, created, err := st.CreateSession(ctx, in, "")
+	if err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	if !created {
+		t.Error("created = false, want true")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("CreateSession returned\n%+v\nwant\n%+v", got, want)
+	}
+
+	byID, err := st.Session(ctx, "s1")
+	if err != nil {
+		t.Fatalf("Session: %v", err)
+	}
+	if !reflect.DeepEqual(byID, want) {
+		t.Errorf("Session returned\n%+v\nwant\n%+v", byID, want)
+	}
+	byThread, err := st.SessionByThread(ctx, in.ThreadKey)
+	if err != nil {
+		t.Fatalf("SessionByThread: %v", err)
+	}
+	if !reflect.DeepEqual(byThread, want) {
+		t.Errorf("SessionByThread returned\n%+v\nwant\n%+v", byThread, want)
+	}
+}
+
+func TestStore_CreateSessionDefaults(t *testing.T) {
+	st := newStore(t)
+	in := testSession("s1", t0)
+	in.Status = ""
+	in.UpdatedAt = time.Time{}
+	got := createSession(t, st, in)
+	if got.Status != engine.StatusIdle {
+		t.Errorf("Status = %q, want idle", got.Status)
+	}
+	if !got.UpdatedAt.Equal(t0) {
+		t.Errorf("UpdatedAt = %v, want CreatedAt %v", got.UpdatedAt, t0)
+	}
+	if got.Question != nil || got.Result != nil {
+		t.Errorf("Question, Result = %s, %s; want nil", got.Question, got.Result)
+	}
+}
+
+func TestStore_NotFound(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	createSession(t, st, testSession("exists", t0))
+
+	calls := map[string]func() error{
+		"Session": func() error { _, err := st.Session(ctx, "nope"); return err },
+		"SessionByThread": func() error {
+			_, err := st.SessionByThread(ctx, "slack:T:C:1")
+			return err
+		},
+		"SessionByThread empty": func() error { _, err := st.SessionByThread(ctx, ""); return err },
+		"Events":                func() error { _, err := st.Events(ctx, "nope", 0, 0); return err },
+		"Results":               func() error { _, err := st.Results(ctx, "nope"); return err },
+		"Commit": func() error {
+			_, err := st.Commit(ctx, engine.Commit{SessionID: "nope", Now: t0, Events: []engine.Event{userMessage("e1", "hi")}})
+			return err
+		},
+	}
+	for name, call := range calls {
+		t.Run(name, func(t *testing.T) {
+			err := call()
+			if !errors.Is(err, engine.ErrNotFound) {
+				t.Fatalf("err = %v, want ErrNotFound", err)
+			}
+			if engine.CodeOf(err) != engine.CodeNotFound {
+				t.Errorf("CodeOf = %s, want %s", engine.CodeOf(err), engine.CodeNotFound)
+			}
+		})
+	}
+}
+
+func TestStore_CreateSessionDuplicateID(t *testing.T) {
+	st := newStore(t)
+	createSession(t, st, testSession("s1", t0))
+	_, _, err := st.CreateSession(context.Background(), testSession("s1", t0), "")
+	if !errors.Is(err, engine.ErrConflict) {
+		t.Fatalf("err = %v, want ErrConflict", err)
+	}
+}
+
+func TestStore_CreateSessionIdempotencyKey(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+
+	first, created, err := st.CreateSession(ctx, testSession("s1", t0), "key-1")
+	if err != nil || !created {
+		t.Fatalf("first CreateSession = created %v, err %v", created, err)
+	}
+	again, created, err := st.CreateSession(ctx, testSession("s2", t0.Add(time.Second)), "key-1")
+	if err != nil {
+		t.Fatalf("second CreateSession: %v", err)
+	}
+	if created {
+		t.Error("second CreateSession: created = true, want false")
+	}
+	if !reflect.DeepEqual(again, first) {
+		t.Errorf("second CreateSession returned %+v, want the first session %+v", again, first)
+	}
+	if _, err := st.Session(ctx, "s2"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Session(s2) err = %v, want ErrNotFound: nothing may be written", err)
+	}
+}
+
+func TestStore_CreateSessionExistingThread(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+
+	a := testSession("s1", t0)
+	a.ThreadKey = "linear:issue-1"
+	first := createSession(t, st, a)
+
+	b := testSession("s2", t0.Add(time.Second))
+	b.ThreadKey = "linear:issue-1"
+	got, created, err := st.CreateSession(ctx, b, "other-key")
+	if err != nil {
+		t.Fatalf("CreateSession: %v", err)
+	}
+	if created || got.ID != first.ID {
+		t.Errorf("CreateSession = (%s, created %v), want (%s, false)", got.ID, created, first.ID)
+	}
+	// The key was not recorded: it may still create a session of its own.
+	c := testSession("s3", t0.Add(2*time.Second))
+	if _, created, err := st.CreateSession(ctx, c, "other-key"); err != nil || !created {
+		t.Errorf("CreateSession with the unrecorded key = created %v, err %v; want a new session", created, err)
+	}
+	// Sessions without a thread key do not collide with each other.
+	createSession(t, st, testSession("s4", t0))
+	createSession(t, st, testSession("s5", t0))
+}
+
+func TestStore_CreateSessionConcurrentSameKey(t *testing.T) {
+	ctx := context.Background()
+	stores := twoStores(t)
+	st := stores[0]
+
+	const n = 20
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		ids     = map[string]int{}
+		created int
+		errs    []error
+	)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := testSession(fmt.Sprintf("s%02d", i), t0)
+			s.ThreadKey = "slack:T:C:1"
+			got, ok, err := stores[i%2].CreateSession(ctx, s, "same-key")
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			ids[got.ID]++
+			if ok {
+				created++
+			}
+		}()
+	}
+	wg.Wait()
+
+	if len(errs) > 0 {
+		t.Fatalf("CreateSession errors: %v", errs)
+	}
+	if created != 1 {
+		t.Errorf("created = %d sessions, want 1", created)
+	}
+	if len(ids) != 1 {
+		t.Errorf("returned ids = %v, want one id for all %d calls", ids, n)
+	}
+	all, err := st.Sessions(ctx, engine.SessionFilter{})
+	if err != nil {
+		t.Fatalf("Sessions: %v", err)
+	}
+	if len(all) != 1 {
+		t.Errorf("stored sessions = %v, want 1", sessionIDs(all))
+	}
+}
+
+func TestStore_SessionsFilter(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+
+	// b and c share created_at: id breaks the tie, descending.
+	for _, s := range []struct {
+		id     string
+		at     time.Duration
+		status engine.Status
+	}{
+		{"a", 0, engine.StatusIdle},
+		{"b", time.Minute, engine.StatusRunning},
+		{"c", time.Minute, engine.StatusFailed},
+		{"d", 2 * time.Minute, engine.StatusAwaitingInput},
+		{"e", 3 * time.Minute, engine.StatusRunning},
+	} {
+		sess := testSession(s.id, t0.Add(s.at))
+		sess.Status = s.status
+		createSession(t, st, sess)
+	}
+
+	tests := []struct {
+		name   string
+		filter engine.SessionFilter
+		want   []string
+	}{
+		{"all newest first", engine.SessionFilter{}, []string{"e", "d", "c", "b", "a"}},
+		{"limit", engine.SessionFilter{Limit: 2}, []string{"e", "d"}},
+		{"one status", engine.SessionFilter{Statuses: []engine.Status{engine.StatusRunning}}, []string{"e", "b"}},
+		{"two statuses", engine.SessionFilter{Statuses: []engine.Status{engine.StatusIdle, engine.StatusFailed}}, []string{"c", "a"}},
+		{"status and limit", engine.SessionFilter{Statuses: []engine.Status{engine.StatusRunning}, Limit: 1}, []string{"e"}},
+		{"no match", engine.SessionFilter{Statuses: []engine.Status{engine.StatusInterrupted}}, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := st.Sessions(ctx, tt.filter)
+			if err != nil {
+				t.Fatalf("Sessions: %v", err)
+			}
+			if ids := sessionIDs(got); !slices.Equal(ids, tt.want) {
+				t.Errorf("Sessions = %v, want %v", ids, tt.want)
+			}
+		})
+	}
+}
