@@ -2,6 +2,7 @@ package openai
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -54,61 +55,78 @@ func parameters(raw json.RawMessage) shared.FunctionParameters {
 }
 
 // messages maps the history: an assistant message carries its tool calls;
-// each tool result becomes a "tool" message, and a user's text follows its
-// tool results. Consecutive assistant messages are merged so every tool
-// message follows the assistant message that made the call.
+// each tool result becomes a "tool" message, and user text follows the
+// tool results. Runs of one role are mapped together, since the tool
+// messages must come right after the assistant message that made the calls:
+// the assistants' merge into one message, the users' results go first.
 func messages(system string, in []engine.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
 	out := make([]openai.ChatCompletionMessageParamUnion, 0, len(in)+1)
 	if system != "" {
 		out = append(out, openai.SystemMessage(system))
 	}
-	var last *openai.ChatCompletionAssistantMessageParam
-	for _, msg := range in {
-		switch msg.Role {
+	for i := 0; i < len(in); {
+		j := i + 1
+		for j < len(in) && in[j].Role == in[i].Role {
+			j++
+		}
+		run := in[i:j]
+		i = j
+		switch run[0].Role {
 		case engine.RoleAssistant:
-			if last == nil {
-				last = &openai.ChatCompletionAssistantMessageParam{}
-				out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: last})
-			}
-			if msg.Text != "" {
-				text := msg.Text
-				if prev := last.Content.OfString; prev.Valid() {
-					text = prev.Value + "\n" + text
-				}
-				last.Content.OfString = param.NewOpt(text)
-			}
-			for _, c := range msg.ToolCalls {
-				args := string(c.Input)
-				if args == "" {
-					args = "{}"
-				}
-				last.ToolCalls = append(last.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-					OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-						ID:       c.ID,
-						Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-					},
-				})
+			if a, ok := assistant(run); ok {
+				out = append(out, openai.ChatCompletionMessageParamUnion{OfAssistant: a})
 			}
 		case engine.RoleUser:
-			last = nil
-			for _, r := range msg.ToolResults {
-				content := r.Content
-				if r.IsError {
-					content = errorPrefix + content
+			for _, msg := range run {
+				for _, r := range msg.ToolResults {
+					content := r.Content
+					if r.IsError {
+						content = errorPrefix + content
+					}
+					out = append(out, openai.ToolMessage(content, r.CallID))
 				}
-				out = append(out, openai.ToolMessage(content, r.CallID))
 			}
-			if msg.Text != "" {
-				out = append(out, openai.UserMessage(msg.Text))
+			for _, msg := range run {
+				if msg.Text != "" {
+					out = append(out, openai.UserMessage(msg.Text))
+				}
 			}
 		default:
 			return nil, &engine.ProviderError{
 				Code:    engine.ProviderInvalidRequest,
-				Message: "openai: unknown message role " + string(msg.Role),
+				Message: "openai: unknown message role " + string(run[0].Role),
 			}
 		}
 	}
 	return out, nil
+}
+
+// assistant merges a run of assistant messages; ok is false when they
+// carry nothing.
+func assistant(run []engine.Message) (*openai.ChatCompletionAssistantMessageParam, bool) {
+	a := &openai.ChatCompletionAssistantMessageParam{}
+	var texts []string
+	for _, msg := range run {
+		if msg.Text != "" {
+			texts = append(texts, msg.Text)
+		}
+		for _, c := range msg.ToolCalls {
+			args := string(c.Input)
+			if args == "" {
+				args = "{}"
+			}
+			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
+				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
+					ID:       c.ID,
+					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
+				},
+			})
+		}
+	}
+	if len(texts) > 0 {
+		a.Content.OfString = param.NewOpt(strings.Join(texts, "\n"))
+	}
+	return a, len(texts) > 0 || len(a.ToolCalls) > 0
 }
 
 // response maps the first choice. Stop reasons use the engine's (Anthropic)
