@@ -1,0 +1,394 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// Validate reports every problem at once (errors.Join), each prefixed with the
+// key path, e.g. `agents[0].model: "big" is not a key of models`. It compiles
+// the agents' when.input_matches. Call ApplyDefaults first.
+func (c *Config) Validate() error {
+	var p problems
+	p.unsetAt = c.unsetAt
+
+	c.validateListen(&p)
+	if c.DataDir == "" {
+		p.add("data_dir", "required")
+	}
+	for i, k := range c.APIKeys {
+		if k == "" {
+			p.required(fmt.Sprintf("api_keys[%d]", i), "")
+		}
+	}
+	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf(&p, "log.format", c.Log.Format, "text", "json")
+	oneOf(&p, "storage.synchronous", c.Storage.Synchronous, "full", "normal")
+	c.validateModels(&p)
+	c.validateAgents(&p)
+	c.validateChannels(&p)
+	c.validateSchedules(&p)
+	c.validateTools(&p)
+	c.validateMCP(&p)
+
+	for i, a := range c.Approvals.Approvers {
+		if a == "" {
+			p.add(fmt.Sprintf("approvals.approvers[%d]", i), "must not be empty")
+		}
+	}
+	atLeast(&p, "approvals.ttl", int64(c.Approvals.TTL), 1, "a positive duration")
+	l := c.Limits
+	atLeast(&p, "limits.max_running_turns", int64(l.MaxRunningTurns), 1, "")
+	atLeast(&p, "limits.max_queued_turns", int64(l.MaxQueuedTurns), 1, "")
+	atLeast(&p, "limits.max_tool_iterations", int64(l.MaxToolIterations), 1, "")
+	atLeast(&p, "limits.max_output_bytes", int64(l.MaxOutputBytes), 1, "")
+	atLeast(&p, "limits.tool_timeout", int64(l.ToolTimeout), 1, "a positive duration")
+	atLeast(&p, "limits.max_body_bytes", l.MaxBodyBytes, 1, "")
+	return errors.Join(p.errs...)
+}
+
+func (c *Config) validateListen(p *problems) {
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		p.add("listen", "want host:port: %v", err)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.add("listen", "invalid port %q", port)
+	}
+	if len(c.APIKeys) == 0 && !isLoopbackHost(host) {
+		p.add("listen", "%s is not a loopback address; set api_keys to require bearer keys", c.Listen)
+	}
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+func (c *Config) validateModels(p *problems) {
+	if len(c.Models) == 0 {
+		p.add("models", "at least one model is required")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Models)) {
+		m, key := c.Models[name], "models."+name
+		oneOf(p, key+".provider", m.Provider, "anthropic", "openai", "fake")
+		if m.Model == "" && m.Provider != "fake" {
+			p.add(key+".model", "required")
+		}
+		checkURL(p, key+".base_url", m.BaseURL, false)
+		atLeast(p, key+".max_tokens", int64(m.MaxTokens), 1, "")
+		atLeast(p, key+".timeout", int64(m.Timeout), 1, "a positive duration")
+		if m.MaxRetries != nil && *m.MaxRetries < 0 {
+			p.add(key+".max_retries", "must be >= 0")
+		}
+	}
+}
+
+func (c *Config) validateAgents(p *problems) {
+	if len(c.Agents) == 0 {
+		p.add("agents", "at least one agent is required")
+	}
+	seen := map[string]bool{}
+	for i := range c.Agents {
+		a, key := &c.Agents[i], fmt.Sprintf("agents[%d]", i)
+		switch {
+		case a.Name == "":
+			p.add(key+".name", "required")
+		case !namePattern.MatchString(a.Name):
+			p.add(key+".name", "%q: use letters, digits, _ and -", a.Name)
+		case seen[a.Name]:
+			p.add(key+".name", "duplicate %q", a.Name)
+		}
+		seen[a.Name] = true
+		if _, ok := c.Models[a.Model]; !ok {
+			p.add(key+".model", "%q is not a key of models", a.Model)
+		}
+		checkToolNames(p, key+".tools", a.Tools)
+		for j := range a.When {
+			w, wkey := &a.When[j], fmt.Sprintf("%s.when[%d]", key, j)
+			if w.InputMatches == "" {
+				p.add(wkey+".input_matches", "required")
+			} else if re, err := regexp.Compile(w.InputMatches); err != nil {
+				p.add(wkey+".input_matches", "invalid regexp: %v", err)
+			} else {
+				w.re = re
+			}
+			if len(w.Tools) == 0 {
+				p.add(wkey+".tools", "required")
+			}
+			checkToolNames(p, wkey+".tools", w.Tools)
+		}
+		if a.ResultTool != "" && !namePattern.MatchString(a.ResultTool) {
+			p.add(key+".result_tool", "%q is not a valid tool name", a.ResultTool)
+		}
+		atLeast(p, key+".max_tool_iterations", int64(a.MaxToolIterations), 1, "")
+		oneOf(p, key+".input_mode", a.InputMode, "queue", "interrupt")
+	}
+}
+
+func checkToolNames(p *problems, key string, names []string) {
+	for i, n := range names {
+		if !namePattern.MatchString(n) {
+			p.add(fmt.Sprintf("%s[%d]", key, i), "%q is not a valid tool name", n)
+		}
+	}
+}
+
+func (c *Config) validateChannels(p *problems) {
+	if s := c.Slack; s != nil {
+		p.required("slack.bot_token", s.BotToken)
+		if s.AppToken == "" { // Socket Mode needs no signing secret
+			p.required("slack.signing_secret", s.SigningSecret)
+		}
+		checkURL(p, "slack.api_url", s.APIURL, false)
+		c.checkAgent(p, "slack.agent", s.Agent)
+	}
+	if l := c.Linear; l != nil {
+		p.required("linear.webhook_secret", l.WebhookSecret)
+		p.required("linear.access_token", l.AccessToken)
+		checkURL(p, "linear.api_url", l.APIURL, false)
+		c.checkAgent(p, "linear.agent", l.Agent)
+	}
+}
+
+func (c *Config) checkAgent(p *problems, key, name string) {
+	if _, ok := c.Agent(name); !ok {
+		p.add(key, "%q is not the name of an agent", name)
+	}
+}
+
+func (c *Config) validateSchedules(p *problems) {
+	seen := map[string]bool{}
+	for i, s := range c.Schedules {
+		key := fmt.Sprintf("schedules[%d]", i)
+		switch {
+		case s.Name == "":
+			p.add(key+".name", "required")
+		case !namePattern.MatchString(s.Name):
+			p.add(key+".name", "%q: use letters, digits, _ and -", s.Name)
+		case seen[s.Name]:
+			p.add(key+".name", "duplicate %q", s.Name)
+		}
+		seen[s.Name] = true
+		if strings.HasPrefix(s.Cron, "TZ=") || strings.HasPrefix(s.Cron, "CRON_TZ=") {
+			p.add(key+".cron", "set the time zone with timezone, not in cron")
+		} else if _, err := cron.ParseStandard(s.Cron); err != nil {
+			p.add(key+".cron", "%q: %v", s.Cron, err)
+		}
+		if _, err := time.LoadLocation(s.Timezone); err != nil {
+			p.add(key+".timezone", "unknown time zone %q", s.Timezone)
+		}
+		c.checkAgent(p, key+".agent", s.Agent)
+		if strings.TrimSpace(s.Prompt) == "" {
+			p.add(key+".prompt", "required")
+		}
+		oneOf(p, key+".overlap", s.Overlap, "skip", "allow")
+		if s.PostTo.SlackChannel != "" && c.Slack == nil {
+			p.add(key+".post_to.slack_channel", "needs the slack block")
+		}
+		if s.PostTo.LinearIssue != "" && c.Linear == nil {
+			p.add(key+".post_to.linear_issue", "needs the linear block")
+		}
+	}
+}
+
+var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
+
+func (c *Config) validateTools(p *problems) {
+	seen := map[string]bool{}
+	for i, h := range c.Tools.HTTP {
+		key := fmt.Sprintf("tools.http[%d]", i)
+		switch {
+		case h.Name == "":
+			p.add(key+".name", "required")
+		case !namePattern.MatchString(h.Name):
+			p.add(key+".name", "%q: use letters, digits, _ and -", h.Name)
+		case seen[h.Name]:
+			p.add(key+".name", "duplicate tool name %q", h.Name)
+		}
+		seen[h.Name] = true
+		if strings.TrimSpace(h.Description) == "" {
+			p.add(key+".description", "required")
+		}
+		checkSchema(p, key+".input", h.Input)
+		checkSchema(p, key+".output", h.Output)
+		if !slices.Contains(httpMethods, h.Method) {
+			p.add(key+".method", "must be one of %s, got %q", strings.Join(httpMethods, ", "), h.Method)
+		}
+		checkURL(p, key+".url", h.URL, true)
+		atLeast(p, key+".timeout_ms", int64(h.TimeoutMS), 1, "")
+		if a := h.Approval; a != nil {
+			if a.Title == "" {
+				p.add(key+".approval.title", "required")
+			}
+			checkTemplate(p, key+".approval.title", a.Title)
+			for j, f := range a.Facts {
+				fkey := fmt.Sprintf("%s.approval.facts[%d]", key, j)
+				if f.Label == "" {
+					p.add(fkey+".label", "required")
+				}
+				checkTemplate(p, fkey+".value", f.Value)
+			}
+		}
+	}
+	if w := c.Tools.WebSearch; w != nil {
+		oneOf(p, "tools.web_search.provider", w.Provider, "tavily", "brave", "searxng", "ollama", "mojeek", "marginalia")
+		checkURL(p, "tools.web_search.endpoint", w.Endpoint, false)
+		atLeast(p, "tools.web_search.max_results", int64(w.MaxResults), 1, "")
+		atLeast(p, "tools.web_search.timeout_ms", int64(w.TimeoutMS), 1, "")
+	}
+	if w := c.Tools.WebFetch; w != nil {
+		atLeast(p, "tools.web_fetch.max_chars", int64(w.MaxChars), 1, "")
+		atLeast(p, "tools.web_fetch.max_body", w.MaxBody, 1, "")
+		atLeast(p, "tools.web_fetch.timeout_ms", int64(w.TimeoutMS), 1, "")
+	}
+	if s := c.Tools.SandboxExec; s != nil && (s.TimeoutSeconds < 1 || s.TimeoutSeconds > maxSandboxTimeout) {
+		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
+	}
+}
+
+func checkSchema(p *problems, key string, v JSONValue) {
+	if len(v) > 0 && v[0] != '{' {
+		p.add(key, "must be a JSON Schema object")
+	}
+}
+
+func checkTemplate(p *problems, key, text string) {
+	if _, err := template.New(key).Parse(text); err != nil {
+		p.add(key, "invalid template: %v", err)
+	}
+}
+
+func (c *Config) validateMCP(p *problems) {
+	seen := map[string]bool{}
+	for i, m := range c.MCPServers {
+		key := fmt.Sprintf("mcp_servers[%d]", i)
+		switch {
+		case m.ID == "":
+			p.add(key+".id", "required")
+		case !namePattern.MatchString(m.ID) || strings.Contains(m.ID, "__"):
+			p.add(key+".id", "%q: use letters, digits, _ and - (not __, the tool name separator)", m.ID)
+		case seen[m.ID]:
+			p.add(key+".id", "duplicate %q", m.ID)
+		}
+		seen[m.ID] = true
+		switch m.Transport {
+		case "stdio":
+			p.required(key+".command", m.Command)
+		case "http":
+			checkURL(p, key+".url", m.URL, true)
+		default:
+			p.add(key+".transport", "must be stdio or http, got %q", m.Transport)
+		}
+	}
+}
+
+// checkURL reports a value that is not an absolute http(s) URL; empty is
+// allowed unless required.
+func checkURL(p *problems, key, s string, required bool) {
+	if s == "" {
+		if required {
+			p.required(key, s)
+		}
+		return
+	}
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add(key, "%q is not an http or https URL", s)
+	}
+}
+
+func oneOf(p *problems, key, v string, allowed ...string) {
+	if slices.Contains(allowed, v) {
+		return
+	}
+	list := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
+	p.add(key, "must be %s, got %q", list, v)
+}
+
+func atLeast(p *problems, key string, v, lo int64, what string) {
+	if v >= lo {
+		return
+	}
+	if what != "" {
+		p.add(key, "must be %s", what)
+		return
+	}
+	p.add(key, "must be >= %d", lo)
+}
+
+type problems struct {
+	errs    []error
+	unsetAt map[string][]string
+}
+
+func (p *problems) add(key, format string, args ...any) {
+	p.errs = append(p.errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
+}
+
+// required reports an empty value, naming the unset variables it came from.
+func (p *problems) required(key, v string) {
+	if v != "" {
+		return
+	}
+	if vars := p.unsetAt[key]; len(vars) > 0 {
+		p.add(key, "required, but the environment variable %s is not set", strings.Join(vars, ", "))
+		return
+	}
+	p.add(key, "required")
+}
+
+// Secrets returns every non-empty secret value in the config, without
+// duplicates, longest first so a scrubber replaces "abc123" before "abc":
+// model api keys, api_keys, values substituted from the environment into
+// tools.http headers, Slack and Linear tokens and secrets, MCP bearer tokens
+// and env values, and the web_search api key.
+func (c *Config) Secrets() []string {
+	var s []string
+	for _, m := range c.Models {
+		s = append(s, m.APIKey)
+	}
+	s = append(s, c.APIKeys...)
+	s = append(s, c.headerEnv...)
+	if sl := c.Slack; sl != nil {
+		s = append(s, sl.BotToken, sl.SigningSecret, sl.AppToken)
+	}
+	if l := c.Linear; l != nil {
+		s = append(s, l.WebhookSecret, l.AccessToken)
+	}
+	for _, m := range c.MCPServers {
+		s = append(s, m.BearerToken)
+		for _, v := range m.Env {
+			s = append(s, v)
+		}
+	}
+	if w := c.Tools.WebSearch; w != nil {
+		s = append(s, w.APIKey)
+	}
+	s = slices.DeleteFunc(s, func(v string) bool { return v == "" })
+	slices.SortFunc(s, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(s)
+}
