@@ -42,7 +42,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 				base, key = f.URL(), "fake-model-test-double"
 				a.log.Warn("models."+name+" uses the fake model server (test double): it echoes input, it is not a language model", "url", f.URL())
 			} else if key == "" {
-				hint += " (set ANTHROPIC_API_KEY, or use an OpenAI-compatible base_url)"
+				hint += " (e.g. export ANTHROPIC_API_KEY), or point the model at an OpenAI-compatible base_url"
 				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", "set", hint)
 			}
 			m, err := anthropic.New(anthropic.Config{
@@ -54,8 +54,13 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 			}
 			out[name] = m
 		case "openai":
+			key := mc.APIKey
+			if key == "" && mc.BaseURL != "" {
+				// Self-hosted servers (Ollama, vLLM, llama.cpp) take no key.
+				key = "no-key"
+			}
 			m, err := openai.New(openai.Config{
-				BaseURL: mc.BaseURL, APIKey: mc.APIKey, KeyHint: hint, Model: mc.Model,
+				BaseURL: mc.BaseURL, APIKey: key, KeyHint: hint, Model: mc.Model,
 				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
 			})
 			if err != nil {

@@ -222,7 +222,9 @@ func TestServe_SIGKILLMidTurnLosesNoAcknowledgedInput(t *testing.T) {
 			}
 		}
 		if ev.Type == "session.error" {
-			var e struct{ InputID string `json:"input_id"` }
+			var e struct {
+				InputID string `json:"input_id"`
+			}
 			_ = json.Unmarshal(ev.Data, &e)
 			errorsFor = append(errorsFor, e.InputID)
 		}

@@ -75,7 +75,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = defaultHTTPClient()
 	}
 	// WithoutEnvironmentDefaults stops NewClient from reading ANTHROPIC_*
 	// (key, auth token, profile, federation, base URL, custom headers); an
@@ -217,4 +217,17 @@ func malformed(detail string) *engine.ProviderError {
 		Code:      engine.ProviderUnavailable,
 		Message:   "anthropic: malformed stream: " + detail,
 	}
+}
+
+// defaultHTTPClient has its own connection pool. Turns run in parallel
+// against one provider host, and net/http's default of two idle connections
+// per host would make most calls dial anew.
+func defaultHTTPClient() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{}
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: t}
 }

@@ -149,7 +149,7 @@ func (h *Handler) Requests() []Request {
 func (h *Handler) requestsLocked() []Request {
 	n := len(h.requests)
 	out := make([]Request, 0, n)
-	if h.limit < 0 || n < h.limit {
+	if h.limit <= 0 || n < h.limit {
 		return append(out, h.requests...)
 	}
 	start := h.received % n
@@ -180,7 +180,8 @@ func (h *Handler) WaitRequests(ctx context.Context, n int) ([]Request, error) {
 	}
 }
 
-// Release lets every request currently held by Hold go on.
+// Release lets every request that has taken a Hold step go on, including
+// one that has arrived but not yet started waiting.
 func (h *Handler) Release() {
 	h.mu.Lock()
 	if h.release != nil {
@@ -231,11 +232,25 @@ func (h *Handler) next() Step {
 
 func (h *Handler) nextLocked() Step {
 	if len(h.script) == 0 {
-		return h.def
+		return h.holdLocked(h.def)
 	}
 	s := h.script[0]
 	h.script[0] = Step{} // drop references held by the consumed step
 	h.script = h.script[1:]
+	return h.holdLocked(s)
+}
+
+// holdLocked ties a Hold step to the current release channel as soon as a
+// request takes it, so a Release that follows WaitRequests frees it even if
+// the handler has not started waiting yet.
+func (h *Handler) holdLocked(s Step) Step {
+	if s.kind != kindHold {
+		return s
+	}
+	if h.release == nil {
+		h.release = make(chan struct{})
+	}
+	s.wait = h.release
 	return s
 }
 
@@ -246,29 +261,19 @@ func (h *Handler) newID() uint64 {
 	return h.ids
 }
 
-func (h *Handler) releaseChan() <-chan struct{} {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.release == nil {
-		h.release = make(chan struct{})
-	}
-	return h.release
-}
-
 // resolve runs waiting and function steps until one that answers. It
 // reports false when the request was cancelled or the handler closed first.
 func (h *Handler) resolve(ctx context.Context, s Step, req Request) (Step, bool) {
 	for {
 		switch s.kind {
 		case kindFunc:
-			s = s.fn(req)
+			s = s.fn(req) // unlocked: fn may call Push
+			h.mu.Lock()
+			s = h.holdLocked(s)
+			h.mu.Unlock()
 		case kindBlock, kindHold:
-			wait := s.wait
-			if s.kind == kindHold {
-				wait = h.releaseChan()
-			}
 			select {
-			case <-wait:
+			case <-s.wait:
 			case <-ctx.Done():
 				return Step{}, false
 			case <-h.done:

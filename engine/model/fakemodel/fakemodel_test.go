@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +15,6 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"go.uber.org/goleak"
 )
 
 const anthropicBody = `{"model":"m","max_tokens":10,"stream":%s,"system":"be brief",
@@ -190,9 +190,15 @@ func TestFakeModel_BadRequests(t *testing.T) {
 
 func TestFakeModel_Func(t *testing.T) {
 	s := newServer(t)
-	s.Push(Func(func(r Request) Step { return Text("model " + r.Model + " via " + r.Provider) }))
+	s.Push(Func(func(r Request) Step {
+		s.Push(Text("pushed from Func")) // the handler's lock is not held
+		return Text("model " + r.Model + " via " + r.Provider)
+	}))
 	r := post(t, s.URL()+"/v1/messages", anthropicRequest(false))
 	if !strings.Contains(r.body, "model m via anthropic") {
+		t.Fatalf("got %s", r.body)
+	}
+	if r := post(t, s.URL()+"/v1/messages", anthropicRequest(false)); !strings.Contains(r.body, "pushed from Func") {
 		t.Fatalf("got %s", r.body)
 	}
 }
@@ -221,23 +227,15 @@ func TestFakeModel_BlockAndHold(t *testing.T) {
 	if _, err := s.WaitRequests(t.Context(), 2); err != nil {
 		t.Fatal(err)
 	}
-	// Release may run before the handler waits; keep releasing until it
-	// answers.
-	for answered := false; !answered; {
-		s.Release()
-		select {
-		case r := <-done:
-			if !strings.Contains(r.body, "after hold") {
-				t.Fatalf("got %s", r.body)
-			}
-			answered = true
-		case <-time.After(5 * time.Millisecond):
-		}
+	s.Release()
+	if r := <-done; !strings.Contains(r.body, "after hold") {
+		t.Fatalf("got %s", r.body)
 	}
 }
 
 func TestFakeModel_CloseReleasesHeld(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	before := runtime.NumGoroutine()
+	defer assertGoroutines(t, before)
 	s := New()
 	s.Push(Hold())
 	client := &http.Client{Transport: &http.Transport{}}
@@ -263,6 +261,20 @@ func TestFakeModel_CloseReleasesHeld(t *testing.T) {
 	}
 	<-errc
 	s.Close() // twice is fine
+}
+
+// assertGoroutines waits for the goroutine count to fall back to want, and
+// fails with every stack if it does not.
+func assertGoroutines(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for runtime.NumGoroutine() > want {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines, want %d:\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func TestFakeModel_CancelledRequestEndsHold(t *testing.T) {

@@ -90,7 +90,7 @@ func New(cfg Config) (*Model, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{}
+		hc = defaultHTTPClient()
 	}
 	// openai.NewClient prepends options read from OPENAI_* (key, base URL,
 	// org, project, custom headers) and offers no public switch to stop it,
@@ -182,4 +182,17 @@ func classify(ctx context.Context, err error, raw *http.Response) error {
 	}
 	// Connection refused, reset, per-attempt timeout, TLS failure.
 	return engine.ClassifyStatus(0, "openai: "+err.Error())
+}
+
+// defaultHTTPClient has its own connection pool. Turns run in parallel
+// against one provider host, and net/http's default of two idle connections
+// per host would make most calls dial anew.
+func defaultHTTPClient() *http.Client {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if !ok {
+		return &http.Client{}
+	}
+	t = t.Clone()
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: t}
 }
