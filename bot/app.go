@@ -153,6 +153,9 @@ func (a *App) Start(ctx context.Context) error {
 		}
 	}()
 	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
+	for _, section := range a.cfg.unsupportedSections() {
+		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
+	}
 	for _, name := range a.cfg.MissingEnv() {
 		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", name)
 	}
@@ -241,4 +244,24 @@ func NewLogger(cfg *Config, w io.Writer) *slog.Logger {
 		h = slog.NewJSONHandler(w, hopts)
 	}
 	return slog.New(newRedactHandler(h, cfg.Secrets()))
+}
+
+// unsupportedSections lists configured sections this build validates but
+// does not run yet, so a user is told instead of silently ignored.
+func (c *Config) unsupportedSections() []string {
+	var out []string
+	add := func(present bool, key string) {
+		if present {
+			out = append(out, key)
+		}
+	}
+	add(c.Slack != nil, "slack")
+	add(c.Linear != nil, "linear")
+	add(len(c.Schedules) > 0, "schedules")
+	add(len(c.Tools.HTTP) > 0, "tools.http")
+	add(c.Tools.WebSearch != nil, "tools.web_search")
+	add(c.Tools.WebFetch != nil, "tools.web_fetch")
+	add(c.Tools.SandboxExec != nil, "tools.sandbox_exec")
+	add(len(c.MCPServers) > 0, "mcp_servers")
+	return out
 }

@@ -21,7 +21,7 @@ import (
 // testApp is a real brain (config file, SQLite file, HTTP server on a free
 // port) talking through the real Anthropic SDK to the fake model server.
 type testApp struct {
-	t    *testing.T
+	t    testing.TB
 	app  *App
 	fake *fakemodel.Server
 	base string
@@ -49,7 +49,7 @@ func (b *syncBuffer) String() string {
 
 // writeConfig writes a config whose default model is the fake server, plus
 // extra top-level YAML.
-func writeConfig(t *testing.T, dir, modelURL, extra string) string {
+func writeConfig(t testing.TB, dir, modelURL, extra string) string {
 	t.Helper()
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
 data_dir: %s
@@ -71,7 +71,7 @@ agents:
 	return path
 }
 
-func newTestApp(t *testing.T, extra string, opts Options) *testApp {
+func newTestApp(t testing.TB, extra string, opts Options) *testApp {
 	t.Helper()
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)

@@ -1,0 +1,39 @@
+# The two commands the README starts with: `make run` and `make test`.
+GO ?= go
+BIN := bin/brain
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: run demo build test test-deps fuzz bench vet
+
+build:
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/brain
+
+# Build and start brain with config.example.yaml (SQLite under ./data).
+run: build
+	./$(BIN) serve --config config.example.yaml
+
+# Same, with the fake model server (test double) instead of a provider.
+demo: build
+	./$(BIN) serve --config config.demo.yaml
+
+# Installs what the tests need (idempotent), then runs the whole suite with
+# the race detector, then a short smoke run of every fuzz target.
+test: test-deps vet
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+# gcc for cgo (SQLite) is the only system dependency so far.
+test-deps:
+	@command -v gcc >/dev/null || (apt-get update && apt-get install -y gcc libc6-dev)
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1)
+
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/
