@@ -128,7 +128,8 @@ func decodeJSON(body []byte, dst any) error {
 			return engine.Errorf(engine.CodeInvalid, "body is not valid JSON: %v", err)
 		}
 	}
-	if dec.More() {
+	// More() misses a stray closing delimiter ("{}}"); Token must hit EOF.
+	if _, err := dec.Token(); err != io.EOF {
 		return engine.Errorf(engine.CodeInvalid, "body has data after the JSON object")
 	}
 	return nil
