@@ -35,8 +35,11 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 		hint := fmt.Sprintf("models.%s.api_key", name)
 		switch mc.Provider {
 		case "anthropic", "fake":
-			base, key := mc.BaseURL, mc.APIKey
+			base, key, modelName := mc.BaseURL, mc.APIKey, mc.Model
 			if mc.Provider == "fake" {
+				if modelName == "" {
+					modelName = "fake-model"
+				}
 				f := fakemodel.New(fakemodel.WithLogger(a.log))
 				a.fakes = append(a.fakes, f)
 				base, key = f.URL(), "fake-model-test-double"
@@ -46,7 +49,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", "set", hint)
 			}
 			m, err := anthropic.New(anthropic.Config{
-				BaseURL: base, APIKey: key, KeyHint: hint, Model: mc.Model,
+				BaseURL: base, APIKey: key, KeyHint: hint, Model: modelName,
 				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
 			})
 			if err != nil {

@@ -169,7 +169,11 @@ func (a *api) createSession(w http.ResponseWriter, r *http.Request) {
 	resp := sessionResponse{Session: s}
 	if req.Message != "" {
 		// The same key makes the first message idempotent with the session.
-		ev, _, err := a.engine.Send(r.Context(), s.ID, engine.Input{Text: req.Message, Author: req.StartedBy, IdempotencyKey: "create:" + key})
+		inputKey := ""
+		if key != "" {
+			inputKey = "create:" + key
+		}
+		ev, _, err := a.engine.Send(r.Context(), s.ID, engine.Input{Text: req.Message, Author: req.StartedBy, IdempotencyKey: inputKey})
 		if err != nil {
 			writeError(w, r, a.log, err)
 			return

@@ -1,0 +1,69 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"brain/engine"
+	"brain/engine/model/fakemodel"
+)
+
+func TestChat_ConversationInTerminal(t *testing.T) {
+	fake := fakemodel.New()
+	defer fake.Close()
+	fake.Push(fakemodel.Text("Hi! How can I help?"), fakemodel.Fail(500, "down"), fakemodel.Text("Back again."))
+	dir := t.TempDir()
+	cfg, err := LoadConfig(writeConfig(t, dir, fake.URL(), ""), func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := strings.NewReader("hello\nbreak please\nagain\n/resume\nagain\n/quit\n")
+	var out bytes.Buffer
+	if err := Chat(context.Background(), cfg, Options{Stderr: &bytes.Buffer{}}, "", "ann", in, &out); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		`brain chat with agent "default"`,
+		"Hi! How can I help?",
+		"! provider_unavailable",
+		"type /resume",
+		"resumed",
+		"Back again.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	// The conversation is a console session in the database.
+	ins, err := OpenInspector(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ins.Close()
+	list, err := ins.Sessions(context.Background(), engine.SessionFilter{})
+	if err != nil || len(list) != 1 || list[0].Origin != engine.OriginConsole || list[0].StartedBy != "ann" {
+		t.Fatalf("sessions: %v %+v", err, list)
+	}
+}
+
+func TestLogger_RedactsSecrets(t *testing.T) {
+	cfg := &Config{APIKeys: []string{"brain-api-key-123456"}}
+	cfg.Models = map[string]ModelConfig{"default": {APIKey: "sk-ant-very-secret"}}
+	var buf bytes.Buffer
+	log := NewLogger(cfg, &buf)
+	log.Info("calling with sk-ant-very-secret", "err", errString("401 for key sk-ant-very-secret"), "key", "brain-api-key-123456")
+	log.With("token", "sk-ant-very-secret").Warn("x")
+	if strings.Contains(buf.String(), "very-secret") || strings.Contains(buf.String(), "123456") {
+		t.Fatalf("secret in logs:\n%s", buf.String())
+	}
+	if strings.Count(buf.String(), "[REDACTED]") != 4 {
+		t.Fatalf("redactions:\n%s", buf.String())
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
