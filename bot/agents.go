@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"brain/engine"
@@ -86,6 +87,9 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 	resolve := func(where string, names []string) ([]*tools.Tool, error) {
 		var out []*tools.Tool
 		for _, n := range names {
+			if n == engine.AskTool {
+				continue // built into the engine
+			}
 			t, ok := catalog.Get(n)
 			if !ok {
 				return nil, fmt.Errorf("%s: unknown tool %q (known: %v)", where, n, catalog.Names())
@@ -107,6 +111,11 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 			Instructions:      ac.Instructions,
 			MaxToolIterations: ac.MaxToolIterations,
 			InputMode:         ac.InputMode,
+			Ask:               slices.Contains(ac.Tools, engine.AskTool),
+			Approvers:         ac.Approvers,
+		}
+		if len(a.Approvers) == 0 {
+			a.Approvers = cfg.Approvals.Approvers
 		}
 		if a.Tools, err = resolve(where+".tools", ac.Tools); err != nil {
 			return nil, err
@@ -121,6 +130,9 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 				return nil, err
 			}
 			a.When = append(a.When, engine.Conditional{Match: re.MatchString, Tools: ts})
+			if slices.Contains(w.Tools, engine.AskTool) {
+				return nil, fmt.Errorf("%s.when[%d].tools: ask cannot be conditional; list it in %s.tools", where, j, where)
+			}
 		}
 		if ac.ResultTool != "" {
 			t, ok := catalog.Get(ac.ResultTool)

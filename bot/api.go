@@ -41,6 +41,10 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("POST /v1/sessions/{id}/resume", a.auth(a.resume))
 	mux.HandleFunc("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
 	mux.HandleFunc("GET /v1/sessions/{id}/results", a.auth(a.results))
+	mux.HandleFunc("GET /v1/approvals", a.auth(a.listApprovals))
+	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))
+	mux.HandleFunc("POST /v1/approvals/{id}/decision", a.auth(a.decide))
+	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
 	return a.middleware(mux)
 }
 
@@ -224,11 +228,12 @@ func (a *api) getSession(w http.ResponseWriter, r *http.Request) {
 
 // eventRequest is the body of POST /v1/sessions/{id}/events.
 type eventRequest struct {
-	Type           string `json:"type"`
-	Text           string `json:"text"`
-	Author         string `json:"author"`
-	Mode           string `json:"mode"`
-	IdempotencyKey string `json:"idempotency_key"`
+	Type           string         `json:"type"`
+	Text           string         `json:"text"`
+	Author         string         `json:"author"`
+	Mode           string         `json:"mode"`
+	IdempotencyKey string         `json:"idempotency_key"`
+	Answer         *engine.Answer `json:"answer"`
 }
 
 // parseEventRequest decodes and checks a user.message body.
@@ -240,13 +245,28 @@ func parseEventRequest(body []byte) (engine.Input, error) {
 	if req.Type != engine.EventUserMessage {
 		return engine.Input{}, engine.Errorf(engine.CodeInvalid, "type must be %q", engine.EventUserMessage)
 	}
+	if a := req.Answer; a != nil {
+		if a.QuestionID == "" {
+			return engine.Input{}, engine.Errorf(engine.CodeInvalid, "answer.question_id is required")
+		}
+		if a.Value == "" && strings.TrimSpace(a.Text) == "" {
+			return engine.Input{}, engine.Errorf(engine.CodeInvalid, "answer needs a value or text")
+		}
+		if strings.TrimSpace(req.Text) == "" {
+			// The answer is the message.
+			req.Text = a.Text
+			if req.Text == "" {
+				req.Text = a.Value
+			}
+		}
+	}
 	if strings.TrimSpace(req.Text) == "" {
 		return engine.Input{}, engine.Errorf(engine.CodeInvalid, "text is required")
 	}
 	if len(req.IdempotencyKey) > 255 {
 		return engine.Input{}, engine.Errorf(engine.CodeInvalid, "idempotency_key is over 255 characters")
 	}
-	return engine.Input{Text: req.Text, Author: req.Author, Mode: req.Mode, IdempotencyKey: req.IdempotencyKey}, nil
+	return engine.Input{Text: req.Text, Author: req.Author, Mode: req.Mode, IdempotencyKey: req.IdempotencyKey, Answer: req.Answer}, nil
 }
 
 func (a *api) postEvent(w http.ResponseWriter, r *http.Request) {

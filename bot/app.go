@@ -102,6 +102,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 		MaxToolIterations: cfg.Limits.MaxToolIterations,
 		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
+		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 	})
 	if err != nil {
 		return nil, err

@@ -57,6 +57,8 @@ type AgentConfig struct {
 	ResultTool        string       `yaml:"result_tool"`
 	MaxToolIterations int          `yaml:"max_tool_iterations"` // 0 = limits.max_tool_iterations
 	InputMode         string       `yaml:"input_mode"`          // queue (default) | interrupt
+	// Approvers decide this agent's approvals; empty = approvals.approvers.
+	Approvers []string `yaml:"approvers"`
 }
 
 // WhenConfig adds tools to an agent for inputs that match InputMatches.

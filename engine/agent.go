@@ -26,6 +26,11 @@ type Agent struct {
 	// InputMode is the default for input that arrives while a turn runs:
 	// ModeQueue (default) or ModeInterrupt.
 	InputMode string
+	// Ask offers the built-in ask tool.
+	Ask bool
+	// Approvers may decide this agent's approvals; empty means the person
+	// who started the session.
+	Approvers []string
 }
 
 // Conditional offers Tools only to turns whose input satisfies Match.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
@@ -57,6 +58,8 @@ func buildMessages(evs []Event) []Message {
 				a := b.assistant()
 				a.ToolCalls = append(a.ToolCalls, c)
 			}
+		case EventApprovalDecided, EventApprovalApplied, EventApprovalFailed, EventApprovalUnconfirmed, EventApprovalExpired:
+			b.userText(approvalNote(ev))
 		case EventToolResult:
 			var d toolResultData
 			if json.Unmarshal(ev.Data, &d) == nil {
@@ -96,7 +99,51 @@ func (b *builder) userText(text string) {
 func inputMessageText(ev Event) string {
 	var in Input
 	_ = json.Unmarshal(ev.Data, &in)
+	if a := in.Answer; a != nil {
+		if a.Value != "" {
+			return fmt.Sprintf("Answer to your question: %s (option value %q)", a.Text, a.Value)
+		}
+		return "Answer to your question: " + a.Text
+	}
 	return in.Text
+}
+
+// approvalNote tells the model what became of a proposal it made.
+func approvalNote(ev Event) string {
+	var d struct {
+		ApprovalID string          `json:"approval_id"`
+		Tool       string          `json:"tool"`
+		Title      string          `json:"title"`
+		Decision   string          `json:"decision"`
+		By         string          `json:"by"`
+		Output     json.RawMessage `json:"output"`
+		Error      string          `json:"error"`
+	}
+	_ = json.Unmarshal(ev.Data, &d)
+	switch ev.Type {
+	case EventApprovalDecided:
+		verb := "approved"
+		if d.Decision == "deny" {
+			verb = "denied; it will not be applied"
+		}
+		return fmt.Sprintf("[approval %s (%s %q): %s by %s]", d.ApprovalID, d.Tool, d.Title, verb, d.By)
+	case EventApprovalApplied:
+		return fmt.Sprintf("[approval %s: applied; output: %s]", d.ApprovalID, clip(string(d.Output), 2000))
+	case EventApprovalFailed:
+		return fmt.Sprintf("[approval %s: apply failed, nothing was changed: %s]", d.ApprovalID, d.Error)
+	case EventApprovalUnconfirmed:
+		return fmt.Sprintf("[approval %s: unconfirmed, it may or may not have been applied: %s]", d.ApprovalID, d.Error)
+	case EventApprovalExpired:
+		return fmt.Sprintf("[approval %s: expired without a decision; it was not applied]", d.ApprovalID)
+	}
+	return ""
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // toolResultData is the data of a tool.result event.

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"brain/tools"
 )
 
 // Log attribute keys.
@@ -37,6 +39,10 @@ type Config struct {
 	MaxOutputBytes int
 	// ToolTimeout bounds one tool call unless the tool sets its own (60s).
 	ToolTimeout time.Duration
+	// ApprovalTTL is how long an approval stays pending (168h).
+	ApprovalTTL time.Duration
+	// ExpirySweep is how often pending approvals are checked for expiry (1m).
+	ExpirySweep time.Duration
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -52,6 +58,9 @@ type Engine struct {
 	maxIterations  int
 	maxOutputBytes int
 	toolTimeout    time.Duration
+	approvalTTL    time.Duration
+	expirySweep    time.Duration
+	askTool        *tools.Tool
 
 	slots chan struct{} // one token per running turn
 	hub   hub
@@ -66,6 +75,12 @@ type Engine struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	counters counters
+
+	// Applies of approved writes run outside turns; Stop waits for them and
+	// cancels them at its deadline (they become unconfirmed).
+	applies     sync.WaitGroup
+	applyCtx    context.Context
+	applyCancel context.CancelFunc
 }
 
 // runner is the in-memory state of a session that has work.
@@ -99,6 +114,9 @@ func New(cfg Config) (*Engine, error) {
 		maxIterations:  orDefault(cfg.MaxToolIterations, 5),
 		maxOutputBytes: orDefault(cfg.MaxOutputBytes, 64<<10),
 		toolTimeout:    cfg.ToolTimeout,
+		approvalTTL:    cfg.ApprovalTTL,
+		expirySweep:    cfg.ExpirySweep,
+		askTool:        newAskTool(),
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),
@@ -108,6 +126,12 @@ func New(cfg Config) (*Engine, error) {
 	}
 	if e.toolTimeout <= 0 {
 		e.toolTimeout = 60 * time.Second
+	}
+	if e.approvalTTL <= 0 {
+		e.approvalTTL = 168 * time.Hour
+	}
+	if e.expirySweep <= 0 {
+		e.expirySweep = time.Minute
 	}
 	for _, a := range cfg.Agents {
 		if err := a.check(); err != nil {
@@ -119,6 +143,7 @@ func New(cfg Config) (*Engine, error) {
 		e.agents[a.Name] = a
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
+	e.applyCtx, e.applyCancel = context.WithCancel(context.Background())
 	return e, nil
 }
 
@@ -143,6 +168,14 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.recover(ctx); err != nil {
 		return fmt.Errorf("recover sessions: %w", err)
 	}
+	if err := e.recoverApplies(ctx); err != nil {
+		return fmt.Errorf("recover approvals: %w", err)
+	}
+	if err := e.ExpireApprovals(ctx); err != nil {
+		return err
+	}
+	e.wg.Add(1)
+	go e.sweepApprovals()
 	pending, err := e.store.Sessions(ctx, SessionFilter{
 		Statuses:     []Status{StatusIdle, StatusAwaitingInput},
 		PendingInput: true,
@@ -172,20 +205,44 @@ func (e *Engine) Stop(ctx context.Context) error {
 	go func() { e.wg.Wait(); close(done) }()
 	select {
 	case <-done:
-		e.cancel()
-		return nil
 	case <-ctx.Done():
-	}
-	e.mu.Lock()
-	for _, r := range e.runners {
-		if r.cancelTurn != nil {
-			r.cancelTurn(errShutdown)
+		e.mu.Lock()
+		for _, r := range e.runners {
+			if r.cancelTurn != nil {
+				r.cancelTurn(errShutdown)
+			}
 		}
+		e.mu.Unlock()
+		<-done
 	}
-	e.mu.Unlock()
-	<-done
+	applied := make(chan struct{})
+	go func() { e.applies.Wait(); close(applied) }()
+	select {
+	case <-applied:
+	case <-ctx.Done():
+		e.applyCancel() // the applies record themselves unconfirmed
+		<-applied
+	}
+	e.applyCancel()
 	e.cancel()
 	return nil
+}
+
+// sweepApprovals expires pending approvals until Stop.
+func (e *Engine) sweepApprovals() {
+	defer e.wg.Done()
+	tick := time.NewTicker(e.expirySweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := e.ExpireApprovals(e.base); err != nil {
+				e.log.Error("expire approvals", logErr, err)
+			}
+		case <-e.stopCh:
+			return
+		}
+	}
 }
 
 // kick marks a session as having queued input and makes sure a goroutine

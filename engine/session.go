@@ -68,6 +68,10 @@ type Input struct {
 	// IdempotencyKey: a repeat returns the originally recorded event and
 	// queues nothing.
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	// Answer answers the open question. Without it, text from the person
+	// the session talks to answers too (matched to an option by value or
+	// label); text from anyone else waits for the answer as steering.
+	Answer *Answer `json:"answer,omitempty"`
 }
 
 // Send records a user.message and queues a turn for it. It returns the
@@ -89,6 +93,28 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 	if err := e.admit(sessionID); err != nil {
 		return Event{}, false, err
 	}
+	cur, err := e.store.Session(ctx, sessionID)
+	if err != nil {
+		return Event{}, false, err
+	}
+	q := cur.OpenQuestion()
+	switch {
+	case in.Answer != nil:
+		if err := resolveAnswer(q, in.Answer); err != nil {
+			if in.IdempotencyKey == "" || !errors.Is(err, ErrConflict) {
+				return Event{}, false, err
+			}
+			// The question is gone: a retried answer finds its original
+			// event in the commit; a new one is refused there.
+			in.Answer.QuestionID = ""
+		}
+	case q != nil && in.Author == cur.StartedBy:
+		a := &Answer{QuestionID: q.ID, Text: in.Text}
+		if o, ok := q.match(in.Text); ok {
+			a.Value = o.Value
+		}
+		in.Answer = a
+	}
 	data, err := json.Marshal(in)
 	if err != nil {
 		return Event{}, false, fmt.Errorf("encode input: %w", err)
@@ -101,6 +127,13 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 			if s.Status == StatusInterrupted || s.Status == StatusFailed {
 				return Errorf(CodeConflict, "resume the %s session before sending input", s.Status)
 			}
+			if in.Answer == nil {
+				return nil
+			}
+			if open := s.OpenQuestion(); open == nil || open.ID != in.Answer.QuestionID {
+				return Errorf(CodeConflict, "the question was already answered or closed")
+			}
+			s.Question = nil
 			return nil
 		},
 	})
@@ -111,6 +144,9 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 		return res.Events[0], true, nil
 	}
 	e.count("inputs")
+	if res.Session.OpenQuestion() != nil {
+		return res.Events[0], false, nil // steering: waits for the answer
+	}
 	e.kick(sessionID)
 	mode := in.Mode
 	if mode == "" {

@@ -27,6 +27,7 @@ type Store interface {
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error)
 	// Results returns every committed result of a session, oldest first.
 	Results(ctx context.Context, sessionID string) ([]ResultRecord, error)
+	ApprovalStore
 	Close() error
 }
 
@@ -56,8 +57,11 @@ type Commit struct {
 	// recorded by an earlier commit, nothing is written and the result holds
 	// that commit's first event with Duplicate set.
 	InputKey string
-	// Result, when set, is appended to the session's result history.
+	// Result, when set, is appended to the session's result history (the
+	// caller sets Session.Result in Update).
 	Result *ResultRecord
+	// NewApproval, when set, is inserted (its SessionID is c.SessionID).
+	NewApproval *Approval
 }
 
 // CommitResult is what a Commit wrote.

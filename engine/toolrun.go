@@ -16,6 +16,11 @@ type toolOutcome struct {
 	IsError bool
 	// Unknown marks a failure after dispatch: a side effect may have happened.
 	Unknown bool
+
+	// Set by built-in behaviours; committed together with the tool.result.
+	question *Question
+	approval *Approval
+	result   *ResultRecord
 }
 
 func failed(format string, args ...any) toolOutcome {
@@ -32,6 +37,13 @@ const toolGrace = time.Second
 // runTool validates and runs one tool call. It never returns an error: every
 // failure becomes an error result the model can read. Tools are never retried.
 func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcome {
+	if call.Name == AskTool && t.ask != nil {
+		q, out := e.askCall(t, call)
+		if q != nil {
+			out.question, t.question = q, q
+		}
+		return out
+	}
 	tool, ok := t.tools[call.Name]
 	if !ok {
 		return failed("unknown tool %q; the tools available are listed in this request", call.Name)
@@ -42,17 +54,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	if err := tool.ValidateInput(call.Input); err != nil {
 		return failed("%v", err)
 	}
-	if tool.NeedsApproval() {
-		return failed("tool %q needs a person's approval, which this version of brain cannot record yet", call.Name)
-	}
 	e.count("tool_calls")
-
-	timeout := tool.Timeout
-	if timeout <= 0 {
-		timeout = e.toolTimeout
-	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	tc := tools.Call{
 		Input:      call.Input,
 		SessionID:  t.session.ID,
@@ -63,13 +65,40 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
 	}
+	timeout := e.timeoutOf(tool)
+	if tool.NeedsApproval() {
+		return e.proposeCall(ctx, t, tool, call, tc, timeout)
+	}
+	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
+		return tool.Run(ctx, tc)
+	})
+	if out.IsError {
+		return out
+	}
+	out = e.checkOutput(tool, raw)
+	if tool.Result {
+		out = e.resultOutcome(ctx, t, call, tool, out)
+	}
+	return out
+}
 
+func (e *Engine) timeoutOf(tool *tools.Tool) time.Duration {
+	if tool.Timeout > 0 {
+		return tool.Timeout
+	}
+	return e.toolTimeout
+}
+
+// invoke runs fn with a timeout in its own goroutine, so a tool that ignores
+// its context cannot hold the turn past its deadline, and turns panics and
+// errors into error outcomes.
+func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, toolOutcome) {
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	type answer struct {
 		out json.RawMessage
 		err error
 	}
-	// The tool runs in its own goroutine so one that ignores its context
-	// cannot hold the turn past its timeout.
 	ch := make(chan answer, 1)
 	go func() {
 		defer func() {
@@ -77,7 +106,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 				ch <- answer{err: fmt.Errorf("tool panicked: %v", p)}
 			}
 		}()
-		out, err := tool.Run(cctx, tc)
+		out, err := fn(cctx)
 		ch <- answer{out, err}
 	}()
 	var a answer
@@ -88,23 +117,23 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		select {
 		case a = <-ch:
 		case <-time.After(toolGrace):
-			e.log.Warn("tool did not stop at its deadline; abandoning it", logSession, t.session.ID, logTool, call.Name)
+			e.log.Warn("tool did not stop at its deadline; abandoning it", logTool, name)
 		}
 	}
 	if err := cctx.Err(); err != nil && (a.err != nil || a.out == nil) {
 		if ctx.Err() != nil {
-			return unknown("the turn was stopped while %q ran; its outcome is unknown", call.Name)
+			return nil, unknown("stopped while %q ran; its outcome is unknown", name)
 		}
-		return unknown("%q timed out after %s; its outcome is unknown", call.Name, timeout)
+		return nil, unknown("%q timed out after %s; its outcome is unknown", name, timeout)
 	}
 	if a.err != nil {
 		var te *tools.Error
 		if errors.As(a.err, &te) {
-			return toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
+			return nil, toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
 		}
-		return unknown("%v", a.err)
+		return nil, unknown("%v", a.err)
 	}
-	return e.checkOutput(tool, a.out)
+	return a.out, toolOutcome{}
 }
 
 // checkOutput applies the size cap and the output schema. A tool that ran
@@ -126,7 +155,37 @@ func (e *Engine) checkOutput(tool *tools.Tool, out json.RawMessage) toolOutcome 
 	return toolOutcome{Text: string(out)}
 }
 
+// recordResult commits a call's result, together with what a built-in
+// behaviour opened: a question, an approval or a session result.
 func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out toolOutcome) error {
+	c := Commit{SessionID: t.session.ID}
+	var extra []Event
+	switch {
+	case out.question != nil:
+		q, _ := json.Marshal(out.question)
+		extra = append(extra, Event{ID: e.newID("evt"), Type: EventQuestionAsked, TurnID: t.id, Data: q})
+		c.Update = func(s *Session) error { s.Question = q; return nil }
+	case out.approval != nil:
+		a := out.approval
+		data, _ := json.Marshal(map[string]any{
+			"approval_id": a.ID, "tool": a.Tool, "call_id": a.CallID, "title": a.Card.Title, "facts": a.Card.Facts,
+			"input": a.Input, "requested_by": a.RequestedBy, "expires_at": a.ExpiresAt,
+		})
+		extra = append(extra, Event{ID: e.newID("evt"), Type: EventApprovalRequested, TurnID: t.id, Data: data})
+		c.NewApproval = a
+	case out.result != nil:
+		r := out.result
+		doc, _ := json.Marshal(map[string]any{"turn_id": r.TurnID, "call_id": r.CallID, "reported_at": r.ReportedAt, "data": r.Data})
+		extra = append(extra, Event{ID: e.newID("evt"), Type: EventResultCommitted, TurnID: t.id, Data: doc})
+		c.Result = r
+		c.Update = func(s *Session) error {
+			if s.Status != StatusRunning {
+				return errTurnEnded
+			}
+			s.Result = doc
+			return nil
+		}
+	}
 	data, err := json.Marshal(toolResultData{
 		CallID: call.ID,
 		Name:   call.Name,
@@ -139,10 +198,11 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 	if err != nil {
 		return fmt.Errorf("encode tool result: %w", err)
 	}
-	_, err = e.commit(ctx, Commit{
-		SessionID: t.session.ID,
-		Events:    []Event{{ID: e.newID("evt"), Type: EventToolResult, TurnID: t.id, Data: data}},
-	})
+	c.Events = append([]Event{{ID: e.newID("evt"), Type: EventToolResult, TurnID: t.id, Data: data}}, extra...)
+	_, err = e.commit(ctx, c)
+	if errors.Is(err, errTurnEnded) {
+		return e.recordResult(ctx, t, call, failed("%v", errTurnEnded))
+	}
 	if err != nil {
 		return fmt.Errorf("record tool result: %w", err)
 	}

@@ -21,6 +21,9 @@ type turn struct {
 	messages []Message
 	usage    Usage
 	rounds   int
+	// ask is the ask tool when offered; question is the one this turn asked.
+	ask      *tools.Tool
+	question *Question
 }
 
 // runTurn takes the session's queued input into one turn and runs it to its
@@ -56,6 +59,9 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
 		return nil, errNothingToDo // interrupted sessions wait for resume
 	}
+	if s.OpenQuestion() != nil {
+		return nil, errNothingToDo // steering waits for the answer
+	}
 	inputs, err := e.pendingInputs(ctx, s)
 	if err != nil {
 		return nil, err
@@ -77,10 +83,10 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	res, err := e.commit(ctx, Commit{
 		SessionID: id,
 		Update: func(s *Session) error {
-			if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
+			if s.Status != StatusIdle && s.Status != StatusAwaitingInput || s.OpenQuestion() != nil {
 				return errNothingToDo
 			}
-			s.Status, s.InputCursor, s.Question = StatusRunning, cursor, nil
+			s.Status, s.InputCursor = StatusRunning, cursor
 			return nil
 		},
 		Events: []Event{
@@ -102,6 +108,10 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	for _, tool := range agent.toolsFor(inputText(inputs)) {
 		t.tools[tool.Name] = tool
 		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
+	}
+	if agent.Ask {
+		t.ask = e.askTool
+		t.specs = append(t.specs, ToolSpec{Name: AskTool, Description: t.ask.Description, InputSchema: t.ask.InputSchema()})
 	}
 	return t, nil
 }
@@ -156,6 +166,9 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
+		if t.question != nil {
+			return OutcomeQuestion, nil
+		}
 		if t.rounds >= max {
 			return OutcomeMaxIterations, nil
 		}
@@ -208,14 +221,23 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 		outcome = OutcomeCancelled
 	}
 	done, _ := json.Marshal(map[string]any{"outcome": outcome, "rounds": t.rounds, "usage": t.usage})
+	next := StatusIdle
+	if outcome == OutcomeQuestion {
+		next = StatusAwaitingInput
+	}
 	evs := []Event{
 		{ID: e.newID("evt"), Type: EventTurnCompleted, TurnID: t.id, Data: done},
-		withTurn(statusEvent(e.newID("evt"), StatusIdle, "turn "+outcome), t.id),
+		withTurn(statusEvent(e.newID("evt"), next, "turn "+outcome), t.id),
 	}
 	_, err := e.commit(ctx, Commit{
 		SessionID: t.session.ID,
 		Update: func(s *Session) error {
 			s.Status = StatusIdle
+			if outcome == OutcomeQuestion && s.OpenQuestion() != nil {
+				s.Status = StatusAwaitingInput
+			} else {
+				s.Question = nil // a cancelled turn's question is closed with it
+			}
 			s.Checkpoint = s.LastSeq + 1 // the turn.completed event
 			if len(dropped) > 0 {
 				s.InputCursor = dropped[len(dropped)-1].Seq

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"brain/engine"
 )
@@ -58,16 +59,29 @@ func validateCommit(c engine.Commit) error {
 	if c.Now.IsZero() {
 		return engine.Errorf(engine.CodeInvalid, "commit session %s: Now is zero", c.SessionID)
 	}
-	for i, ev := range c.Events {
-		if ev.ID == "" {
-			return engine.Errorf(engine.CodeInvalid, "commit session %s: event %d has no id", c.SessionID, i)
-		}
-		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return engine.Errorf(engine.CodeInvalid, "commit session %s: event %s: data is not valid JSON", c.SessionID, ev.ID)
-		}
+	op := "commit session " + c.SessionID
+	if err := validateEvents(op, c.Events); err != nil {
+		return err
 	}
 	if c.Result != nil && len(c.Result.Data) > 0 && !json.Valid(c.Result.Data) {
-		return engine.Errorf(engine.CodeInvalid, "commit session %s: result data is not valid JSON", c.SessionID)
+		return engine.Errorf(engine.CodeInvalid, "%s: result data is not valid JSON", op)
+	}
+	if c.NewApproval != nil {
+		return validateApproval(op, *c.NewApproval)
+	}
+	return nil
+}
+
+// validateEvents checks what every appended event needs; op prefixes the
+// message.
+func validateEvents(op string, evs []engine.Event) error {
+	for i, ev := range evs {
+		if ev.ID == "" {
+			return engine.Errorf(engine.CodeInvalid, "%s: event %d has no id", op, i)
+		}
+		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
+			return engine.Errorf(engine.CodeInvalid, "%s: event %s: data is not valid JSON", op, ev.ID)
+		}
 	}
 	return nil
 }
@@ -106,32 +120,17 @@ func commitTx(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.CommitRe
 	}
 
 	now := c.Now.UTC()
-	events := make([]engine.Event, len(c.Events))
-	for i, ev := range c.Events {
-		next.LastSeq++
-		ev.SessionID = c.SessionID
-		ev.Seq = next.LastSeq
-		if ev.CreatedAt.IsZero() {
-			ev.CreatedAt = now
-		} else {
-			ev.CreatedAt = ev.CreatedAt.UTC()
+	log := eventLog{sessionID: c.SessionID, lastSeq: next.LastSeq, lastInputSeq: lastInputSeq}
+	events, err := log.append(ctx, tx, now, c.Events)
+	if err != nil {
+		return engine.CommitResult{}, err
+	}
+	next.LastSeq, lastInputSeq = log.lastSeq, log.lastInputSeq
+
+	if a := c.NewApproval; a != nil {
+		if err := insertApproval(ctx, tx, c.SessionID, now, *a); err != nil {
+			return engine.CommitResult{}, err
 		}
-		if len(ev.Data) == 0 {
-			ev.Data = json.RawMessage("{}")
-		}
-		if ev.Type == engine.EventUserMessage {
-			lastInputSeq = ev.Seq
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, type, turn_id, created_at, data)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ev.SessionID, ev.Seq, ev.ID, ev.Type, ev.TurnID, formatTime(ev.CreatedAt), string(ev.Data))
-		if isConstraint(err) {
-			return engine.CommitResult{}, engine.Errorf(engine.CodeConflict, "event %s already exists", ev.ID)
-		}
-		if err != nil {
-			return engine.CommitResult{}, fmt.Errorf("insert event %s: %w", ev.ID, err)
-		}
-		events[i] = ev
 	}
 
 	if c.InputKey != "" {
@@ -207,4 +206,45 @@ func duplicateInput(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.Co
 	}
 	res.Events = evs
 	return res, true, nil
+}
+
+// eventLog is a session's sequence bookkeeping inside a write transaction.
+type eventLog struct {
+	sessionID    string
+	lastSeq      int64
+	lastInputSeq int64
+}
+
+// append inserts evs after l.lastSeq in order, stamping each with its seq,
+// the session id, now (when CreatedAt is zero) and {} (when Data is empty),
+// and advances l. The caller writes l back to the session row.
+func (l *eventLog) append(ctx context.Context, tx *sql.Tx, now time.Time, evs []engine.Event) ([]engine.Event, error) {
+	out := make([]engine.Event, len(evs))
+	for i, ev := range evs {
+		ev.SessionID = l.sessionID
+		ev.Seq = l.lastSeq + 1
+		if ev.CreatedAt.IsZero() {
+			ev.CreatedAt = now
+		} else {
+			ev.CreatedAt = ev.CreatedAt.UTC()
+		}
+		if len(ev.Data) == 0 {
+			ev.Data = json.RawMessage("{}")
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, type, turn_id, created_at, data)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			ev.SessionID, ev.Seq, ev.ID, ev.Type, ev.TurnID, formatTime(ev.CreatedAt), string(ev.Data))
+		if isConstraint(err) {
+			return nil, engine.Errorf(engine.CodeConflict, "event %s already exists", ev.ID)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("insert event %s: %w", ev.ID, err)
+		}
+		l.lastSeq = ev.Seq
+		if ev.Type == engine.EventUserMessage {
+			l.lastInputSeq = ev.Seq
+		}
+		out[i] = ev
+	}
+	return out, nil
 }

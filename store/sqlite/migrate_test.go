@@ -3,9 +3,13 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"brain/engine"
 	"brain/store/sqlite"
 )
 
@@ -105,5 +109,55 @@ func TestStore_OpenRejectsBadOptions(t *testing.T) {
 	if st, err := sqlite.OpenWithOptions(context.Background(), path, sqlite.Options{Synchronous: "sometimes"}); err == nil {
 		st.Close()
 		t.Fatal("OpenWithOptions accepted synchronous=sometimes")
+	}
+}
+
+// TestStore_MigrateVersion1File opens a file an older build left at schema
+// version 1, with data in it: migration 2 applies and the old rows work with
+// the new tables.
+func TestStore_MigrateVersion1File(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "brain.db")
+	v1, err := os.ReadFile("migrations/0001_init.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := rawDB(t, path)
+	for _, stmt := range []string{
+		`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL) STRICT`,
+		string(v1),
+		`INSERT INTO schema_migrations (version, name) VALUES (1, '0001_init.sql')`,
+		`INSERT INTO sessions (id, agent, origin, interactive, status, created_at, updated_at, last_seq)
+			VALUES ('old', 'default', 'api', 1, 'idle', '2025-01-01T00:00:00.000000000Z', '2025-01-01T00:00:00.000000000Z', 1)`,
+		`INSERT INTO events (session_id, seq, id, type, created_at, data)
+			VALUES ('old', 1, 'e1', 'user.message', '2025-01-01T00:00:00.000000000Z', '{"text":"hi"}')`,
+	} {
+		if _, err := old.Exec(stmt); err != nil {
+			t.Fatalf("build version 1 file: %v", err)
+		}
+	}
+	old.Close()
+
+	st, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open version 1 file: %v", err)
+	}
+	defer st.Close()
+	if got := migrationVersions(t, rawDB(t, path)); !slices.Equal(got, []int{1, 2}) {
+		t.Fatalf("schema_migrations versions = %v, want [1 2]", got)
+	}
+	a := testApproval("a1", t0)
+	res := commit(t, st, engine.Commit{SessionID: "old", NewApproval: &a,
+		Events: []engine.Event{{ID: "e2", Type: engine.EventApprovalRequested}}})
+	if res.Events[0].Seq != 2 {
+		t.Errorf("seq after migration = %d, want 2", res.Events[0].Seq)
+	}
+	if _, err := st.Approval(ctx, "a1"); err != nil {
+		t.Errorf("Approval after migration: %v", err)
+	}
+	// The new table's foreign key holds against old sessions too.
+	a2 := testApproval("a2", t0)
+	if _, err := st.Commit(ctx, engine.Commit{SessionID: "missing", Now: t0, NewApproval: &a2}); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("Commit to a missing session = %v, want not found", err)
 	}
 }

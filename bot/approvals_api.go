@@ -1,0 +1,100 @@
+package bot
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"brain/engine"
+)
+
+var approvalStatuses = map[engine.ApprovalStatus]bool{
+	engine.ApprovalPending: true, engine.ApprovalApproved: true, engine.ApprovalDenied: true,
+	engine.ApprovalExpired: true, engine.ApprovalApplying: true, engine.ApprovalApplied: true,
+	engine.ApprovalFailed: true, engine.ApprovalUnconfirmed: true,
+}
+
+// listApprovals answers GET /v1/approvals?status=pending,unconfirmed&session_id=&limit=.
+func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := engine.ApprovalFilter{SessionID: q.Get("session_id"), Limit: 100}
+	if v := q.Get("status"); v != "" {
+		for _, s := range strings.Split(v, ",") {
+			st := engine.ApprovalStatus(strings.TrimSpace(s))
+			if !approvalStatuses[st] {
+				writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, "status %q is not an approval status", s))
+				return
+			}
+			f.Statuses = append(f.Statuses, st)
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, "limit must be 1..1000"))
+			return
+		}
+		f.Limit = n
+	}
+	list, err := a.engine.Approvals(r.Context(), f)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	if list == nil {
+		list = []engine.Approval{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
+}
+
+func (a *api) getApproval(w http.ResponseWriter, r *http.Request) {
+	ap, err := a.engine.Approval(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ap)
+}
+
+// decisionRequest is the body of POST /v1/approvals/{id}/decision.
+type decisionRequest struct {
+	Decision string `json:"decision"`
+	By       string `json:"by"`
+}
+
+// decide records the first decision; a later one gets 409 naming who
+// decided. Approving starts the apply; the answer shows status applying.
+func (a *api) decide(w http.ResponseWriter, r *http.Request) {
+	var req decisionRequest
+	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	if req.Decision != "approve" && req.Decision != "deny" {
+		writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, `decision must be "approve" or "deny"`))
+		return
+	}
+	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: req.By, ViaAPI: true})
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ap)
+}
+
+// retry re-runs an unconfirmed or failed apply with the same decision id.
+func (a *api) retry(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		By string `json:"by"`
+	}
+	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	ap, err := a.engine.Retry(r.Context(), r.PathValue("id"), engine.Decision{By: req.By, ViaAPI: true})
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ap)
+}

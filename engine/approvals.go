@@ -1,0 +1,408 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"brain/tools"
+)
+
+// More event types of the approval lifecycle.
+const (
+	EventApprovalFailed  = "approval.failed"
+	EventApprovalExpired = "approval.expired"
+	EventApprovalRetried = "approval.retried"
+)
+
+// proposeCall runs an approval tool's preview and returns the outcome that
+// records the proposal. Nothing is applied here.
+func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
+	if !t.session.Interactive {
+		return failed("%s", nobodyThere(t.session, "approve this change"))
+	}
+	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
+		card, err := tool.Preview(ctx, tc)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(card)
+	})
+	if out.IsError {
+		out.Text = "preview failed: " + out.Text
+		return out
+	}
+	var card tools.Card
+	if err := json.Unmarshal(raw, &card); err != nil {
+		return failed("preview returned an invalid card: %v", err)
+	}
+	card = tidyCard(card, tool.Name)
+	now := e.now()
+	a := &Approval{
+		ID:          e.newID("apr"),
+		SessionID:   t.session.ID,
+		TurnID:      t.id,
+		CallID:      call.ID,
+		Tool:        tool.Name,
+		Agent:       t.agent.Name,
+		Input:       call.Input,
+		Card:        card,
+		RequestedBy: t.session.StartedBy,
+		Status:      ApprovalPending,
+		CreatedAt:   now,
+		ExpiresAt:   now.Add(e.approvalTTL),
+		UpdatedAt:   now,
+	}
+	return toolOutcome{
+		Text: fmt.Sprintf("Recorded for approval as %s: %q. Nothing has been applied: the change runs only if a person approves it, "+
+			"and you will see the decision in a later message. Do not report it as done.", a.ID, card.Title),
+		approval: a,
+	}
+}
+
+// tidyCard bounds a card so every channel can show it.
+func tidyCard(c tools.Card, tool string) tools.Card {
+	c.Title = clipRunes(strings.TrimSpace(c.Title), 150)
+	if c.Title == "" {
+		c.Title = "Run " + tool
+	}
+	if len(c.Facts) > 10 {
+		c.Facts = c.Facts[:10]
+	}
+	for i := range c.Facts {
+		c.Facts[i].Label = clipRunes(c.Facts[i].Label, 80)
+		c.Facts[i].Value = clipRunes(c.Facts[i].Value, 2000)
+	}
+	return c
+}
+
+func clipRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// Decision is a person's answer to an approval.
+type Decision struct {
+	Approve bool
+	// By names who decided: a platform user id, or any label via the API.
+	By string
+	// ViaAPI is true for a caller holding an API key: it may decide
+	// approvals of sessions started through the API or the console.
+	ViaAPI bool
+}
+
+// Decide records the first decision on an approval; later ones get a
+// conflict naming who decided. Approving starts the apply in the
+// background, with the decision id as its idempotency key.
+func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (Approval, error) {
+	if strings.TrimSpace(d.By) == "" {
+		return Approval{}, Errorf(CodeInvalid, "by is required: who decides")
+	}
+	a, err := e.store.Approval(ctx, approvalID)
+	if err != nil {
+		return Approval{}, err
+	}
+	if err := e.authorize(ctx, a, d); err != nil {
+		return Approval{}, err
+	}
+	if a.Status == ApprovalPending && !e.now().Before(a.ExpiresAt) {
+		e.expire(ctx, a.ID)
+		return Approval{}, Errorf(CodeConflict, "approval %s expired at %s", a.ID, a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	decision, status := "deny", ApprovalDenied
+	if d.Approve {
+		decision, status = "approve", ApprovalApplying
+	}
+	decisionID := e.newID("dec")
+	now := e.now()
+	data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "decision": decision, "by": d.By, "decision_id": decisionID, "tool": a.Tool, "title": a.Card.Title})
+	got, _, err := e.commitApproval(ctx, ApprovalCommit{
+		ID: a.ID, Now: now,
+		Update: func(a *Approval) error {
+			if a.Status != ApprovalPending {
+				return alreadyDecided(*a)
+			}
+			a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt = status, decisionID, d.By, now
+			if d.Approve {
+				a.Attempts = 1
+			}
+			return nil
+		},
+		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalDecided, Data: data}},
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	e.count("approvals_" + decision)
+	if d.Approve {
+		e.startApply(got)
+	}
+	return got, nil
+}
+
+func alreadyDecided(a Approval) error {
+	switch a.Status {
+	case ApprovalExpired:
+		return Errorf(CodeConflict, "approval %s has expired", a.ID)
+	case ApprovalDenied:
+		return Errorf(CodeConflict, "approval %s was already denied by %s", a.ID, a.DecidedBy)
+	default:
+		return Errorf(CodeConflict, "approval %s was already approved by %s (now %s)", a.ID, a.DecidedBy, a.Status)
+	}
+}
+
+// authorize says whether d.By may decide a: the agent's approvers when
+// configured, else the person who started the session; an API key holder
+// may decide for sessions started through the API or the console.
+func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
+	s, err := e.store.Session(ctx, a.SessionID)
+	if err != nil {
+		return err
+	}
+	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
+		return nil
+	}
+	var approvers []string
+	if agent, ok := e.agents[a.Agent]; ok {
+		approvers = agent.Approvers
+	}
+	if len(approvers) > 0 {
+		if slices.Contains(approvers, d.By) {
+			return nil
+		}
+		return Errorf(CodeForbidden, "%s may not decide this approval; the approvers are %s", d.By, strings.Join(approvers, ", "))
+	}
+	if s.StartedBy != "" && d.By == s.StartedBy {
+		return nil
+	}
+	return Errorf(CodeForbidden, "%s may not decide this approval; only %s, who started the session, may", d.By, orNobody(s.StartedBy))
+}
+
+func orNobody(s string) string {
+	if s == "" {
+		return "a configured approver"
+	}
+	return s
+}
+
+// Retry re-runs the apply of an unconfirmed or failed approval with the
+// same decision id, so a downstream service can deduplicate it.
+func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Approval, error) {
+	if strings.TrimSpace(d.By) == "" {
+		return Approval{}, Errorf(CodeInvalid, "by is required: who retries")
+	}
+	a, err := e.store.Approval(ctx, approvalID)
+	if err != nil {
+		return Approval{}, err
+	}
+	if err := e.authorize(ctx, a, d); err != nil {
+		return Approval{}, err
+	}
+	data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "by": d.By, "decision_id": a.DecisionID, "attempt": a.Attempts + 1})
+	got, _, err := e.commitApproval(ctx, ApprovalCommit{
+		ID: a.ID, Now: e.now(),
+		Update: func(a *Approval) error {
+			if a.Status != ApprovalUnconfirmed && a.Status != ApprovalFailed {
+				return Errorf(CodeConflict, "approval %s is %s; only an unconfirmed or failed apply can be retried", a.ID, a.Status)
+			}
+			a.Status = ApprovalApplying
+			a.Attempts++
+			return nil
+		},
+		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalRetried, Data: data}},
+	})
+	if err != nil {
+		return Approval{}, err
+	}
+	e.startApply(got)
+	return got, nil
+}
+
+// startApply runs apply in the background; Stop waits for it and cancels
+// it at the deadline, which leaves the approval unconfirmed.
+func (e *Engine) startApply(a Approval) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		// Left applying; the next start marks it unconfirmed for a person.
+		e.log.Warn("not starting an apply during shutdown", "approval_id", a.ID)
+		return
+	}
+	e.applies.Add(1)
+	go func() {
+		defer e.applies.Done()
+		e.apply(e.applyCtx, a)
+	}()
+}
+
+// apply runs the approved write once and records what came of it.
+func (e *Engine) apply(ctx context.Context, a Approval) {
+	log := e.log.With(logSession, a.SessionID, "approval_id", a.ID)
+	tool := e.approvalTool(a)
+	var out toolOutcome
+	var raw json.RawMessage
+	if tool == nil {
+		out = failed("tool %q is no longer configured for agent %q; nothing was applied", a.Tool, a.Agent)
+	} else {
+		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: a.TurnID, ToolCallID: a.CallID, Agent: a.Agent}
+		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy}
+		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
+			return tool.Apply(ctx, tc, dec)
+		})
+		if !out.IsError && len(raw) > e.maxOutputBytes {
+			raw = nil
+			out.Text = fmt.Sprintf("applied; its output was over %d bytes and is not kept", e.maxOutputBytes)
+		}
+	}
+	status, typ := ApprovalApplied, EventApprovalApplied
+	switch {
+	case out.IsError && out.Unknown:
+		status, typ = ApprovalUnconfirmed, EventApprovalUnconfirmed
+	case out.IsError:
+		status, typ = ApprovalFailed, EventApprovalFailed
+	}
+	detail := map[string]any{"approval_id": a.ID, "status": status, "tool": a.Tool, "decision_id": a.DecisionID}
+	if out.IsError {
+		detail["error"] = out.Text
+	} else if len(raw) > 0 && json.Valid(raw) {
+		detail["output"] = raw
+	}
+	data, _ := json.Marshal(detail)
+	_, _, err := e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
+		ID: a.ID, Now: e.now(),
+		Update: func(cur *Approval) error {
+			if cur.Status != ApprovalApplying {
+				return Errorf(CodeConflict, "approval %s is %s, not applying", cur.ID, cur.Status)
+			}
+			cur.Status = status
+			cur.Error = ""
+			cur.Output = nil
+			if out.IsError {
+				cur.Error = out.Text
+			} else if json.Valid(raw) {
+				cur.Output = raw
+			}
+			return nil
+		},
+		Events: []Event{{ID: e.newID("evt"), Type: typ, Data: data}},
+	})
+	if err != nil {
+		// Left applying: the next start marks it unconfirmed.
+		log.Error("record apply outcome", logErr, err)
+		return
+	}
+	e.count("approvals_" + string(status))
+}
+
+// approvalTool finds the approval's tool among its agent's tools.
+func (e *Engine) approvalTool(a Approval) *tools.Tool {
+	agent, ok := e.agents[a.Agent]
+	if !ok {
+		return nil
+	}
+	all := append([]*tools.Tool(nil), agent.Tools...)
+	for _, c := range agent.When {
+		all = append(all, c.Tools...)
+	}
+	for _, t := range all {
+		if t.Name == a.Tool && t.NeedsApproval() {
+			return t
+		}
+	}
+	return nil
+}
+
+// ExpireApprovals marks pending approvals past their expiry as expired. The
+// engine runs it periodically; it is exported for tests and operators.
+func (e *Engine) ExpireApprovals(ctx context.Context) error {
+	due, err := e.store.Approvals(ctx, ApprovalFilter{Statuses: []ApprovalStatus{ApprovalPending}, ExpiresBefore: e.now()})
+	if err != nil {
+		return fmt.Errorf("list due approvals: %w", err)
+	}
+	for _, a := range due {
+		e.expire(ctx, a.ID)
+	}
+	return nil
+}
+
+// expire records that a pending approval expired; a decision that won the
+// race is left alone.
+func (e *Engine) expire(ctx context.Context, id string) {
+	data, _ := json.Marshal(map[string]any{"approval_id": id})
+	_, _, err := e.commitApproval(ctx, ApprovalCommit{
+		ID: id, Now: e.now(),
+		Update: func(a *Approval) error {
+			if a.Status != ApprovalPending {
+				return errNothingToDo
+			}
+			a.Status = ApprovalExpired
+			return nil
+		},
+		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalExpired, Data: data}},
+	})
+	if err != nil && !errors.Is(err, errNothingToDo) {
+		e.log.Error("expire approval", "approval_id", id, logErr, err)
+		return
+	}
+	if err == nil {
+		e.count("approvals_expired")
+	}
+}
+
+// recoverApplies marks applies a crash interrupted as unconfirmed: they may
+// or may not have happened, so they are never re-run without a person.
+func (e *Engine) recoverApplies(ctx context.Context) error {
+	stuck, err := e.store.Approvals(ctx, ApprovalFilter{Statuses: []ApprovalStatus{ApprovalApplying}})
+	if err != nil {
+		return err
+	}
+	for _, a := range stuck {
+		msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
+		data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "status": ApprovalUnconfirmed, "tool": a.Tool, "decision_id": a.DecisionID, "error": msg})
+		_, _, err := e.commitApproval(ctx, ApprovalCommit{
+			ID: a.ID, Now: e.now(),
+			Update: func(cur *Approval) error {
+				if cur.Status != ApprovalApplying {
+					return errNothingToDo
+				}
+				cur.Status, cur.Error = ApprovalUnconfirmed, msg
+				return nil
+			},
+			Events: []Event{{ID: e.newID("evt"), Type: EventApprovalUnconfirmed, Data: data}},
+		})
+		if err != nil && !errors.Is(err, errNothingToDo) {
+			return fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
+	}
+	return nil
+}
+
+// Approval returns one approval.
+func (e *Engine) Approval(ctx context.Context, id string) (Approval, error) {
+	return e.store.Approval(ctx, id)
+}
+
+// Approvals lists approvals, newest first.
+func (e *Engine) Approvals(ctx context.Context, f ApprovalFilter) ([]Approval, error) {
+	return e.store.Approvals(ctx, f)
+}
+
+// commitApproval writes to the store and wakes the session's watchers.
+func (e *Engine) commitApproval(ctx context.Context, c ApprovalCommit) (Approval, []Event, error) {
+	a, evs, err := e.store.CommitApproval(ctx, c)
+	if err != nil {
+		return a, evs, err
+	}
+	if len(evs) > 0 {
+		e.hub.notify(a.SessionID)
+	}
+	return a, evs, nil
+}

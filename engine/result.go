@@ -1,0 +1,43 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"brain/tools"
+)
+
+// MaxResultBytes caps a committed result's JSON.
+const MaxResultBytes = 8 << 10
+
+// errTurnEnded refuses a result from a turn that no longer runs.
+var errTurnEnded = errors.New("the turn is no longer running; the result was not committed")
+
+// sessionResult is the session's result field.
+type sessionResult struct {
+	TurnID     string          `json:"turn_id"`
+	CallID     string          `json:"call_id"`
+	ReportedAt string          `json:"reported_at"`
+	Data       json.RawMessage `json:"data"`
+}
+
+// resultOutcome turns a result tool's validated output into an outcome that
+// commits it with the tool.result. The model is told only once the commit
+// has happened (recordResult refuses it if the turn ended meanwhile).
+func (e *Engine) resultOutcome(ctx context.Context, t *turn, call ToolCall, tool *tools.Tool, out toolOutcome) toolOutcome {
+	if out.IsError {
+		return out
+	}
+	if n := len(out.Text); n > MaxResultBytes {
+		return failed("the result is %d bytes of JSON, over the %d-byte limit; the previous result stands", n, MaxResultBytes)
+	}
+	if ctx.Err() != nil {
+		return failed("%v", errTurnEnded)
+	}
+	now := e.now()
+	out.result = &ResultRecord{TurnID: t.id, CallID: call.ID, ReportedAt: now, Data: json.RawMessage(out.Text)}
+	out.Text = fmt.Sprintf("Result committed to the session: %s", out.Text)
+	return out
+}

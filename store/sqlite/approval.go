@@ -1,0 +1,301 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"brain/engine"
+)
+
+// approvalColumns is the column list every approval query selects, in the
+// order scanApproval reads them.
+const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, card, requested_by,
+	status, decision_id, decided_by, decided_at, output, error, attempts,
+	created_at, expires_at, updated_at`
+
+// Approval returns one approval, or an error matching engine.ErrNotFound.
+func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
+	a, err := approvalByID(ctx, s.read, id)
+	var ee *engine.Error
+	if err != nil && !errors.As(err, &ee) {
+		return engine.Approval{}, fmt.Errorf("get approval %s: %w", id, err)
+	}
+	return a, err
+}
+
+// Approvals lists approvals newest first (created_at, then id, descending).
+func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error) {
+	var (
+		where []string
+		args  []any
+	)
+	if len(f.Statuses) > 0 {
+		marks := strings.Repeat("?, ", len(f.Statuses))
+		where = append(where, "status IN ("+marks[:len(marks)-2]+")")
+		for _, st := range f.Statuses {
+			args = append(args, string(st))
+		}
+	}
+	if f.SessionID != "" {
+		where = append(where, "session_id = ?")
+		args = append(args, f.SessionID)
+	}
+	if !f.ExpiresBefore.IsZero() {
+		// Fixed-width UTC text compares in time order.
+		where = append(where, "expires_at < ?")
+		args = append(args, formatTime(f.ExpiresBefore))
+	}
+	q := `SELECT ` + approvalColumns + ` FROM approvals`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY created_at DESC, id DESC"
+	if f.Limit > 0 {
+		q += " LIMIT ?"
+		args = append(args, f.Limit)
+	}
+
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Approval
+	for rows.Next() {
+		a, err := scanApproval(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list approvals: %w", err)
+		}
+		out = append(out, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list approvals: %w", err)
+	}
+	return out, nil
+}
+
+// CommitApproval changes one approval and appends c.Events to its session
+// in one immediate transaction; see engine.ApprovalCommit. The write lock is
+// taken before the row is read, so c.Update always sees the committed state:
+// of concurrent commits (from any process) whose Update checks the status,
+// exactly one sees the old status. An error from c.Update is returned as is
+// and nothing is written.
+func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
+	if c.ID == "" {
+		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "commit approval: empty id")
+	}
+	op := "commit approval " + c.ID
+	if c.Now.IsZero() {
+		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "%s: Now is zero", op)
+	}
+	if err := validateEvents(op, c.Events); err != nil {
+		return engine.Approval{}, nil, err
+	}
+	var (
+		out    engine.Approval
+		events []engine.Event
+	)
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, events, err = commitApprovalTx(ctx, tx, c)
+		return err
+	})
+	if err != nil {
+		var ue updateError
+		if errors.As(err, &ue) {
+			return engine.Approval{}, nil, ue.err
+		}
+		var ee *engine.Error
+		if errors.As(err, &ee) {
+			return engine.Approval{}, nil, err
+		}
+		return engine.Approval{}, nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return out, events, nil
+}
+
+func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
+	cur, err := approvalByID(ctx, tx, c.ID)
+	if err != nil {
+		return engine.Approval{}, nil, err
+	}
+	next := cur
+	if c.Update != nil {
+		upd := cur
+		if err := c.Update(&upd); err != nil {
+			return engine.Approval{}, nil, updateError{err}
+		}
+		// Only the decision and apply fields are taken: what was proposed,
+		// and to which session, never changes.
+		next.Status = upd.Status
+		next.DecisionID = upd.DecisionID
+		next.DecidedBy = upd.DecidedBy
+		next.DecidedAt = upd.DecidedAt
+		next.Output = upd.Output
+		next.Error = upd.Error
+		next.Attempts = upd.Attempts
+	}
+	if len(next.Output) > 0 && !json.Valid(next.Output) {
+		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "commit approval %s: output is not valid JSON", c.ID)
+	}
+	now := c.Now.UTC()
+	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decision_id = ?, decided_by = ?,
+			decided_at = ?, output = ?, error = ?, attempts = ?, updated_at = ?
+		WHERE id = ?`,
+		string(next.Status), next.DecisionID, next.DecidedBy, formatOptionalTime(next.DecidedAt),
+		nullJSON(next.Output), next.Error, next.Attempts, formatTime(now), c.ID); err != nil {
+		return engine.Approval{}, nil, fmt.Errorf("update approval: %w", err)
+	}
+
+	var events []engine.Event
+	if len(c.Events) > 0 {
+		if events, err = appendToSession(ctx, tx, cur.SessionID, now, c.Events); err != nil {
+			return engine.Approval{}, nil, err
+		}
+	}
+	// Read back so the caller gets exactly what Approval will return.
+	out, err := approvalByID(ctx, tx, c.ID)
+	if err != nil {
+		return engine.Approval{}, nil, err
+	}
+	return out, events, nil
+}
+
+// appendToSession appends evs to a session's log and moves its last_seq,
+// last_input_seq and updated_at, as Commit does, leaving the rest of the
+// row alone.
+func appendToSession(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, evs []engine.Event) ([]engine.Event, error) {
+	log := eventLog{sessionID: sessionID}
+	err := tx.QueryRowContext(ctx, `SELECT last_seq, last_input_seq FROM sessions WHERE id = ?`, sessionID).
+		Scan(&log.lastSeq, &log.lastInputSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("session", sessionID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", sessionID, err)
+	}
+	out, err := log.append(ctx, tx, now, evs)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = ?, last_input_seq = ?, updated_at = ? WHERE id = ?`,
+		log.lastSeq, log.lastInputSeq, formatTime(now), sessionID); err != nil {
+		return nil, fmt.Errorf("update session %s: %w", sessionID, err)
+	}
+	return out, nil
+}
+
+// validateApproval rejects, before any I/O, an approval the store could not
+// read back or the engine could not apply.
+func validateApproval(op string, a engine.Approval) error {
+	if a.ID == "" {
+		return engine.Errorf(engine.CodeInvalid, "%s: new approval has no id", op)
+	}
+	if len(a.Input) > 0 && !json.Valid(a.Input) {
+		return engine.Errorf(engine.CodeInvalid, "%s: approval %s: input is not valid JSON", op, a.ID)
+	}
+	if len(a.Output) > 0 && !json.Valid(a.Output) {
+		return engine.Errorf(engine.CodeInvalid, "%s: approval %s: output is not valid JSON", op, a.ID)
+	}
+	return nil
+}
+
+// insertApproval inserts a for Commit.NewApproval: it belongs to sessionID
+// whatever a says, a zero CreatedAt or UpdatedAt becomes now, an empty
+// Status becomes pending and an empty Input becomes {}.
+func insertApproval(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, a engine.Approval) error {
+	a.SessionID = sessionID
+	if a.CreatedAt.IsZero() {
+		a.CreatedAt = now
+	}
+	if a.UpdatedAt.IsZero() {
+		a.UpdatedAt = now
+	}
+	if a.Status == "" {
+		a.Status = engine.ApprovalPending
+	}
+	card, err := json.Marshal(a.Card)
+	if err != nil {
+		return fmt.Errorf("insert approval %s: card: %w", a.ID, err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.SessionID, a.TurnID, a.CallID, a.Tool, a.Agent, objectJSON(a.Input), string(card), a.RequestedBy,
+		string(a.Status), a.DecisionID, a.DecidedBy, formatOptionalTime(a.DecidedAt), nullJSON(a.Output), a.Error, a.Attempts,
+		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt))
+	if isConstraint(err) {
+		return engine.Errorf(engine.CodeConflict, "approval %s already exists", a.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("insert approval %s: %w", a.ID, err)
+	}
+	return nil
+}
+
+// approvalByID loads one approval, translating a missing row to
+// engine.ErrNotFound.
+func approvalByID(ctx context.Context, q queryer, id string) (engine.Approval, error) {
+	row := q.QueryRowContext(ctx, `SELECT `+approvalColumns+` FROM approvals WHERE id = ?`, id)
+	a, err := scanApproval(row)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Approval{}, notFound("approval", id)
+	}
+	return a, err
+}
+
+// scanApproval reads approvalColumns.
+func scanApproval(r scanner) (engine.Approval, error) {
+	var (
+		a                         engine.Approval
+		status                    string
+		input, card, output       []byte
+		decided                   string
+		created, expires, updated string
+	)
+	err := r.Scan(&a.ID, &a.SessionID, &a.TurnID, &a.CallID, &a.Tool, &a.Agent, &input, &card, &a.RequestedBy,
+		&status, &a.DecisionID, &a.DecidedBy, &decided, &output, &a.Error, &a.Attempts,
+		&created, &expires, &updated)
+	if err != nil {
+		return engine.Approval{}, err
+	}
+	a.Status = engine.ApprovalStatus(status)
+	a.Input = input
+	a.Output = output // nil when NULL
+	if err := json.Unmarshal(card, &a.Card); err != nil {
+		return engine.Approval{}, fmt.Errorf("approval %s: card: %w", a.ID, err)
+	}
+	if a.DecidedAt, err = parseOptionalTime(decided); err != nil {
+		return engine.Approval{}, err
+	}
+	if a.CreatedAt, err = parseTime(created); err != nil {
+		return engine.Approval{}, err
+	}
+	if a.ExpiresAt, err = parseTime(expires); err != nil {
+		return engine.Approval{}, err
+	}
+	if a.UpdatedAt, err = parseTime(updated); err != nil {
+		return engine.Approval{}, err
+	}
+	return a, nil
+}
+
+// formatOptionalTime stores a zero time as the empty string, so "not yet"
+// reads plainly in the table rather than as year 1.
+func formatOptionalTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return formatTime(t)
+}
+
+func parseOptionalTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	return parseTime(s)
+}
