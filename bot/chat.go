@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,7 +40,7 @@ func Chat(ctx context.Context, cfg *Config, opts Options, agent, user string, in
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "brain chat with agent %q (session %s)\nType a message. Commands: /resume, /quit.\n", agent, s.ID)
+	fmt.Fprintf(out, "brain chat with agent %q (session %s)\nType a message. Commands: /resume, /quit. Questions take a number or text; approvals take y or n.\n", agent, s.ID)
 	p := console.Printer{W: out}
 	after := s.LastSeq
 	lines := bufio.NewScanner(in)
@@ -64,7 +65,16 @@ func Chat(ctx context.Context, cfg *Config, opts Options, agent, user string, in
 			}
 			continue
 		}
-		ev, _, err := eng.Send(ctx, s.ID, engine.Input{Text: text, Author: user})
+		in := engine.Input{Text: text, Author: user}
+		if cur, err := eng.Session(ctx, s.ID); err == nil {
+			if q := cur.OpenQuestion(); q != nil {
+				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(q.Options) {
+					o := q.Options[n-1]
+					in = engine.Input{Text: o.Label, Author: user, Answer: &engine.Answer{QuestionID: q.ID, Value: o.Value}}
+				}
+			}
+		}
+		ev, _, err := eng.Send(ctx, s.ID, in)
 		if err != nil {
 			if errors.Is(err, engine.ErrConflict) {
 				fmt.Fprintf(out, "! %v (type /resume)\n", err)
@@ -75,7 +85,60 @@ func Chat(ctx context.Context, cfg *Config, opts Options, agent, user string, in
 		if after, err = follow(ctx, eng, s.ID, after, ev.Seq, p); err != nil {
 			return err
 		}
+		if after, err = decideApprovals(ctx, eng, s.ID, user, after, lines, out, p); err != nil {
+			return err
+		}
 	}
+}
+
+// decideApprovals asks y/n for each pending approval of the session and
+// prints what came of the decisions.
+func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *bufio.Scanner, out io.Writer, p console.Printer) (int64, error) {
+	pending, err := eng.Approvals(ctx, engine.ApprovalFilter{SessionID: id, Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
+	if err != nil {
+		return after, err
+	}
+	for i := len(pending) - 1; i >= 0; i-- { // oldest first
+		a := pending[i]
+		fmt.Fprintf(out, "\nApprove %q (%s)? [y/n] ", a.Card.Title, a.ID)
+		if !lines.Scan() {
+			return after, lines.Err()
+		}
+		answer := strings.ToLower(strings.TrimSpace(lines.Text()))
+		approve := answer == "y" || answer == "yes"
+		if !approve && answer != "n" && answer != "no" {
+			fmt.Fprintln(out, "left pending (answer y or n to decide)")
+			continue
+		}
+		if _, err := eng.Decide(ctx, a.ID, engine.Decision{Approve: approve, By: user, ViaAPI: true}); err != nil {
+			fmt.Fprintf(out, "! %v\n", err)
+			continue
+		}
+		for {
+			changed := eng.Changed(id)
+			evs, err := eng.Events(ctx, id, after, 0)
+			if err != nil {
+				return after, err
+			}
+			for _, ev := range evs {
+				p.Print(ev)
+				after = ev.Seq
+			}
+			cur, err := eng.Approval(ctx, a.ID)
+			if err != nil {
+				return after, err
+			}
+			if cur.Status != engine.ApprovalApplying {
+				break
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				return after, ctx.Err()
+			}
+		}
+	}
+	return after, nil
 }
 
 // follow prints the session's events until the turn that takes input seq

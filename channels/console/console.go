@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // maxShown bounds how much of a tool's input or result is printed.
@@ -64,6 +65,51 @@ func (p Printer) Print(ev engine.Event) {
 			}
 		}
 		fmt.Fprintf(p.W, "  %s %s\n", mark, clip(strings.Join(text, " ")))
+	case engine.EventQuestionAsked:
+		var q engine.Question
+		_ = json.Unmarshal(ev.Data, &q)
+		fmt.Fprintf(p.W, "\n? %s\n", q.Text)
+		for i, o := range q.Options {
+			fmt.Fprintf(p.W, "  %d) %s\n", i+1, o.Label)
+		}
+		if len(q.Options) > 0 {
+			fmt.Fprintln(p.W, "  (type a number, or write an answer)")
+		}
+	case engine.EventApprovalRequested:
+		var d struct {
+			ApprovalID string       `json:"approval_id"`
+			Title      string       `json:"title"`
+			Facts      []tools.Fact `json:"facts"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		fmt.Fprintf(p.W, "\n  [approval %s] %s\n", d.ApprovalID, d.Title)
+		for _, f := range d.Facts {
+			fmt.Fprintf(p.W, "    %s: %s\n", f.Label, clip(f.Value))
+		}
+	case engine.EventApprovalDecided, engine.EventApprovalApplied, engine.EventApprovalFailed,
+		engine.EventApprovalUnconfirmed, engine.EventApprovalExpired:
+		var d struct {
+			ApprovalID string          `json:"approval_id"`
+			Decision   string          `json:"decision"`
+			By         string          `json:"by"`
+			Output     json.RawMessage `json:"output"`
+			Error      string          `json:"error"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case engine.EventApprovalDecided:
+			verb := "approved"
+			if d.Decision == "deny" {
+				verb = "denied"
+			}
+			fmt.Fprintf(p.W, "  [approval %s] %s by %s\n", d.ApprovalID, verb, d.By)
+		case engine.EventApprovalApplied:
+			fmt.Fprintf(p.W, "  [approval %s] applied: %s\n", d.ApprovalID, clip(string(d.Output)))
+		case engine.EventApprovalExpired:
+			fmt.Fprintf(p.W, "  [approval %s] expired\n", d.ApprovalID)
+		default:
+			fmt.Fprintf(p.W, "  [approval %s] %s: %s\n", d.ApprovalID, strings.TrimPrefix(ev.Type, "approval."), d.Error)
+		}
 	case engine.EventSessionError:
 		var d struct{ Code, Message string }
 		_ = json.Unmarshal(ev.Data, &d)
