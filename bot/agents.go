@@ -135,12 +135,31 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 			}
 		}
 		if ac.ResultTool != "" {
-			t, ok := catalog.Get(ac.ResultTool)
-			if !ok || !t.Result {
-				return nil, fmt.Errorf("%s.result_tool: %q is not a result tool", where, ac.ResultTool)
+			rt, err := resultTool(catalog, ac.ResultTool)
+			if err != nil {
+				return nil, fmt.Errorf("%s.result_tool: %w", where, err)
 			}
+			a.Tools = slices.DeleteFunc(a.Tools, func(t *tools.Tool) bool { return t.Name == rt.Name })
+			a.Tools = append(a.Tools, rt)
 		}
 		agents = append(agents, a)
 	}
 	return agents, nil
+}
+
+// resultTool returns the named tool marked as the agent's result tool: its
+// output is committed to the session. It must declare an output schema and
+// run at once (no approval).
+func resultTool(catalog *tools.Set, name string) (*tools.Tool, error) {
+	t, ok := catalog.Get(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q (known: %v)", name, catalog.Names())
+	}
+	def := t.Definition
+	def.Result = true
+	rt, err := tools.Compile(def)
+	if err != nil {
+		return nil, err
+	}
+	return rt, nil
 }

@@ -80,7 +80,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	agents, err := buildAgents(cfg, models, opts.Tools)
+	declared, err := httpTools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...))
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +263,6 @@ func (c *Config) unsupportedSections() []string {
 	add(c.Slack != nil, "slack")
 	add(c.Linear != nil, "linear")
 	add(len(c.Schedules) > 0, "schedules")
-	add(len(c.Tools.HTTP) > 0, "tools.http")
 	add(c.Tools.WebSearch != nil, "tools.web_search")
 	add(c.Tools.WebFetch != nil, "tools.web_fetch")
 	add(c.Tools.SandboxExec != nil, "tools.sandbox_exec")
