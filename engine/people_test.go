@@ -540,3 +540,69 @@ func TestEngine_NonInteractiveSessionRefusesAskAndApprovals(t *testing.T) {
 		t.Fatalf("something was left pending: %+v %s", pending, s.Question)
 	}
 }
+
+func TestEngine_ProgressIsRecorded(t *testing.T) {
+	slow := tools.Definition{
+		Name: "import", Description: "import the catalog",
+		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
+			if c.IdempotencyKey() != c.SessionID+":toolu_imp" {
+				return nil, tools.Failed("idempotency key %q", c.IdempotencyKey())
+			}
+			for _, phase := range []string{"downloading", "processing"} {
+				if err := c.ReportProgress(ctx, map[string]string{"phase": phase}); err != nil {
+					return nil, err
+				}
+			}
+			return json.RawMessage(`{"imported":true}`), nil
+		},
+	}
+	h := newHarness(t, withTools(slow))
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_imp", Name: "import"}), fakemodel.Text("done"))
+	s := h.session()
+	h.send(s.ID, "import")
+	_, evs := h.waitTurns(s.ID, 1)
+	progress := ofType(evs, engine.EventToolProgress)
+	if len(progress) != 2 || !strings.Contains(string(progress[0].Data), `"phase":"downloading"`) || !strings.Contains(string(progress[0].Data), `"call_id":"toolu_imp"`) {
+		t.Fatalf("progress events:\n%s", dump(progress))
+	}
+	if rs := results(t, evs); rs[0].Result.IsError {
+		t.Fatalf("result %+v", rs[0])
+	}
+}
+
+func TestEngine_PlatformApprovalsNeedAnAuthorizedPerson(t *testing.T) {
+	d := &deployTool{}
+	h := newHarness(t, withTools(d.def()))
+	s, _, err := h.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Origin: engine.OriginSlack, ThreadKey: "slack:T1:C1:1.0", StartedBy: "U_ANN", Interactive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := propose(t, h, s)
+	// An API key does not make anyone an approver of a Slack session.
+	if _, err := h.eng.Decide(context.Background(), a.ID, engine.Decision{Approve: true, By: "U_EVE", ViaAPI: true}); !errors.Is(err, &engine.Error{Code: engine.CodeForbidden}) {
+		t.Fatalf("unauthorized platform decision: %v", err)
+	}
+	if _, err := h.eng.Decide(context.Background(), a.ID, engine.Decision{Approve: true, By: "U_ANN", ViaAPI: true}); err != nil {
+		t.Fatalf("the person who started the session: %v", err)
+	}
+	waitApproval(t, h, a.ID, engine.ApprovalApplied)
+}
+
+func TestEngine_TwoResultToolsRejected(t *testing.T) {
+	mk := func(name string) *tools.Tool {
+		tool, err := tools.Compile(tools.Definition{Name: name, Description: "d", Result: true, Output: json.RawMessage(`{}`),
+			Run: func(context.Context, tools.Call) (json.RawMessage, error) { return nil, nil }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tool
+	}
+	h := newHarness(t)
+	_, err := engine.New(engine.Config{
+		Store: h.store, Clock: time.Now, NewID: func(string) string { return "x" },
+		Agents: []*engine.Agent{{Name: "a", Model: scriptedModel{}, Tools: []*tools.Tool{mk("r1"), mk("r2")}}},
+	})
+	if err == nil || !strings.Contains(err.Error(), `agent "a": has 2 result tools`) {
+		t.Fatalf("err %v", err)
+	}
+}
