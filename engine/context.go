@@ -58,6 +58,12 @@ func buildMessages(evs []Event) []Message {
 				a := b.assistant()
 				a.ToolCalls = append(a.ToolCalls, c)
 			}
+		case EventSessionContext:
+			var d struct {
+				Text string `json:"text"`
+			}
+			_ = json.Unmarshal(ev.Data, &d)
+			b.userText("Context: " + d.Text)
 		case EventApprovalDecided, EventApprovalApplied, EventApprovalFailed, EventApprovalUnconfirmed, EventApprovalExpired:
 			b.userText(approvalNote(ev))
 		case EventToolResult:

@@ -459,3 +459,19 @@ func TestEngine_RecoverAfterCrash(t *testing.T) {
 		t.Fatalf("status %s", s.Status)
 	}
 }
+
+func TestEngine_SessionContextReachesTheModel(t *testing.T) {
+	h := newHarness(t)
+	s, _, err := h.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, Context: "The nightly digest said: 3 deploys failed."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.LastSeq != 1 || s.Status != engine.StatusIdle {
+		t.Fatalf("session %+v", s)
+	}
+	h.send(s.ID, "which ones?")
+	h.waitTurns(s.ID, 1)
+	if req := string(h.fake.Requests()[0].Raw); !strings.Contains(req, "3 deploys failed") || !strings.Contains(req, "which ones?") {
+		t.Fatalf("request %s", req)
+	}
+}

@@ -23,6 +23,10 @@ type NewSession struct {
 	// IdempotencyKey makes creation safe to retry: the same key returns the
 	// session created the first time.
 	IdempotencyKey string
+	// Context, when set, is recorded as a session.context event that the
+	// model sees before the first input (e.g. the scheduled run a Slack
+	// thread replies to). It starts no turn.
+	Context string
 }
 
 // CreateSession creates a session, or returns the one an earlier call with
@@ -55,6 +59,14 @@ func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool
 	}
 	if created {
 		e.count("sessions_created")
+		if n.Context != "" {
+			data, _ := json.Marshal(map[string]string{"text": n.Context})
+			res, err := e.commit(ctx, Commit{SessionID: got.ID, Events: []Event{{ID: e.newID("evt"), Type: EventSessionContext, Data: data}}})
+			if err != nil {
+				return Session{}, false, fmt.Errorf("record session context: %w", err)
+			}
+			got = res.Session
+		}
 	}
 	return got, created, nil
 }

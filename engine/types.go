@@ -43,6 +43,7 @@ const (
 	EventApprovalUnconfirmed = "approval.unconfirmed"
 	EventResultCommitted     = "result.committed"
 	EventSessionError        = "session.error"
+	EventSessionContext      = "session.context"
 	EventSessionStatus       = "session.status"
 	EventTurnStarted         = "turn.started"
 	EventTurnCompleted       = "turn.completed"
