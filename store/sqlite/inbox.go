@@ -1,0 +1,167 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Inbound is one inbound platform event in the durable inbox.
+type Inbound struct {
+	ID        int64
+	Source    string
+	ThreadKey string
+	Kind      string
+	Payload   []byte
+	// DedupeKeys: an item whose key was recorded before is a duplicate.
+	DedupeKeys []string
+	Attempts   int
+	CreatedAt  time.Time
+}
+
+// RecordInbound stores items in one transaction (a group commit) and
+// reports, per item, whether it was a duplicate of an earlier one (or of an
+// earlier item of the same batch). Nothing is stored for duplicates.
+func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []Inbound) ([]bool, error) {
+	dup := make([]bool, len(items))
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		for i, it := range items {
+			seen, err := anyKeySeen(ctx, tx, it.DedupeKeys)
+			if err != nil {
+				return err
+			}
+			if seen {
+				dup[i] = true
+				continue
+			}
+			res, err := tx.ExecContext(ctx,
+				`INSERT INTO inbox (source, thread_key, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+				it.Source, it.ThreadKey, it.Kind, string(it.Payload), formatTime(now))
+			if err != nil {
+				return err
+			}
+			id, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			for _, k := range it.DedupeKeys {
+				if _, err := tx.ExecContext(ctx,
+					`INSERT OR IGNORE INTO inbox_keys (key, inbox_id, created_at) VALUES (?, ?, ?)`,
+					k, id, formatTime(now)); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record inbound: %w", err)
+	}
+	return dup, nil
+}
+
+func anyKeySeen(ctx context.Context, tx *sql.Tx, keys []string) (bool, error) {
+	for _, k := range keys {
+		var one int
+		err := tx.QueryRowContext(ctx, `SELECT 1 FROM inbox_keys WHERE key = ?`, k).Scan(&one)
+		if err == nil {
+			return true, nil
+		}
+		if !errors.Is(err, sql.ErrNoRows) {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// PendingInbound returns up to limit pending items, oldest first.
+func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]Inbound, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
+		 WHERE status = 'pending' AND source = ? ORDER BY id LIMIT ?`, source, limit)
+	if err != nil {
+		return nil, fmt.Errorf("pending inbound: %w", err)
+	}
+	defer rows.Close()
+	var out []Inbound
+	for rows.Next() {
+		var (
+			it      Inbound
+			payload string
+			created string
+		)
+		if err := rows.Scan(&it.ID, &it.Source, &it.ThreadKey, &it.Kind, &payload, &it.Attempts, &created); err != nil {
+			return nil, fmt.Errorf("pending inbound: %w", err)
+		}
+		it.Payload = []byte(payload)
+		if it.CreatedAt, err = parseTime(created); err != nil {
+			return nil, fmt.Errorf("pending inbound: %w", err)
+		}
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// FinishInbound marks an item done, or failed with errText (kept for
+// operators; a failed item is not retried).
+func (s *Store) FinishInbound(ctx context.Context, id int64, now time.Time, errText string) error {
+	status := "done"
+	if errText != "" {
+		status = "failed"
+	}
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE inbox SET status = ?, error = ?, done_at = ?, attempts = attempts + 1 WHERE id = ?`,
+			status, errText, formatTime(now), id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finish inbound %d: %w", id, err)
+	}
+	return nil
+}
+
+// PruneInbound forgets dedupe keys and finished items older than before.
+// Keys must outlive the platform's retry window (Slack: about 10 minutes).
+func (s *Store) PruneInbound(ctx context.Context, before time.Time) error {
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM inbox_keys WHERE created_at < ?`, formatTime(before)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM inbox WHERE status <> 'pending' AND created_at < ?`, formatTime(before))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("prune inbound: %w", err)
+	}
+	return nil
+}
+
+// Get returns the value stored under key, or "" and false.
+func (s *Store) Get(ctx context.Context, key string) (string, bool, error) {
+	var v string
+	err := s.read.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, key).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("get %s: %w", key, err)
+	}
+	return v, true, nil
+}
+
+// Put stores value under key.
+func (s *Store) Put(ctx context.Context, now time.Time, key, value string) error {
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
+			 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			key, value, formatTime(now))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put %s: %w", key, err)
+	}
+	return nil
+}
