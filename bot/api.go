@@ -18,6 +18,7 @@ import (
 // api serves the sessions REST API under /v1, /healthz and /metrics.
 type api struct {
 	engine       *engine.Engine
+	schedules    *Scheduler
 	log          *slog.Logger
 	keys         keyring
 	maxBody      int64
@@ -45,6 +46,8 @@ func (a *api) routes() http.Handler {
 	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))
 	mux.HandleFunc("POST /v1/approvals/{id}/decision", a.auth(a.decide))
 	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
+	mux.HandleFunc("GET /v1/schedules", a.auth(a.listSchedules))
+	mux.HandleFunc("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
 	return a.middleware(mux)
 }
 

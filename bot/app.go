@@ -46,6 +46,9 @@ type App struct {
 	lock   *os.File
 	fakes  []*fakemodel.Server
 
+	schedules *Scheduler
+	slack     *slackBridge
+
 	server   *http.Server
 	listener net.Listener
 	done     chan struct{}
@@ -111,16 +114,28 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if a.schedules, err = newScheduler(cfg, a.engine, a.store, a.log, clock); err != nil {
+		return nil, err
+	}
 	a.api = &api{
 		engine:       a.engine,
+		schedules:    a.schedules,
 		log:          a.log,
 		keys:         newKeyring(cfg.APIKeys),
 		maxBody:      cfg.Limits.MaxBodyBytes,
 		defaultAgent: cfg.Agents[0].Name,
 		done:         a.done,
 	}
+	handler := a.api.routes()
+	if cfg.Slack != nil {
+		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
+		root := http.NewServeMux()
+		root.Handle("/slack/", http.MaxBytesHandler(a.slack.HTTP(), 1<<20))
+		root.Handle("/", handler)
+		handler = root
+	}
 	a.server = &http.Server{
-		Handler:           a.api.routes(),
+		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 	}
@@ -146,6 +161,12 @@ func (a *App) Addr() string {
 func (a *App) Start(ctx context.Context) error {
 	if err := a.engine.Start(ctx); err != nil {
 		return err
+	}
+	if err := a.schedules.Start(ctx); err != nil {
+		return err
+	}
+	if a.slack != nil {
+		a.slack.Start(ctx)
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -179,8 +200,14 @@ func (a *App) Shutdown(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			}
 		}
+		if a.schedules != nil {
+			a.schedules.Stop() // runs stay recorded; the next start watches them again
+		}
 		if err := a.engine.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("engine stop: %w", err))
+		}
+		if a.slack != nil {
+			a.slack.Stop() // undelivered events are delivered after the next start
 		}
 		errs = append(errs, a.closeResources())
 		a.stopErr = errors.Join(errs...)
@@ -260,9 +287,7 @@ func (c *Config) unsupportedSections() []string {
 			out = append(out, key)
 		}
 	}
-	add(c.Slack != nil, "slack")
 	add(c.Linear != nil, "linear")
-	add(len(c.Schedules) > 0, "schedules")
 	add(c.Tools.WebSearch != nil, "tools.web_search")
 	add(c.Tools.WebFetch != nil, "tools.web_fetch")
 	add(c.Tools.SandboxExec != nil, "tools.sandbox_exec")

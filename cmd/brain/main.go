@@ -1,5 +1,5 @@
 // Command brain runs the brain daemon and its tools: serve, chat, sessions,
-// version. It parses flags and handles signals; everything else is in bot.
+// schedules, version. It parses flags and handles signals; everything else is in bot.
 package main
 
 import (
@@ -30,6 +30,8 @@ Usage:
   brain chat --config FILE [--agent A]   talk to an agent in this terminal
   brain sessions list --config FILE      list sessions, newest first
   brain sessions show --config FILE ID   show a session and its events
+  brain schedules list --config FILE     list schedules, next fire times, last runs
+  brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain version                          print the version
 
 Run "brain COMMAND --help" for a command's flags.
@@ -68,6 +70,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return chat(ctx, args[1:], stdin, stdout, stderr)
 	case "sessions":
 		return sessions(ctx, args[1:], stdout, stderr)
+	case "schedules":
+		return schedules(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brain", version)
 		return nil

@@ -1,0 +1,263 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"brain/engine"
+	"brain/store/sqlite"
+)
+
+const (
+	// watchPoll re-reads a watched session even without a commit in this
+	// process (another process may run it).
+	watchPoll = 5 * time.Second
+	// postTimeout bounds one OutcomePoster call.
+	postTimeout = 30 * time.Second
+)
+
+// watchAsync watches the run's session until its turn is over, then records
+// the outcome. inputSeq is the seq of the run's user.message. Called with
+// s.mu held, so Stop cannot be waiting yet.
+func (s *Scheduler) watchAsync(cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+	if s.stopped {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.watch(s.ctx, cfg, run, inputSeq)
+	}()
+}
+
+func (s *Scheduler) watch(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+	// The change channel is taken only after a read that finds the turn
+	// still going (then the session is read again, so no commit is missed):
+	// a finished session leaves no waiter behind in the engine.
+	var changed <-chan struct{}
+	for {
+		done, err := s.check(ctx, cfg, run, inputSeq)
+		if done {
+			return
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Error("watch schedule run", logSchedule, run.Schedule, logSession, run.SessionID, logErr, err)
+		}
+		if changed == nil {
+			changed = s.engine.Changed(run.SessionID)
+			continue
+		}
+		select {
+		case <-changed:
+		case <-time.After(watchPoll):
+		case <-ctx.Done():
+			return
+		}
+		changed = nil
+	}
+}
+
+// check records the run's end when its turn is over; done tells whether it
+// was.
+func (s *Scheduler) check(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) (done bool, err error) {
+	sess, err := s.engine.Session(ctx, run.SessionID)
+	if err != nil || !turnOver(sess, inputSeq) {
+		return false, err
+	}
+	status, outcome, err := s.summary(ctx, sess, inputSeq)
+	if err != nil {
+		return false, err
+	}
+	s.finish(ctx, cfg, run, status, outcome)
+	return true, nil
+}
+
+// turnOver reports whether the turn that took the run's input has ended:
+// the input was taken (or dropped by a cancel) and no turn runs.
+func turnOver(s engine.Session, inputSeq int64) bool {
+	return s.Status != engine.StatusRunning && s.InputCursor >= inputSeq
+}
+
+// summary reads what the run's turn left behind.
+func (s *Scheduler) summary(ctx context.Context, sess engine.Session, inputSeq int64) (status, outcome string, err error) {
+	evs, err := s.engine.Events(ctx, sess.ID, inputSeq-1, 0)
+	if err != nil {
+		return "", "", fmt.Errorf("read run events: %w", err)
+	}
+	status, outcome = summarize(sess, evs)
+	return status, outcome, nil
+}
+
+// summarize decides a finished run's status and outcome from its session
+// and the events from its input on: the final agent message, else the
+// committed result, for a completed run; the error for one that failed, was
+// interrupted or was cancelled.
+func summarize(sess engine.Session, evs []engine.Event) (status, outcome string) {
+	var text, errMsg, turnOutcome string
+	for _, ev := range evs {
+		var d struct {
+			Text    string `json:"text"`
+			Message string `json:"message"`
+			Outcome string `json:"outcome"`
+		}
+		_ = json.Unmarshal(ev.Data, &d)
+		switch ev.Type {
+		case engine.EventAgentMessage:
+			if d.Text != "" {
+				text = d.Text
+			}
+		case engine.EventSessionError:
+			errMsg = d.Message
+		case engine.EventTurnCompleted:
+			turnOutcome = d.Outcome
+		}
+	}
+	switch {
+	case sess.Status == engine.StatusFailed:
+		status = sqlite.RunFailed
+	case sess.Status == engine.StatusInterrupted:
+		status = sqlite.RunInterrupted
+	case turnOutcome == "" || turnOutcome == engine.OutcomeCancelled:
+		status = sqlite.RunInterrupted
+		if errMsg == "" {
+			errMsg = "the run was cancelled before it finished"
+		}
+	default:
+		status = sqlite.RunCompleted
+	}
+	if status != sqlite.RunCompleted {
+		if errMsg == "" {
+			errMsg = "the run stopped with status " + string(sess.Status)
+		}
+		return status, errMsg
+	}
+	if text != "" {
+		return status, text
+	}
+	var res struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(sess.Result, &res) == nil && len(res.Data) > 0 {
+		return status, string(res.Data)
+	}
+	return status, "(the agent finished without a message)"
+}
+
+// finish records the run's end and posts its outcome. Of two watchers of
+// one run only the first records and posts. Posting is at most once: a
+// crash between the record and the post loses the post, never repeats it.
+func (s *Scheduler) finish(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, status, outcome string) sqlite.ScheduleRun {
+	run.Status, run.Outcome, run.UpdatedAt = status, outcome, s.clock()
+	first, err := s.store.FinishRun(ctx, run)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("record schedule run", logSchedule, run.Schedule, logErr, err)
+		}
+		return run
+	}
+	if !first {
+		return run
+	}
+	s.log.Info("schedule run finished", logSchedule, run.Schedule, logFireTime, run.FireTime.Format(time.RFC3339),
+		logSession, run.SessionID, logRunState, status)
+	if (cfg.PostTo == PostToConfig{}) {
+		return run
+	}
+	poster := s.outcomePoster()
+	if poster == nil {
+		s.log.Warn("schedule outcome not posted: nothing in this build posts to post_to", logSchedule, run.Schedule)
+		return run
+	}
+	pctx, cancel := context.WithTimeout(ctx, postTimeout)
+	defer cancel()
+	var loc *time.Location
+	if e := s.byName[run.Schedule]; e != nil {
+		loc = e.loc
+	}
+	if err := poster.PostScheduleOutcome(pctx, cfg, viewRun(run, loc), outcome); err != nil {
+		s.log.Error("post schedule outcome", logSchedule, run.Schedule, logSession, run.SessionID, logErr, err)
+	}
+	return run
+}
+
+// activeRun returns the schedule's newest run whose turn is still going (or
+// whose session is not started yet), nil when none.
+func (s *Scheduler) activeRun(ctx context.Context, name string) (*sqlite.ScheduleRun, error) {
+	runs, err := s.store.RunningRuns(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.SessionID == "" {
+			return &r, nil
+		}
+		sess, err := s.engine.Session(ctx, r.SessionID)
+		if errors.Is(err, engine.ErrNotFound) {
+			return &r, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		seq, err := s.inputSeq(ctx, r.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if seq == 0 || !turnOver(sess, seq) {
+			return &r, nil
+		}
+		// The turn is over and its watcher is about to record it.
+	}
+	return nil, nil
+}
+
+// inputSeq returns the seq of the session's first user.message, 0 when it
+// has none yet.
+func (s *Scheduler) inputSeq(ctx context.Context, sessionID string) (int64, error) {
+	evs, err := s.engine.Events(ctx, sessionID, 0, 20)
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range evs {
+		if ev.Type == engine.EventUserMessage {
+			return ev.Seq, nil
+		}
+	}
+	return 0, nil
+}
+
+// pickUp takes over the runs a previous process left running: it makes
+// sure each has its session and input (idempotent on the run's key, so
+// nothing runs twice) and watches it. Called with s.mu held.
+func (s *Scheduler) pickUp(ctx context.Context) error {
+	runs, err := s.store.RunningRuns(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if e := s.byName[r.Schedule]; e != nil {
+			s.start(ctx, e, r)
+			continue
+		}
+		// Removed from the config: watch what exists, start nothing.
+		cfg := ScheduleConfig{Name: r.Schedule}
+		var seq int64
+		if r.SessionID != "" {
+			if seq, err = s.inputSeq(ctx, r.SessionID); err != nil && !errors.Is(err, engine.ErrNotFound) {
+				return err
+			}
+		}
+		if seq == 0 {
+			s.finish(ctx, cfg, r, sqlite.RunFailed, "the schedule is no longer configured; the run never started")
+			continue
+		}
+		s.watchAsync(cfg, r, seq)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"brain/engine"
+)
+
+// deliverAll renders new events of Slack sessions as they are committed,
+// and catches up on start-up with whatever a restart left undelivered.
+func (b *slackBridge) deliverAll(ctx context.Context, w *engine.Watcher) {
+	all, err := b.eng.Sessions(ctx, engine.SessionFilter{})
+	if err != nil && ctx.Err() == nil {
+		b.log.Error("list sessions to deliver", logErr, err)
+	}
+	for _, s := range all {
+		if s.Origin == engine.OriginSlack {
+			w.Mark(s.ID)
+		}
+	}
+	for {
+		ids, err := w.Next(ctx)
+		if err != nil {
+			return
+		}
+		for _, id := range ids {
+			if err := b.deliver(ctx, id); err != nil && ctx.Err() == nil {
+				b.log.Error("deliver to slack; will retry", logSession, id, logErr, err)
+				b.retryLater(ctx, w, id)
+			}
+		}
+	}
+}
+
+// retryLater marks the session again after a pause, so a Slack outage
+// delays messages instead of losing them.
+func (b *slackBridge) retryLater(ctx context.Context, w *engine.Watcher, id string) {
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		select {
+		case <-time.After(5 * time.Second):
+			w.Mark(id)
+		case <-ctx.Done():
+		}
+	}()
+}
+
+func cursorKey(sessionID string) string { return "slack:cursor:" + sessionID }
+
+// deliver renders the session's events after its cursor. The cursor moves
+// after each rendered event, so a crash re-sends at most one message.
+func (b *slackBridge) deliver(ctx context.Context, id string) error {
+	s, err := b.eng.Session(ctx, id)
+	if err != nil || s.Origin != engine.OriginSlack {
+		return err
+	}
+	channel, threadTS, ok := splitThreadKey(s.ThreadKey)
+	if !ok {
+		return nil
+	}
+	raw, _, err := b.store.Get(ctx, cursorKey(id))
+	if err != nil {
+		return err
+	}
+	cursor, _ := strconv.ParseInt(raw, 10, 64)
+	for {
+		evs, err := b.eng.Events(ctx, id, cursor, 100)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for _, ev := range evs {
+			if err := b.render(ctx, s, channel, threadTS, ev); err != nil {
+				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+			}
+			cursor = ev.Seq
+			if err := b.store.Put(ctx, b.now(), cursorKey(id), strconv.FormatInt(cursor, 10)); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// splitThreadKey parses "slack:TEAM:CHANNEL:TS".
+func splitThreadKey(key string) (channel, ts string, ok bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 4 || parts[0] != "slack" {
+		return "", "", false
+	}
+	return parts[2], parts[3], true
+}
+
+func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event) error {
+	var d struct {
+		Text       string          `json:"text"`
+		Name       string          `json:"name"`
+		Data       json.RawMessage `json:"data"`
+		Code       string          `json:"code"`
+		Message    string          `json:"message"`
+		ApprovalID string          `json:"approval_id"`
+		Reason     string          `json:"reason"`
+		Author     string          `json:"author"`
+		Answer     *engine.Answer  `json:"answer"`
+	}
+	_ = json.Unmarshal(ev.Data, &d)
+	switch ev.Type {
+	case engine.EventTurnStarted:
+		return b.poster.SetStatus(ctx, channel, threadTS, "is thinking…")
+	case engine.EventToolCall:
+		return b.poster.SetStatus(ctx, channel, threadTS, "is using "+d.Name+"…")
+	case engine.EventToolProgress:
+		return b.poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
+	case engine.EventAgentMessage:
+		_, err := b.poster.Reply(ctx, channel, threadTS, d.Text)
+		return err
+	case engine.EventTurnCompleted:
+		return b.poster.ClearStatus(ctx, channel, threadTS)
+	case engine.EventQuestionAsked:
+		var q engine.Question
+		if err := json.Unmarshal(ev.Data, &q); err != nil {
+			return nil
+		}
+		ts, err := b.poster.PostQuestion(ctx, channel, threadTS, q, s.ID)
+		if err != nil {
+			return err
+		}
+		return b.putJSON(ctx, openQuestionKey(s.ID), postedQuestion{TS: ts, Question: q})
+	case engine.EventUserMessage:
+		if d.Answer == nil {
+			return nil
+		}
+		text := "Answered"
+		if d.Author != "" {
+			text += " by <@" + d.Author + ">"
+		}
+		return b.closeQuestion(ctx, s.ID, channel, text+": *"+d.Answer.Text+"*")
+	case engine.EventSessionStatus:
+		if d.Reason == "cancelled" || strings.HasPrefix(d.Reason, "turn cancelled") {
+			return b.closeQuestion(ctx, s.ID, channel, "closed (cancelled)")
+		}
+		return nil
+	case engine.EventApprovalRequested:
+		a, err := b.eng.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		ts, err := b.poster.PostApproval(ctx, channel, threadTS, a)
+		if err != nil {
+			return err
+		}
+		return b.store.Put(ctx, b.now(), approvalKey(a.ID), ts)
+	case engine.EventApprovalDecided, engine.EventApprovalApplied, engine.EventApprovalFailed,
+		engine.EventApprovalUnconfirmed, engine.EventApprovalExpired, engine.EventApprovalRetried:
+		ts, ok, err := b.store.Get(ctx, approvalKey(d.ApprovalID))
+		if err != nil || !ok {
+			return err
+		}
+		a, err := b.eng.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		return b.poster.UpdateApproval(ctx, channel, ts, a)
+	case engine.EventSessionError:
+		if d.Code == "input_cancelled" {
+			return nil // one notice per failure is enough
+		}
+		_, err := b.poster.PostError(ctx, channel, threadTS, d.Code, d.Message, s.ID)
+		return err
+	}
+	return nil
+}
+
+func approvalKey(id string) string          { return "slack:approval:" + id }
+func openQuestionKey(session string) string { return "slack:question:" + session }
+
+// postedQuestion remembers the open question's message, to replace its
+// buttons once it is answered or closed.
+type postedQuestion struct {
+	TS       string          `json:"ts"`
+	Question engine.Question `json:"question"`
+}
+
+func (b *slackBridge) putJSON(ctx context.Context, key string, v any) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return b.store.Put(ctx, b.now(), key, string(data))
+}
+
+func (b *slackBridge) closeQuestion(ctx context.Context, sessionID, channel, text string) error {
+	raw, ok, err := b.store.Get(ctx, openQuestionKey(sessionID))
+	if err != nil || !ok || raw == "" {
+		return err
+	}
+	var pq postedQuestion
+	if json.Unmarshal([]byte(raw), &pq) != nil {
+		return nil
+	}
+	if err := b.poster.CloseQuestion(ctx, channel, pq.TS, pq.Question, text); err != nil {
+		return err
+	}
+	return b.store.Put(ctx, b.now(), openQuestionKey(sessionID), "")
+}
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,169 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/slack-go/slack"
+)
+
+// Fixed action ids of our buttons. The inbound side routes on them (slack-go's
+// socketmode matches action_id exactly); our own ids travel in the value.
+const (
+	ActionAnswer  = "brain_answer"
+	ActionApprove = "brain_approve"
+	ActionDeny    = "brain_deny"
+	ActionRetry   = "brain_retry"
+	ActionResume  = "brain_resume"
+)
+
+// maxErrorText bounds the message of an error notice.
+const maxErrorText = 500
+
+// Reply converts markdown to mrkdwn, splits it under Slack's limits and
+// posts the parts in order in the thread (threadTS "" posts to the channel).
+// It returns the ts of each part; a failure after some parts were posted
+// returns those ts with the error. Empty text posts nothing.
+func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) ([]string, error) {
+	parts := split(Mrkdwn(markdown), maxSection)
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	var posted []string
+	// One job for all parts, so another reply in the channel cannot land
+	// between them.
+	err := p.do(ctx, channel, func(ctx context.Context) error {
+		for i, part := range parts {
+			opts := []slack.MsgOption{
+				slack.MsgOptionText(part, false),
+				slack.MsgOptionBlocks(section(p.blockID("reply"), part)),
+			}
+			if threadTS != "" {
+				opts = append(opts, slack.MsgOptionTS(threadTS))
+			}
+			var ts string
+			err := p.call(ctx, channel, func(ctx context.Context) (err error) {
+				_, ts, err = p.api.PostMessageContext(ctx, channel, opts...)
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("post reply part %d of %d: %w", i+1, len(parts), err)
+			}
+			posted = append(posted, ts)
+		}
+		return nil
+	})
+	return posted, err
+}
+
+// Ephemeral shows text (mrkdwn, sent as is) to user only, in the thread
+// when threadTS is set.
+func (p *Poster) Ephemeral(ctx context.Context, channel, user, threadTS, text string) error {
+	opts := []slack.MsgOption{slack.MsgOptionText(truncate(text, maxSection), false)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	err := p.do(ctx, channel, func(ctx context.Context) error {
+		return p.call(ctx, channel, func(ctx context.Context) error {
+			_, err := p.api.PostEphemeralContext(ctx, channel, user, opts...)
+			return err
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("post ephemeral to %s: %w", user, err)
+	}
+	return nil
+}
+
+// PostError posts a short notice with the error's code and message and,
+// when sessionID is set, a Resume button. The message is shown as plain
+// text, cut to its first line and maxErrorText characters: whatever the
+// caller passes, a stack trace does not reach the thread.
+func (p *Poster) PostError(ctx context.Context, channel, threadTS, code, message, sessionID string) (string, error) {
+	first, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
+	text := fmt.Sprintf(":warning: `%s` %s", Escape(code), Escape(truncate(first, maxErrorText)))
+	blocks := []slack.Block{section(p.blockID("error"), text)}
+	if sessionID != "" {
+		v, err := encodeValue(ButtonValue{Session: sessionID})
+		if err != nil {
+			return "", err
+		}
+		blocks = append(blocks, slack.NewActionBlock(p.blockID("resume"),
+			slack.NewButtonBlockElement(ActionResume, v, plain("Resume"))))
+	}
+	opts := []slack.MsgOption{slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...)}
+	if threadTS != "" {
+		opts = append(opts, slack.MsgOptionTS(threadTS))
+	}
+	ts, err := p.post(ctx, channel, opts...)
+	if err != nil {
+		return "", fmt.Errorf("post error notice: %w", err)
+	}
+	return ts, nil
+}
+
+// ButtonValue is what our buttons carry in their value, JSON-encoded:
+// {"s":SESSION,"q":QUESTION,"v":VALUE} for answers, {"a":APPROVAL} for
+// approve, deny and retry, {"s":SESSION} for resume.
+type ButtonValue struct {
+	Session  string `json:"s,omitempty"`
+	Question string `json:"q,omitempty"`
+	Value    string `json:"v,omitempty"`
+	Approval string `json:"a,omitempty"`
+}
+
+// maxValue is Slack's limit on a button value.
+const maxValue = 2000
+
+func encodeValue(v ButtonValue) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("encode button value: %w", err)
+	}
+	if len(b) > maxValue {
+		return "", fmt.Errorf("button value is %d bytes, Slack allows %d", len(b), maxValue)
+	}
+	return string(b), nil
+}
+
+// DecodeValue parses the value of one of our buttons, checking that it has
+// the fields its action needs.
+func DecodeValue(actionID, value string) (ButtonValue, error) {
+	var v ButtonValue
+	if err := json.Unmarshal([]byte(value), &v); err != nil {
+		return ButtonValue{}, fmt.Errorf("decode %s value: %w", actionID, err)
+	}
+	var ok bool
+	switch actionID {
+	case ActionAnswer:
+		ok = v.Session != "" && v.Question != "" && v.Value != ""
+	case ActionApprove, ActionDeny, ActionRetry:
+		ok = v.Approval != ""
+	case ActionResume:
+		ok = v.Session != ""
+	default:
+		return ButtonValue{}, fmt.Errorf("decode value: unknown action %q", actionID)
+	}
+	if !ok {
+		return ButtonValue{}, fmt.Errorf("decode %s value: missing fields in %q", actionID, value)
+	}
+	return v, nil
+}
+
+func plain(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)
+}
+
+func mrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, false)
+}
+
+func section(id, text string) *slack.SectionBlock {
+	return slack.NewSectionBlock(mrkdwn(text), nil, nil, slack.SectionBlockOptionBlockID(id))
+}
+
+func contextLine(id, text string) *slack.ContextBlock {
+	return slack.NewContextBlock(id, mrkdwn(text))
+}

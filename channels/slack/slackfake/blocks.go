@@ -1,0 +1,117 @@
+package slackfake
+
+import (
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// Slack's documented limits; a message over them fails like on Slack.
+const (
+	maxText         = 40000
+	maxBlocks       = 50
+	maxID           = 255
+	maxSectionText  = 3000
+	maxFields       = 10
+	maxFieldText    = 2000
+	maxHeaderText   = 150
+	maxElements     = 25
+	maxButtonText   = 75
+	maxButtonValue  = 2000
+	maxContextElems = 10
+)
+
+type textObject struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type element struct {
+	Type     string      `json:"type"`
+	ActionID string      `json:"action_id"`
+	Value    string      `json:"value"`
+	Text     *textObject `json:"text"`
+}
+
+type block struct {
+	Type     string          `json:"type"`
+	BlockID  string          `json:"block_id"`
+	Text     *textObject     `json:"text"`
+	Fields   []textObject    `json:"fields"`
+	Elements json.RawMessage `json:"elements"`
+}
+
+// checkBlocks returns "invalid_blocks" when Slack would reject the blocks,
+// "" when they pass. It checks the limits this project depends on, not
+// every rule of Block Kit.
+func checkBlocks(raw string) string {
+	var blocks []block
+	if json.Unmarshal([]byte(raw), &blocks) != nil || len(blocks) > maxBlocks {
+		return "invalid_blocks"
+	}
+	ids := map[string]bool{}
+	for _, b := range blocks {
+		if b.BlockID != "" {
+			if ids[b.BlockID] || utf8.RuneCountInString(b.BlockID) > maxID {
+				return "invalid_blocks"
+			}
+			ids[b.BlockID] = true
+		}
+		if !checkBlock(b) {
+			return "invalid_blocks"
+		}
+	}
+	return ""
+}
+
+func checkBlock(b block) bool {
+	switch b.Type {
+	case "section":
+		if (b.Text == nil && len(b.Fields) == 0) || len(b.Fields) > maxFields {
+			return false
+		}
+		if b.Text != nil && !textOK(b.Text, maxSectionText) {
+			return false
+		}
+		for _, f := range b.Fields {
+			if !textOK(&f, maxFieldText) {
+				return false
+			}
+		}
+		return true
+	case "header":
+		return b.Text != nil && b.Text.Type == "plain_text" && textOK(b.Text, maxHeaderText)
+	case "context":
+		var elems []textObject
+		if json.Unmarshal(b.Elements, &elems) != nil || len(elems) == 0 || len(elems) > maxContextElems {
+			return false
+		}
+		return true
+	case "actions":
+		var elems []element
+		if json.Unmarshal(b.Elements, &elems) != nil || len(elems) == 0 || len(elems) > maxElements {
+			return false
+		}
+		// Slack rejects two elements with one action_id in a block.
+		actions := map[string]bool{}
+		for _, e := range elems {
+			if (e.ActionID != "" && actions[e.ActionID]) || utf8.RuneCountInString(e.ActionID) > maxID {
+				return false
+			}
+			actions[e.ActionID] = true
+			if e.Type == "button" && (e.Text == nil || !textOK(e.Text, maxButtonText) ||
+				utf8.RuneCountInString(e.Value) > maxButtonValue) {
+				return false
+			}
+		}
+		return true
+	case "divider", "rich_text", "image", "markdown":
+		return true
+	default:
+		return false
+	}
+}
+
+func textOK(t *textObject, limit int) bool {
+	return (t.Type == "mrkdwn" || t.Type == "plain_text") && t.Text != "" &&
+		utf8.RuneCountInString(t.Text) <= limit
+}

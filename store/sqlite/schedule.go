@@ -1,0 +1,238 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"brain/engine"
+)
+
+// Schedule run statuses. A run is running from its claim until its
+// session's turn ends; skipped records an occurrence that overlap: skip did
+// not run.
+const (
+	RunRunning     = "running"
+	RunCompleted   = "completed"
+	RunFailed      = "failed"
+	RunInterrupted = "interrupted"
+	RunSkipped     = "skipped"
+)
+
+// Schedule run triggers: the cron expression, or a person asking to run now.
+const (
+	TriggerCron   = "cron"
+	TriggerManual = "manual"
+)
+
+// ScheduleRun is one occurrence of a schedule. Schedule and FireTime are its
+// key: a fire time is claimed once, whichever process gets there first.
+type ScheduleRun struct {
+	Schedule  string
+	FireTime  time.Time
+	Trigger   string
+	SessionID string
+	Status    string
+	Outcome   string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, created_at, updated_at`
+
+var (
+	runStatuses = map[string]bool{RunRunning: true, RunCompleted: true, RunFailed: true, RunInterrupted: true, RunSkipped: true}
+	runTriggers = map[string]bool{TriggerCron: true, TriggerManual: true}
+)
+
+func validateRun(op string, r ScheduleRun) error {
+	switch {
+	case r.Schedule == "":
+		return engine.Errorf(engine.CodeInvalid, "%s: empty schedule", op)
+	case r.FireTime.IsZero():
+		return engine.Errorf(engine.CodeInvalid, "%s %s: zero fire time", op, r.Schedule)
+	case !runStatuses[r.Status]:
+		return engine.Errorf(engine.CodeInvalid, "%s %s: unknown status %q", op, r.Schedule, r.Status)
+	case r.UpdatedAt.IsZero():
+		return engine.Errorf(engine.CodeInvalid, "%s %s: zero updated time", op, r.Schedule)
+	}
+	return nil
+}
+
+// ClaimRun records run unless a run with the same schedule and fire time
+// exists; claimed tells which. The insert is one statement, so of two
+// processes claiming the same fire time exactly one wins. An empty Trigger
+// is cron; a zero CreatedAt is UpdatedAt.
+func (s *Store) ClaimRun(ctx context.Context, run ScheduleRun) (bool, error) {
+	if run.Trigger == "" {
+		run.Trigger = TriggerCron
+	}
+	if run.CreatedAt.IsZero() {
+		run.CreatedAt = run.UpdatedAt
+	}
+	if err := validateRun("claim run", run); err != nil {
+		return false, err
+	}
+	if !runTriggers[run.Trigger] {
+		return false, engine.Errorf(engine.CodeInvalid, "claim run %s: unknown trigger %q", run.Schedule, run.Trigger)
+	}
+	res, err := s.write.ExecContext(ctx, `INSERT INTO schedule_runs (`+runColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (schedule, fire_time) DO NOTHING`,
+		run.Schedule, formatTime(run.FireTime), run.Trigger, run.SessionID, run.Status, run.Outcome,
+		formatTime(run.CreatedAt), formatTime(run.UpdatedAt))
+	if err != nil {
+		return false, fmt.Errorf("claim run %s %s: %w", run.Schedule, formatTime(run.FireTime), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("claim run %s %s: %w", run.Schedule, formatTime(run.FireTime), err)
+	}
+	return n == 1, nil
+}
+
+// UpdateRun stores the run's session id, status, outcome and updated time.
+// A run that was never claimed is not found.
+func (s *Store) UpdateRun(ctx context.Context, run ScheduleRun) error {
+	n, err := s.updateRun(ctx, "update run", run, "")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound("schedule run", run.Schedule+" "+formatTime(run.FireTime))
+	}
+	return nil
+}
+
+// FinishRun is UpdateRun for a run that is still running: finished is false
+// (and nothing is written) when the run already ended, so of two watchers of
+// one run only one records, and posts, its outcome.
+func (s *Store) FinishRun(ctx context.Context, run ScheduleRun) (finished bool, err error) {
+	n, err := s.updateRun(ctx, "finish run", run, RunRunning)
+	if err != nil {
+		return false, err
+	}
+	if n == 0 {
+		if _, err := s.run(ctx, run.Schedule, run.FireTime); err != nil {
+			return false, err // not found
+		}
+	}
+	return n == 1, nil
+}
+
+func (s *Store) updateRun(ctx context.Context, op string, run ScheduleRun, from string) (int64, error) {
+	if err := validateRun(op, run); err != nil {
+		return 0, err
+	}
+	q := `UPDATE schedule_runs SET session_id = ?, status = ?, outcome = ?, updated_at = ?
+		WHERE schedule = ? AND fire_time = ?`
+	args := []any{run.SessionID, run.Status, run.Outcome, formatTime(run.UpdatedAt), run.Schedule, formatTime(run.FireTime)}
+	if from != "" {
+		q += ` AND status = ?`
+		args = append(args, from)
+	}
+	res, err := s.write.ExecContext(ctx, q, args...)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s %s: %w", op, run.Schedule, formatTime(run.FireTime), err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("%s %s %s: %w", op, run.Schedule, formatTime(run.FireTime), err)
+	}
+	return n, nil
+}
+
+// Runs returns up to limit runs of a schedule, newest fire time first;
+// limit <= 0 means all.
+func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]ScheduleRun, error) {
+	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE schedule = ? ORDER BY fire_time DESC`
+	args := []any{schedule}
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	out, err := s.queryRuns(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", schedule, err)
+	}
+	return out, nil
+}
+
+// LastRun returns the schedule's run with the newest fire time, or an error
+// matching engine.ErrNotFound when it never ran.
+func (s *Store) LastRun(ctx context.Context, schedule string) (ScheduleRun, error) {
+	runs, err := s.Runs(ctx, schedule, 1)
+	if err != nil {
+		return ScheduleRun{}, err
+	}
+	if len(runs) == 0 {
+		return ScheduleRun{}, notFound("run of schedule", schedule)
+	}
+	return runs[0], nil
+}
+
+// RunningRuns returns the runs still running, oldest fire time first, of
+// one schedule or, with schedule "", of all.
+func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]ScheduleRun, error) {
+	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE status = 'running'`
+	var args []any
+	if schedule != "" {
+		q += ` AND schedule = ?`
+		args = append(args, schedule)
+	}
+	out, err := s.queryRuns(ctx, q+` ORDER BY fire_time, schedule`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list running runs: %w", err)
+	}
+	return out, nil
+}
+
+// run returns one run by its key.
+func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (ScheduleRun, error) {
+	out, err := s.queryRuns(ctx, `SELECT `+runColumns+` FROM schedule_runs WHERE schedule = ? AND fire_time = ?`,
+		schedule, formatTime(fire))
+	if err != nil {
+		return ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
+	}
+	if len(out) == 0 {
+		return ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
+	}
+	return out[0], nil
+}
+
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]ScheduleRun, error) {
+	rows, err := s.read.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ScheduleRun
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func scanRun(rows *sql.Rows) (ScheduleRun, error) {
+	var (
+		r                      ScheduleRun
+		fire, created, updated string
+	)
+	if err := rows.Scan(&r.Schedule, &fire, &r.Trigger, &r.SessionID, &r.Status, &r.Outcome, &created, &updated); err != nil {
+		return ScheduleRun{}, err
+	}
+	var errs []error
+	var err error
+	r.FireTime, err = parseTime(fire)
+	errs = append(errs, err)
+	r.CreatedAt, err = parseTime(created)
+	errs = append(errs, err)
+	r.UpdatedAt, err = parseTime(updated)
+	errs = append(errs, err)
+	return r, errors.Join(errs...)
+}

@@ -1,0 +1,192 @@
+package sqlite_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/store/sqlite"
+)
+
+func testRun(schedule string, fire time.Time) sqlite.ScheduleRun {
+	return sqlite.ScheduleRun{Schedule: schedule, FireTime: fire, Status: sqlite.RunRunning, UpdatedAt: t0}
+}
+
+func claim(tb testing.TB, st *sqlite.Store, r sqlite.ScheduleRun) bool {
+	tb.Helper()
+	ok, err := st.ClaimRun(context.Background(), r)
+	if err != nil {
+		tb.Fatalf("ClaimRun(%s %s): %v", r.Schedule, r.FireTime, err)
+	}
+	return ok
+}
+
+func TestStore_ClaimRunOnce(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	fire := t0.Add(time.Hour)
+	if !claim(t, st, testRun("digest", fire)) {
+		t.Fatal("first claim lost")
+	}
+	again := testRun("digest", fire.In(time.UTC)) // the same instant in another zone
+	again.Status = sqlite.RunSkipped
+	if claim(t, st, again) {
+		t.Fatal("second claim of the same fire time won")
+	}
+	if !claim(t, st, testRun("other", fire)) {
+		t.Fatal("another schedule's claim of the same time lost")
+	}
+	got, err := st.LastRun(ctx, "digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := sqlite.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: sqlite.TriggerCron,
+		Status: sqlite.RunRunning, CreatedAt: t0.UTC(), UpdatedAt: t0.UTC()}
+	if got != want {
+		t.Fatalf("LastRun = %+v, want %+v (the loser changed nothing)", got, want)
+	}
+}
+
+// TestStore_ClaimRunAcrossProcesses has two stores on one file (as two
+// brain processes would) race for the same fire times: each is claimed once.
+func TestStore_ClaimRunAcrossProcesses(t *testing.T) {
+	stores := twoStores(t)
+	const fires, racers = 20, 8
+	wins := make([]int, fires)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := stores[i%2]
+			for f := range fires {
+				ok, err := st.ClaimRun(context.Background(), testRun("digest", t0.Add(time.Duration(f)*time.Minute)))
+				if err != nil {
+					t.Errorf("ClaimRun: %v", err)
+					return
+				}
+				if ok {
+					mu.Lock()
+					wins[f]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for f, n := range wins {
+		if n != 1 {
+			t.Errorf("fire %d claimed %d times, want 1", f, n)
+		}
+	}
+	runs, err := stores[1].Runs(context.Background(), "digest", 0)
+	if err != nil || len(runs) != fires {
+		t.Fatalf("Runs = %d, %v; want %d", len(runs), err, fires)
+	}
+}
+
+func TestStore_UpdateAndFinishRun(t *testing.T) {
+	ctx := context.Background()
+	stores := twoStores(t)
+	st := stores[0]
+	r := testRun("digest", t0)
+	r.Trigger = sqlite.TriggerManual
+	claim(t, st, r)
+
+	r.SessionID, r.UpdatedAt = "ses_1", t0.Add(time.Second)
+	if err := st.UpdateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	done := r
+	done.Status, done.Outcome, done.UpdatedAt = sqlite.RunCompleted, "All good.", t0.Add(time.Minute)
+	// Two watchers (two processes) finish the same run: one records it.
+	first, err := st.FinishRun(ctx, done)
+	if err != nil || !first {
+		t.Fatalf("FinishRun = %v, %v; want true", first, err)
+	}
+	late := done
+	late.Status, late.Outcome = sqlite.RunInterrupted, "late"
+	second, err := stores[1].FinishRun(ctx, late)
+	if err != nil || second {
+		t.Fatalf("second FinishRun = %v, %v; want false", second, err)
+	}
+	got, err := stores[1].LastRun(ctx, "digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Status != sqlite.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
+		got.Trigger != sqlite.TriggerManual || !got.UpdatedAt.Equal(t0.Add(time.Minute)) || !got.CreatedAt.Equal(t0) {
+		t.Fatalf("run after finish: %+v", got)
+	}
+
+	missing := testRun("digest", t0.Add(time.Hour))
+	if err := st.UpdateRun(ctx, missing); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("UpdateRun of an unclaimed run = %v, want not found", err)
+	}
+	if _, err := st.FinishRun(ctx, missing); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("FinishRun of an unclaimed run = %v, want not found", err)
+	}
+}
+
+func TestStore_RunsNewestFirstAndRunning(t *testing.T) {
+	ctx := context.Background()
+	st := newStore(t)
+	if _, err := st.LastRun(ctx, "digest"); !errors.Is(err, engine.ErrNotFound) {
+		t.Fatalf("LastRun of a schedule that never ran = %v, want not found", err)
+	}
+	// Claimed out of order, with fire times whose text would sort wrongly
+	// in their own zones.
+	zone := time.FixedZone("west", -11*3600)
+	for _, h := range []int{3, 1, 4, 2} {
+		r := testRun("digest", t0.Add(time.Duration(h)*time.Hour).In(zone))
+		if h%2 == 0 {
+			r.Status = sqlite.RunCompleted
+		}
+		claim(t, st, r)
+	}
+	claim(t, st, testRun("other", t0))
+
+	runs, err := st.Runs(ctx, "digest", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hours []int
+	for _, r := range runs {
+		hours = append(hours, int(r.FireTime.Sub(t0)/time.Hour))
+	}
+	if fmt.Sprint(hours) != "[4 3 2]" {
+		t.Fatalf("Runs(limit 3) hours = %v, want [4 3 2]", hours)
+	}
+	running, err := st.RunningRuns(ctx, "digest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(running) != 2 || !running[0].FireTime.Equal(t0.Add(time.Hour)) || !running[1].FireTime.Equal(t0.Add(3*time.Hour)) {
+		t.Fatalf("RunningRuns(digest) = %+v, want hours 1 and 3", running)
+	}
+	all, err := st.RunningRuns(ctx, "")
+	if err != nil || len(all) != 3 || all[0].Schedule != "other" {
+		t.Fatalf("RunningRuns(all) = %+v, %v; want 3, other first", all, err)
+	}
+}
+
+func TestStore_ClaimRunValidates(t *testing.T) {
+	st := newStore(t)
+	bad := []sqlite.ScheduleRun{
+		{FireTime: t0, Status: sqlite.RunRunning, UpdatedAt: t0},
+		{Schedule: "x", Status: sqlite.RunRunning, UpdatedAt: t0},
+		{Schedule: "x", FireTime: t0, Status: "pending", UpdatedAt: t0},
+		{Schedule: "x", FireTime: t0, Status: sqlite.RunRunning},
+		{Schedule: "x", FireTime: t0, Status: sqlite.RunRunning, UpdatedAt: t0, Trigger: "webhook"},
+	}
+	for _, r := range bad {
+		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvalid) {
+			t.Errorf("ClaimRun(%+v) = %v, want invalid", r, err)
+		}
+	}
+}
