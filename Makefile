@@ -32,6 +32,9 @@ vet:
 
 FUZZTIME ?= 60s
 fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseInteraction$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/
 

@@ -129,6 +129,7 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	handler := a.api.routes()
 	if cfg.Slack != nil {
 		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
+		a.schedules.SetOutcomePoster(a.slack)
 		root := http.NewServeMux()
 		root.Handle("/slack/", http.MaxBytesHandler(a.slack.HTTP(), 1<<20))
 		root.Handle("/", handler)

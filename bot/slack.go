@@ -161,20 +161,25 @@ func (b *slackBridge) work(ctx context.Context) {
 			b.log.Error("read slack inbox", logErr, err)
 		}
 		backoff := false
+		// Outcomes are written in one transaction per batch. A crash before
+		// that re-works the batch: input is idempotent per Slack message and
+		// a repeated click meets a decided approval or a closed question.
+		var done []sqlite.Finished
 		for _, it := range items {
 			err := b.handle(ctx, it)
 			if errors.Is(err, errRetryLater) || ctx.Err() != nil {
 				backoff = true
 				break
 			}
-			msg := ""
+			f := sqlite.Finished{ID: it.ID}
 			if err != nil {
-				msg = err.Error()
+				f.Err = err.Error()
 				b.log.Error("slack event failed", "thread", it.ThreadKey, logErr, err)
 			}
-			if err := b.store.FinishInbound(context.WithoutCancel(ctx), it.ID, b.now(), msg); err != nil {
-				b.log.Error("finish slack inbox item", logErr, err)
-			}
+			done = append(done, f)
+		}
+		if err := b.store.FinishInbound(context.WithoutCancel(ctx), b.now(), done); err != nil {
+			b.log.Error("finish slack inbox items", logErr, err)
 		}
 		if now := b.now(); now.Sub(pruned) > time.Hour {
 			pruned = now
@@ -183,6 +188,16 @@ func (b *slackBridge) work(ctx context.Context) {
 			}
 		}
 		if len(items) == 50 && !backoff {
+			continue
+		}
+		if backoff {
+			// The run queue is full: the event waits here, durable, and is
+			// tried again shortly.
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
 			continue
 		}
 		select {

@@ -54,6 +54,12 @@ func (c *slackClock) Advance(d time.Duration) {
 
 func newSlackApp(t *testing.T) *slackApp {
 	t.Helper()
+	return newSlackAppWith(t, "")
+}
+
+// newSlackAppWith adds top-level YAML (e.g. schedules) to the config.
+func newSlackAppWith(t *testing.T, more string) *slackApp {
+	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
 	t.Cleanup(sa.slack.Close)
 	deploy := tools.Definition{
@@ -75,7 +81,7 @@ slack:
   signing_secret: %s
   api_url: %s/api/
 approvals: {ttl: 1h}
-`, signingSecret, sa.slack.URL())
+`, signingSecret, sa.slack.URL()) + more
 	sa.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa
@@ -375,4 +381,118 @@ func TestSlack_ErrorResumeButtonAndResumeByMessage(t *testing.T) {
 	sa.waitThread(ts, "overloaded again")
 	sa.message("Ev3", "message", "U1", "once more", ts)
 	sa.waitThread(ts, "Back.")
+}
+
+func TestSlack_DirectMessage(t *testing.T) {
+	sa := newSlackApp(t)
+	sa.fake.Push(fakemodel.Text("Hi in private."))
+	ts := fmt.Sprintf("%d.000100", sa.nextTS.Add(1))
+	body, _ := json.Marshal(map[string]any{
+		"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvDM",
+		"event": map[string]any{"type": "message", "user": "U1", "text": "hello", "ts": ts, "channel": "D1", "channel_type": "im"},
+	})
+	if st := sa.post("/slack/events", "application/json", body); st != 200 {
+		t.Fatal(st)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(sa.slack.Thread("D1", ts)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reply to the DM")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := sa.slack.Thread("D1", ts); !strings.Contains(got[len(got)-1].Text, "Hi in private.") {
+		t.Fatalf("reply %+v", got)
+	}
+}
+
+func TestSlack_LoadWaitsInTheInboxInsteadOfFailing(t *testing.T) {
+	fakeSlack := slackfake.New()
+	defer fakeSlack.Close()
+	sa := &slackApp{slack: fakeSlack, clock: &slackClock{}}
+	extra := fmt.Sprintf("slack: {bot_token: xoxb-t, signing_secret: %s, api_url: %s/api/}\nlimits: {max_running_turns: 1, max_queued_turns: 1}\n", signingSecret, fakeSlack.URL())
+	sa.testApp = newTestApp(t, extra, Options{Clock: sa.clock.Now})
+	sa.nextTS.Store(1700000000)
+	sa.fake.Push(fakemodel.Hold())
+	var threads []string
+	for i := range 4 {
+		threads = append(threads, sa.message(fmt.Sprintf("EvL%d", i), "app_mention", "U1", "<@"+slackfake.BotUserID+"> job", ""))
+	}
+	// Every event was acknowledged with 200 (checked in message); the first
+	// turn holds the only slot, so the rest wait.
+	time.Sleep(100 * time.Millisecond)
+	sa.fake.Release()
+	for _, ts := range threads {
+		sa.waitThread(ts, "echo: job")
+	}
+}
+
+func TestSlack_ScheduledRunPostsOutcomeAndRepliesFollowUp(t *testing.T) {
+	sa := newSlackAppWith(t, `schedules:
+  - name: nightly
+    cron: "0 9 * * *"
+    timezone: UTC
+    prompt: Deploy whatever is ready.
+    post_to: {slack_channel: C9}
+`)
+	sa.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "ask", Input: `{"text":"Deploy?"}`}, fakemodel.Call{Name: "deploy", Input: `{"service":"api"}`}),
+		fakemodel.Text("Nothing deployed: it needs an approval."),
+	)
+	if err := sa.app.Schedules().Tick(context.Background(), sa.clock.Now().Add(25*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var post slackfake.Message
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if ms := sa.slack.Messages("C9"); len(ms) > 0 && strings.Contains(ms[0].Text, "Nothing deployed") {
+			post = ms[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no outcome in C9: %+v", sa.slack.Messages("C9"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if post.ThreadTS != "" || !strings.Contains(post.Text, "nightly") {
+		t.Fatalf("outcome post %+v", post)
+	}
+	runs, _ := sa.app.engine.Sessions(context.Background(), engine.SessionFilter{})
+	if len(runs) != 1 || runs[0].Origin != engine.OriginSchedule || runs[0].Status != engine.StatusIdle || runs[0].OpenQuestion() != nil {
+		t.Fatalf("scheduled session %+v", runs)
+	}
+	for _, ev := range sa.events(runs[0].ID) {
+		if ev.Type == engine.EventToolResult && !strings.Contains(string(ev.Data), `schedule \"nightly\"`) {
+			t.Errorf("tool result does not name the schedule: %s", ev.Data)
+		}
+	}
+	pending, _ := sa.app.engine.Approvals(context.Background(), engine.ApprovalFilter{})
+	if len(pending) != 0 {
+		t.Fatalf("approvals recorded: %+v", pending)
+	}
+	// A reply in the outcome's thread starts an interactive session with
+	// the outcome as context, without a mention.
+	sa.fake.Push(fakemodel.Text("It was the api service."))
+	body, _ := json.Marshal(map[string]any{
+		"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvF",
+		"event": map[string]any{"type": "message", "user": "U5", "text": "which one?", "ts": "1800000000.000100", "thread_ts": post.TS, "channel": "C9", "channel_type": "channel"},
+	})
+	if st := sa.post("/slack/events", "application/json", body); st != 200 {
+		t.Fatal(st)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for {
+		th := sa.slack.Thread("C9", post.TS)
+		if len(th) > 0 && strings.Contains(th[len(th)-1].Text, "It was the api service.") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no follow-up reply: %+v", th)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	reqs := sa.fake.Requests()
+	if last := string(reqs[len(reqs)-1].Raw); !strings.Contains(last, "Nothing deployed") || !strings.Contains(last, "which one?") {
+		t.Fatalf("follow-up lacks the run's outcome: %s", last)
+	}
 }

@@ -104,20 +104,33 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 	return out, rows.Err()
 }
 
-// FinishInbound marks an item done, or failed with errText (kept for
-// operators; a failed item is not retried).
-func (s *Store) FinishInbound(ctx context.Context, id int64, now time.Time, errText string) error {
-	status := "done"
-	if errText != "" {
-		status = "failed"
+// Finished is the outcome of working one inbox item: Err empty means done,
+// else failed (kept for operators; a failed item is not retried).
+type Finished struct {
+	ID  int64
+	Err string
+}
+
+// FinishInbound records the outcome of worked items in one transaction.
+func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []Finished) error {
+	if len(done) == 0 {
+		return nil
 	}
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE inbox SET status = ?, error = ?, done_at = ?, attempts = attempts + 1 WHERE id = ?`,
-			status, errText, formatTime(now), id)
-		return err
+		for _, d := range done {
+			status := "done"
+			if d.Err != "" {
+				status = "failed"
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET status = ?, error = ?, done_at = ?, attempts = attempts + 1 WHERE id = ?`,
+				status, d.Err, formatTime(now), d.ID); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("finish inbound %d: %w", id, err)
+		return fmt.Errorf("finish %d inbound items: %w", len(done), err)
 	}
 	return nil
 }

@@ -37,10 +37,7 @@ func TestStore_InboundDedupeAndOrder(t *testing.T) {
 	if err != nil || len(pending) != 2 || pending[0].ThreadKey != "t1" || pending[1].ThreadKey != "t2" || string(pending[0].Payload) != `{"k":"event:E1"}` {
 		t.Fatalf("pending %v %+v", err, pending)
 	}
-	if err := st.FinishInbound(ctx, pending[0].ID, now, ""); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishInbound(ctx, pending[1].ID, now, "boom"); err != nil {
+	if err := st.FinishInbound(ctx, now, []sqlite.Finished{{ID: pending[0].ID}, {ID: pending[1].ID, Err: "boom"}}); err != nil {
 		t.Fatal(err)
 	}
 	if pending, _ = st.PendingInbound(ctx, "slack", 10); len(pending) != 0 {
