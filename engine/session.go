@@ -224,7 +224,11 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 		case <-ctx.Done():
 			return Session{}, ctx.Err()
 		}
-		return e.Session(ctx, sessionID)
+		// The turn may have ended on its own just before the cancel, with a
+		// question open or input queued: clear those too.
+		if s, err = e.Session(ctx, sessionID); err != nil {
+			return Session{}, err
+		}
 	}
 	// No turn runs: drop queued input and close the question, if any.
 	pending, err := e.pendingInputs(ctx, s)
