@@ -116,6 +116,12 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 		}
 		for {
 			changed := eng.Changed(id)
+			// Status first: its final commit carries the outcome event, so
+			// the read below then includes it.
+			cur, err := eng.Approval(ctx, a.ID)
+			if err != nil {
+				return after, err
+			}
 			evs, err := eng.Events(ctx, id, after, 0)
 			if err != nil {
 				return after, err
@@ -123,10 +129,6 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 			for _, ev := range evs {
 				p.Print(ev)
 				after = ev.Seq
-			}
-			cur, err := eng.Approval(ctx, a.ID)
-			if err != nil {
-				return after, err
 			}
 			if cur.Status != engine.ApprovalApplying {
 				break
