@@ -3,9 +3,9 @@ GO ?= go
 BIN := bin/brain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run demo build test test-deps fuzz bench vet
+.PHONY: run demo build deps test fuzz bench vet
 
-build:
+build: deps
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/brain
 
 # Build and start brain with config.example.yaml (SQLite under ./data).
@@ -18,12 +18,13 @@ demo: build
 
 # Installs what the tests need (idempotent), then runs the whole suite with
 # the race detector, then a short smoke run of every fuzz target.
-test: test-deps vet
+test: deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
-# gcc for cgo (SQLite) is the only system dependency so far.
-test-deps:
+# gcc for cgo (SQLite) is the only system dependency, to build and to test:
+# the tests use only Go, SQLite and local fakes.
+deps:
 	@command -v gcc >/dev/null || (apt-get update && apt-get install -y gcc libc6-dev)
 
 vet:
