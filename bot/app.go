@@ -87,6 +87,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	builtins, err := builtinTools(cfg)
+	if err != nil {
+		return nil, err
+	}
+	declared = append(declared, builtins...)
 	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...))
 	if err != nil {
 		return nil, err
@@ -289,8 +294,6 @@ func (c *Config) unsupportedSections() []string {
 		}
 	}
 	add(c.Linear != nil, "linear")
-	add(c.Tools.WebSearch != nil, "tools.web_search")
-	add(c.Tools.WebFetch != nil, "tools.web_fetch")
 	add(c.Tools.SandboxExec != nil, "tools.sandbox_exec")
 	add(len(c.MCPServers) > 0, "mcp_servers")
 	return out

@@ -155,7 +155,7 @@ type WebSearchConfig struct {
 type WebFetchConfig struct {
 	MaxChars     int   `yaml:"max_chars"`  // default 4000
 	MaxBody      int64 `yaml:"max_body"`   // bytes, default 5 MiB
-	TimeoutMS    int   `yaml:"timeout_ms"` // default limits.tool_timeout
+	TimeoutMS    int   `yaml:"timeout_ms"` // default 10000
 	AllowPrivate bool  `yaml:"allow_private"`
 }
 
@@ -279,6 +279,7 @@ const (
 	defaultSearchTimeoutMS   = 10000
 	defaultFetchMaxChars     = 4000
 	defaultFetchMaxBody      = 5 << 20
+	defaultFetchTimeoutMS    = 10000
 	defaultSandboxTimeout    = 120
 	maxSandboxTimeout        = 1800
 )
@@ -353,7 +354,7 @@ func (c *Config) ApplyDefaults() {
 	if w := c.Tools.WebFetch; w != nil {
 		setDefault(&w.MaxChars, defaultFetchMaxChars)
 		setDefault(&w.MaxBody, defaultFetchMaxBody)
-		setDefault(&w.TimeoutMS, toolTimeoutMS)
+		setDefault(&w.TimeoutMS, defaultFetchTimeoutMS)
 	}
 	if s := c.Tools.SandboxExec; s != nil {
 		setDefault(&s.TimeoutSeconds, defaultSandboxTimeout)

@@ -519,7 +519,7 @@ mcp_servers: [{id: m, command: srv}, {id: n, url: "http://127.0.0.1/mcp"}]
 		{"tools.web_search.timeout_ms", c.Tools.WebSearch.TimeoutMS, 10000},
 		{"tools.web_fetch.max_chars", c.Tools.WebFetch.MaxChars, 4000},
 		{"tools.web_fetch.max_body", c.Tools.WebFetch.MaxBody, int64(5 << 20)},
-		{"tools.web_fetch.timeout_ms", c.Tools.WebFetch.TimeoutMS, 60000},
+		{"tools.web_fetch.timeout_ms", c.Tools.WebFetch.TimeoutMS, 10000},
 		{"tools.sandbox_exec.timeout_seconds", c.Tools.SandboxExec.TimeoutSeconds, 120},
 		{"mcp_servers[0].transport", c.MCPServers[0].Transport, "stdio"},
 		{"mcp_servers[1].transport", c.MCPServers[1].Transport, "http"},

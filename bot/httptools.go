@@ -7,7 +7,35 @@ import (
 
 	"brain/tools"
 	"brain/tools/httptool"
+	"brain/tools/web"
 )
+
+// builtinTools returns the built-in tools the config turns on: web_search
+// and web_fetch. Built-ins stay off until their block is present.
+func builtinTools(cfg *Config) ([]tools.Definition, error) {
+	var out []tools.Definition
+	if ws := cfg.Tools.WebSearch; ws != nil {
+		def, err := web.Search(web.SearchConfig{
+			Provider: ws.Provider, APIKey: ws.APIKey, Endpoint: ws.Endpoint,
+			MaxResults: ws.MaxResults, Timeout: time.Duration(ws.TimeoutMS) * time.Millisecond,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("tools.web_search: %w", err)
+		}
+		out = append(out, def)
+	}
+	if wf := cfg.Tools.WebFetch; wf != nil {
+		def, err := web.Fetch(web.FetchConfig{
+			MaxChars: wf.MaxChars, MaxBody: wf.MaxBody, AllowPrivate: wf.AllowPrivate,
+			Timeout: time.Duration(wf.TimeoutMS) * time.Millisecond,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("tools.web_fetch: %w", err)
+		}
+		out = append(out, def)
+	}
+	return out, nil
+}
 
 // httpTools turns tools.http config entries into tool definitions. Header
 // values (secrets via ${ENV}) stay inside the tool: never in the model's
