@@ -36,6 +36,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseInteraction$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
+	$(GO) test -run '^$$' -fuzz '^FuzzExtractHTML$$' -fuzztime $(FUZZTIME) ./tools/web/
+	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/
 
