@@ -21,6 +21,9 @@ type Agent struct {
 	Tools []*tools.Tool
 	// When adds tools for turns whose input matches.
 	When []Conditional
+	// Dynamic, when set, is asked at each turn's start for more tools: a
+	// catalog that changes at runtime (MCP servers).
+	Dynamic func() []*tools.Tool
 	// MaxToolIterations caps tool rounds per turn; zero uses the engine's.
 	MaxToolIterations int
 	// InputMode is the default for input that arrives while a turn runs:
@@ -82,16 +85,21 @@ func (a *Agent) toolsFor(input string) []*tools.Tool {
 	for _, t := range out {
 		seen[t.Name] = true
 	}
-	for _, c := range a.When {
-		if !c.Match(input) {
-			continue
-		}
-		for _, t := range c.Tools {
+	add := func(ts []*tools.Tool) {
+		for _, t := range ts {
 			if !seen[t.Name] {
 				seen[t.Name] = true
 				out = append(out, t)
 			}
 		}
+	}
+	for _, c := range a.When {
+		if c.Match(input) {
+			add(c.Tools)
+		}
+	}
+	if a.Dynamic != nil {
+		add(a.Dynamic())
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -473,5 +474,35 @@ func TestEngine_SessionContextReachesTheModel(t *testing.T) {
 	h.waitTurns(s.ID, 1)
 	if req := string(h.fake.Requests()[0].Raw); !strings.Contains(req, "3 deploys failed") || !strings.Contains(req, "which ones?") {
 		t.Fatalf("request %s", req)
+	}
+}
+
+func TestEngine_DynamicToolsAreReadEachTurn(t *testing.T) {
+	var mu sync.Mutex
+	var current []*tools.Tool
+	var adds atomic.Int64
+	h := newHarness(t, func(_ *engine.Config, a *engine.Agent) {
+		a.Dynamic = func() []*tools.Tool {
+			mu.Lock()
+			defer mu.Unlock()
+			return current
+		}
+	})
+	s := h.session()
+	h.send(s.ID, "first")
+	h.waitTurns(s.ID, 1)
+	add, err := tools.Compile(addTool(&adds))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	current = []*tools.Tool{add}
+	mu.Unlock()
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "add", Input: `{"a":1,"b":2}`}), fakemodel.Text("3"))
+	h.send(s.ID, "second")
+	h.waitTurns(s.ID, 2)
+	reqs := h.fake.Requests()
+	if strings.Contains(string(reqs[0].Raw), `"add"`) || !strings.Contains(string(reqs[1].Raw), `"name":"add"`) || adds.Load() != 1 {
+		t.Fatalf("dynamic tool not picked up per turn (adds %d)", adds.Load())
 	}
 }
