@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -110,3 +112,76 @@ type inboxError string
 func (e inboxError) Error() string { return string(e) }
 
 const errInboxClosed = inboxError("inbox is closed: brain is shutting down")
+
+// errRetryLater leaves an inbox item pending: it is worked again shortly.
+var errRetryLater = errors.New("retry later")
+
+// inboxWorker handles one source's recorded events, oldest first. An event
+// the engine cannot take yet (its run queue is full) waits in the inbox, so
+// load never turns into errors for the platform.
+type inboxWorker struct {
+	store  *sqlite.Store
+	source string
+	now    func() time.Time
+	log    *slog.Logger
+	wake   <-chan struct{}
+	handle func(context.Context, sqlite.Inbound) error
+}
+
+func (w inboxWorker) run(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	pruned := time.Time{}
+	for {
+		items, err := w.store.PendingInbound(ctx, w.source, 50)
+		if err != nil && ctx.Err() == nil {
+			w.log.Error("read inbox", logErr, err)
+		}
+		backoff := false
+		// Outcomes are written in one transaction per batch. A crash before
+		// that re-works the batch: input is idempotent per platform message
+		// and a repeated click meets a decided approval or a closed question.
+		var done []sqlite.Finished
+		for _, it := range items {
+			err := w.handle(ctx, it)
+			if errors.Is(err, errRetryLater) || ctx.Err() != nil {
+				backoff = true
+				break
+			}
+			f := sqlite.Finished{ID: it.ID}
+			if err != nil {
+				f.Err = err.Error()
+				w.log.Error("inbound event failed", "thread", it.ThreadKey, logErr, err)
+			}
+			done = append(done, f)
+		}
+		if err := w.store.FinishInbound(context.WithoutCancel(ctx), w.now(), done); err != nil {
+			w.log.Error("finish inbox items", logErr, err)
+		}
+		if now := w.now(); now.Sub(pruned) > time.Hour {
+			pruned = now
+			if err := w.store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				w.log.Error("prune inbox", logErr, err)
+			}
+		}
+		switch {
+		case len(items) == 50 && !backoff:
+			continue
+		case backoff:
+			// The run queue is full: the event waits here, durable, and is
+			// tried again shortly.
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		select {
+		case <-w.wake:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

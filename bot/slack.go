@@ -100,10 +100,11 @@ func (b *slackBridge) Start(ctx context.Context) {
 	}
 	run, stop := context.WithCancel(context.Background())
 	b.cancel = stop
-	watcher := b.eng.Watch()
+	worker := inboxWorker{store: b.store, source: inboxSource, now: b.now, log: b.log, wake: b.wake, handle: b.handle}
+	out := deliverer{eng: b.eng, store: b.store, origin: engine.OriginSlack, now: b.now, log: b.log, deliver: b.deliver}
 	b.wg.Add(2)
-	go func() { defer b.wg.Done(); b.work(run) }()
-	go func() { defer b.wg.Done(); defer watcher.Close(); b.deliverAll(run, watcher) }()
+	go func() { defer b.wg.Done(); worker.run(run) }()
+	go func() { defer b.wg.Done(); out.run(run) }()
 	if b.socket != nil {
 		b.wg.Add(1)
 		go func() {
@@ -143,70 +144,6 @@ func (s slackInbox) Record(ctx context.Context, it wslack.Item) (bool, error) {
 		return false, err
 	}
 	return s.in.Record(ctx, sqlite.Inbound{Source: inboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
-}
-
-// errRetryLater leaves an inbox item pending: it is worked again later.
-var errRetryLater = errors.New("retry later")
-
-// work turns recorded events into engine calls, oldest first. An event the
-// engine cannot take yet (its run queue is full) waits in the inbox, so
-// load never turns into errors for Slack.
-func (b *slackBridge) work(ctx context.Context) {
-	tick := time.NewTicker(5 * time.Second)
-	defer tick.Stop()
-	pruned := time.Time{}
-	for {
-		items, err := b.store.PendingInbound(ctx, inboxSource, 50)
-		if err != nil && ctx.Err() == nil {
-			b.log.Error("read slack inbox", logErr, err)
-		}
-		backoff := false
-		// Outcomes are written in one transaction per batch. A crash before
-		// that re-works the batch: input is idempotent per Slack message and
-		// a repeated click meets a decided approval or a closed question.
-		var done []sqlite.Finished
-		for _, it := range items {
-			err := b.handle(ctx, it)
-			if errors.Is(err, errRetryLater) || ctx.Err() != nil {
-				backoff = true
-				break
-			}
-			f := sqlite.Finished{ID: it.ID}
-			if err != nil {
-				f.Err = err.Error()
-				b.log.Error("slack event failed", "thread", it.ThreadKey, logErr, err)
-			}
-			done = append(done, f)
-		}
-		if err := b.store.FinishInbound(context.WithoutCancel(ctx), b.now(), done); err != nil {
-			b.log.Error("finish slack inbox items", logErr, err)
-		}
-		if now := b.now(); now.Sub(pruned) > time.Hour {
-			pruned = now
-			if err := b.store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
-				b.log.Error("prune slack inbox", logErr, err)
-			}
-		}
-		if len(items) == 50 && !backoff {
-			continue
-		}
-		if backoff {
-			// The run queue is full: the event waits here, durable, and is
-			// tried again shortly.
-			select {
-			case <-time.After(200 * time.Millisecond):
-			case <-ctx.Done():
-				return
-			}
-			continue
-		}
-		select {
-		case <-b.wake:
-		case <-tick.C:
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 func (b *slackBridge) handle(ctx context.Context, rec sqlite.Inbound) error {

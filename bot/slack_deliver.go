@@ -4,73 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"time"
 
 	"brain/engine"
 )
 
-// deliverAll renders new events of Slack sessions as they are committed,
-// and catches up on start-up with whatever a restart left undelivered.
-func (b *slackBridge) deliverAll(ctx context.Context, w *engine.Watcher) {
-	all, err := b.eng.Sessions(ctx, engine.SessionFilter{})
-	if err != nil && ctx.Err() == nil {
-		b.log.Error("list sessions to deliver", logErr, err)
-	}
-	for _, s := range all {
-		if s.Origin == engine.OriginSlack {
-			w.Mark(s.ID)
-		}
-	}
-	for {
-		ids, err := w.Next(ctx)
-		if err != nil {
-			return
-		}
-		for _, id := range ids {
-			if err := b.deliver(ctx, id); err != nil && ctx.Err() == nil {
-				b.log.Error("deliver to slack; will retry", logSession, id, logErr, err)
-				b.retryLater(ctx, w, id)
-			}
-		}
-	}
-}
-
-// retryLater marks the session again after a pause, so a Slack outage
-// delays messages instead of losing them.
-func (b *slackBridge) retryLater(ctx context.Context, w *engine.Watcher, id string) {
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		select {
-		case <-time.After(5 * time.Second):
-			w.Mark(id)
-		case <-ctx.Done():
-		}
-	}()
-}
-
-func cursorKey(sessionID string) string { return "slack:cursor:" + sessionID }
-
 // deliver renders the session's events after its cursor. The cursor moves
 // after each rendered event, so a crash re-sends at most one message.
-func (b *slackBridge) deliver(ctx context.Context, id string) error {
-	s, err := b.eng.Session(ctx, id)
-	if err != nil || s.Origin != engine.OriginSlack {
-		return err
-	}
+func (b *slackBridge) deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
 	channel, threadTS, ok := splitThreadKey(s.ThreadKey)
 	if !ok {
 		return nil
 	}
-	raw, _, err := b.store.Get(ctx, cursorKey(id))
-	if err != nil {
-		return err
-	}
-	cursor, _ := strconv.ParseInt(raw, 10, 64)
 	for {
-		evs, err := b.eng.Events(ctx, id, cursor, 100)
+		evs, err := b.eng.Events(ctx, s.ID, *cursor, 100)
 		if err != nil || len(evs) == 0 {
 			return err
 		}
@@ -78,8 +25,8 @@ func (b *slackBridge) deliver(ctx context.Context, id string) error {
 			if err := b.render(ctx, s, channel, threadTS, ev); err != nil {
 				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
 			}
-			cursor = ev.Seq
-			if err := b.store.Put(ctx, b.now(), cursorKey(id), strconv.FormatInt(cursor, 10)); err != nil {
+			*cursor = ev.Seq
+			if err := save(); err != nil {
 				return err
 			}
 		}
