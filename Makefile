@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin/brain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run demo build deps test fuzz bench vet
+.PHONY: run demo build deps test test-deps fuzz bench vet
 
 build: deps
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/brain
@@ -18,14 +18,17 @@ demo: build
 
 # Installs what the tests need (idempotent), then runs the whole suite with
 # the race detector, then a short smoke run of every fuzz target.
-test: deps vet
+test: deps test-deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=10s
 
-# gcc for cgo (SQLite) is the only system dependency, to build and to test:
-# the tests use only Go, SQLite and local fakes.
+# gcc for cgo (SQLite) is the only system dependency to build brain.
 deps:
 	@command -v gcc >/dev/null || (apt-get update && apt-get install -y gcc libc6-dev)
+
+# What the tests need beyond the build: bubblewrap for the sandbox tests.
+test-deps:
+	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
 
 vet:
 	$(GO) vet ./...

@@ -45,9 +45,12 @@ type App struct {
 	api    *api
 	lock   *os.File
 	fakes  []*fakemodel.Server
+	// closers are closed after the engine stops (sandboxes, MCP clients).
+	closers []io.Closer
 
 	schedules *Scheduler
 	slack     *slackBridge
+	linear    *linearBridge
 
 	server   *http.Server
 	listener net.Listener
@@ -87,10 +90,11 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	if err != nil {
 		return nil, err
 	}
-	builtins, err := builtinTools(cfg)
+	builtins, closers, err := builtinTools(cfg)
 	if err != nil {
 		return nil, err
 	}
+	a.closers = append(a.closers, closers...)
 	declared = append(declared, builtins...)
 	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...))
 	if err != nil {
@@ -131,15 +135,18 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 		defaultAgent: cfg.Agents[0].Name,
 		done:         a.done,
 	}
-	handler := a.api.routes()
+	root := http.NewServeMux()
+	root.Handle("/", a.api.routes())
 	if cfg.Slack != nil {
 		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
 		a.schedules.SetOutcomePoster(a.slack)
-		root := http.NewServeMux()
-		root.Handle("/slack/", http.MaxBytesHandler(a.slack.HTTP(), 1<<20))
-		root.Handle("/", handler)
-		handler = root
+		root.Handle("/slack/", a.slack.HTTP())
 	}
+	if cfg.Linear != nil {
+		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
+		root.Handle("POST /linear/webhook", a.linear.HTTP())
+	}
+	var handler http.Handler = root
 	a.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -173,6 +180,9 @@ func (a *App) Start(ctx context.Context) error {
 	}
 	if a.slack != nil {
 		a.slack.Start(ctx)
+	}
+	if a.linear != nil {
+		a.linear.Start()
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -215,6 +225,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 		if a.slack != nil {
 			a.slack.Stop() // undelivered events are delivered after the next start
 		}
+		if a.linear != nil {
+			a.linear.Stop()
+		}
 		errs = append(errs, a.closeResources())
 		a.stopErr = errors.Join(errs...)
 		a.log.Info("brain stopped")
@@ -224,6 +237,9 @@ func (a *App) Shutdown(ctx context.Context) error {
 
 func (a *App) closeResources() error {
 	var errs []error
+	for _, c := range a.closers {
+		errs = append(errs, c.Close())
+	}
 	for _, f := range a.fakes {
 		f.Close()
 	}
@@ -293,8 +309,6 @@ func (c *Config) unsupportedSections() []string {
 			out = append(out, key)
 		}
 	}
-	add(c.Linear != nil, "linear")
-	add(c.Tools.SandboxExec != nil, "tools.sandbox_exec")
 	add(len(c.MCPServers) > 0, "mcp_servers")
 	return out
 }

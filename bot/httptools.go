@@ -3,24 +3,29 @@ package bot
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"path/filepath"
 	"time"
 
 	"brain/tools"
 	"brain/tools/httptool"
+	"brain/tools/sandbox"
 	"brain/tools/web"
 )
 
-// builtinTools returns the built-in tools the config turns on: web_search
-// and web_fetch. Built-ins stay off until their block is present.
-func builtinTools(cfg *Config) ([]tools.Definition, error) {
+// builtinTools returns the built-in tools the config turns on (web_search,
+// web_fetch, sandbox_exec) and what must be closed at shutdown. Built-ins
+// stay off until their block is present.
+func builtinTools(cfg *Config) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
+	var closers []io.Closer
 	if ws := cfg.Tools.WebSearch; ws != nil {
 		def, err := web.Search(web.SearchConfig{
 			Provider: ws.Provider, APIKey: ws.APIKey, Endpoint: ws.Endpoint,
 			MaxResults: ws.MaxResults, Timeout: time.Duration(ws.TimeoutMS) * time.Millisecond,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("tools.web_search: %w", err)
+			return nil, nil, fmt.Errorf("tools.web_search: %w", err)
 		}
 		out = append(out, def)
 	}
@@ -30,11 +35,24 @@ func builtinTools(cfg *Config) ([]tools.Definition, error) {
 			Timeout: time.Duration(wf.TimeoutMS) * time.Millisecond,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("tools.web_fetch: %w", err)
+			return nil, nil, fmt.Errorf("tools.web_fetch: %w", err)
 		}
 		out = append(out, def)
 	}
-	return out, nil
+	if sc := cfg.Tools.SandboxExec; sc != nil {
+		sb, err := sandbox.New(sandbox.Config{
+			Root:           filepath.Join(cfg.DataDir, "sandboxes"),
+			Network:        sc.Network,
+			DefaultTimeout: time.Duration(sc.TimeoutSeconds) * time.Second,
+			MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("tools.sandbox_exec: %w", err)
+		}
+		out = append(out, sb.Tool())
+		closers = append(closers, sb)
+	}
+	return out, closers, nil
 }
 
 // httpTools turns tools.http config entries into tool definitions. Header

@@ -120,6 +120,12 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 			e.log.Warn("tool did not stop at its deadline; abandoning it", logTool, name)
 		}
 	}
+	// A tool's own error says best what happened, even at its deadline
+	// (e.g. "killed after 120s, every process confirmed stopped").
+	var te *tools.Error
+	if errors.As(a.err, &te) {
+		return nil, toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
+	}
 	if err := cctx.Err(); err != nil && (a.err != nil || a.out == nil) {
 		if ctx.Err() != nil {
 			return nil, unknown("stopped while %q ran; its outcome is unknown", name)
@@ -127,10 +133,6 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 		return nil, unknown("%q timed out after %s; its outcome is unknown", name, timeout)
 	}
 	if a.err != nil {
-		var te *tools.Error
-		if errors.As(a.err, &te) {
-			return nil, toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
-		}
 		return nil, unknown("%v", a.err)
 	}
 	return a.out, toolOutcome{}

@@ -1,0 +1,274 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	chlinear "brain/channels/linear"
+	"brain/engine"
+	"brain/store/sqlite"
+	wlinear "brain/webhooks/linear"
+)
+
+// linearSource names Linear's items in the durable inbox.
+const linearSource = "linear"
+
+// linearBridge connects Linear's Agent API to the engine: webhooks are
+// verified and recorded before the 200, a worker turns them into session
+// input (a Linear agent session is a brain session), and a deliverer
+// renders each session's events as agent activities with ids derived from
+// the events, so retries never duplicate an activity.
+type linearBridge struct {
+	cfg     *LinearConfig
+	eng     *engine.Engine
+	store   *sqlite.Store
+	client  *chlinear.Client
+	inbox   *inbox
+	handler *wlinear.Handler
+	now     func() time.Time
+	log     *slog.Logger
+	wake    chan struct{}
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+func newLinearBridge(cfg *LinearConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *linearBridge {
+	b := &linearBridge{
+		cfg: cfg, eng: eng, store: store, now: now,
+		log:    log.With("channel", "linear"),
+		client: chlinear.New(cfg.APIURL, cfg.AccessToken, nil, log.With("channel", "linear")),
+		wake:   make(chan struct{}, 1),
+	}
+	b.inbox = newInbox(store, now, func() {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	})
+	b.handler = &wlinear.Handler{Secret: cfg.WebhookSecret, Inbox: linearInbox{b.inbox}, Clock: now, Logger: b.log}
+	return b
+}
+
+// HTTP is the webhook endpoint (/linear/webhook).
+func (b *linearBridge) HTTP() http.Handler { return b.handler }
+
+// Start runs the inbox worker and the deliverer.
+func (b *linearBridge) Start() {
+	run, stop := context.WithCancel(context.Background())
+	b.cancel = stop
+	worker := inboxWorker{store: b.store, source: linearSource, now: b.now, log: b.log, wake: b.wake, handle: b.handle}
+	out := deliverer{eng: b.eng, store: b.store, origin: engine.OriginLinear, now: b.now, log: b.log, deliver: b.deliver}
+	b.wg.Add(2)
+	go func() { defer b.wg.Done(); worker.run(run) }()
+	go func() { defer b.wg.Done(); out.run(run) }()
+}
+
+// Stop ends the loops; recorded webhooks not yet worked stay in the inbox.
+func (b *linearBridge) Stop() {
+	if b.cancel != nil {
+		b.cancel()
+	}
+	b.inbox.Close()
+	b.wg.Wait()
+}
+
+// linearInbox adapts the durable inbox to the webhook's Inbox interface.
+// Both the delivery id and the signed event key dedupe, so neither a retry
+// nor a replay with a forged delivery header is worked twice.
+type linearInbox struct{ in *inbox }
+
+var _ wlinear.Inbox = linearInbox{}
+
+func (l linearInbox) Record(ctx context.Context, it wlinear.Item) (bool, error) {
+	payload, err := json.Marshal(it)
+	if err != nil {
+		return false, err
+	}
+	keys := []string{"linear:event:" + it.EventKey}
+	if it.DeliveryID != "" && it.DeliveryID != it.EventKey {
+		keys = append(keys, "linear:delivery:"+it.DeliveryID)
+	}
+	return l.in.Record(ctx, sqlite.Inbound{Source: linearSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+}
+
+func (b *linearBridge) handle(ctx context.Context, rec sqlite.Inbound) error {
+	var it wlinear.Item
+	if err := json.Unmarshal(rec.Payload, &it); err != nil {
+		return fmt.Errorf("decode inbox item: %w", err)
+	}
+	s, err := b.store.SessionByThread(ctx, it.ThreadKey)
+	exists := err == nil
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	if it.Kind == wlinear.KindCreated {
+		// Linear shows the session as unresponsive without an activity
+		// within 10 s: acknowledge before the model is even asked.
+		if err := b.client.Thought(ctx, it.SessionID, chlinear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {
+			b.log.Error("acknowledge linear session", logErr, err)
+		}
+	}
+	if it.Stop {
+		if exists {
+			if _, err := b.eng.Cancel(ctx, s.ID); err != nil {
+				return err
+			}
+		}
+		return b.client.Response(ctx, it.SessionID, chlinear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
+	}
+	if id, approve, ok := chlinear.ParseApprovalValue(it.Text); ok {
+		_, err := b.eng.Decide(ctx, id, engine.Decision{Approve: approve, By: it.UserID})
+		var ee *engine.Error
+		if errors.As(err, &ee) && ee.Code != engine.CodeInternal {
+			return b.client.Thought(ctx, it.SessionID, chlinear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
+		}
+		return err
+	}
+	if !exists {
+		// A prompted may arrive before its created: either one starts it.
+		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
+			Agent: b.cfg.Agent, Origin: engine.OriginLinear, ThreadKey: it.ThreadKey,
+			Interactive: true, StartedBy: it.UserID,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
+		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
+			return err
+		}
+	}
+	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: it.Prompt(), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
+	if errors.Is(err, engine.ErrOverloaded) {
+		return errRetryLater
+	}
+	return err
+}
+
+// deliver renders the session's events after the cursor as activities.
+func (b *linearBridge) deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
+	calls := map[string]string{} // call id -> one-line input, for action activities
+	for {
+		evs, err := b.eng.Events(ctx, s.ID, *cursor, 100)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for i, ev := range evs {
+			next := ""
+			if i+1 < len(evs) {
+				next = evs[i+1].Type
+			} else if ev.Type == engine.EventAgentMessage {
+				// The model's text and its tool calls commit together, so
+				// the next event, if it is a call, is already there.
+				more, err := b.eng.Events(ctx, s.ID, ev.Seq, 1)
+				if err != nil {
+					return err
+				}
+				if len(more) > 0 {
+					next = more[0].Type
+				}
+			}
+			if err := b.render(ctx, agentSession, s, ev, next, calls); err != nil {
+				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+			}
+			*cursor = ev.Seq
+			if err := save(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (b *linearBridge) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
+	id := chlinear.ActivityID(s.ID, fmt.Sprint(ev.Seq))
+	var d struct {
+		Text       string          `json:"text"`
+		CallID     string          `json:"call_id"`
+		Name       string          `json:"name"`
+		Input      json.RawMessage `json:"input"`
+		Code       string          `json:"code"`
+		Message    string          `json:"message"`
+		Outcome    string          `json:"outcome"`
+		ApprovalID string          `json:"approval_id"`
+		Decision   string          `json:"decision"`
+		By         string          `json:"by"`
+		Status     string          `json:"status"`
+		Error      string          `json:"error"`
+		Result     struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			IsError bool `json:"is_error"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal(ev.Data, &d)
+	switch ev.Type {
+	case engine.EventAgentMessage:
+		if strings.TrimSpace(d.Text) == "" {
+			return nil
+		}
+		if next == engine.EventToolCall {
+			return b.client.Thought(ctx, agentSession, id, d.Text, false)
+		}
+		return b.client.Response(ctx, agentSession, id, d.Text)
+	case engine.EventToolCall:
+		calls[d.CallID] = clipText(oneLine(string(d.Input)), 200)
+	case engine.EventToolResult:
+		var text []string
+		for _, c := range d.Result.Content {
+			text = append(text, c.Text)
+		}
+		result := clipText(oneLine(strings.Join(text, " ")), 300)
+		if d.Result.IsError {
+			result = "error: " + result
+		}
+		return b.client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
+	case engine.EventToolProgress:
+		return b.client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
+	case engine.EventQuestionAsked:
+		var q engine.Question
+		if err := json.Unmarshal(ev.Data, &q); err != nil {
+			return nil
+		}
+		return b.client.Elicitation(ctx, agentSession, id, q.Text, chlinear.QuestionOptions(q))
+	case engine.EventApprovalRequested:
+		a, err := b.eng.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		return b.client.Elicitation(ctx, agentSession, id, chlinear.ApprovalBody(a), chlinear.ApprovalOptions(a))
+	case engine.EventApprovalDecided:
+		verb := "Approved"
+		if d.Decision == "deny" {
+			verb = "Denied"
+		}
+		return b.client.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
+	case engine.EventApprovalApplied, engine.EventApprovalFailed, engine.EventApprovalUnconfirmed, engine.EventApprovalExpired:
+		note := fmt.Sprintf("Approval %s: %s.", d.ApprovalID, strings.TrimPrefix(ev.Type, "approval."))
+		if d.Error != "" {
+			note += " " + d.Error
+		}
+		return b.client.Thought(ctx, agentSession, id, note, false)
+	case engine.EventSessionError:
+		if d.Code == "input_cancelled" {
+			return nil
+		}
+		return b.client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
+	case engine.EventTurnCompleted:
+		if d.Outcome == engine.OutcomeMaxIterations {
+			return b.client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

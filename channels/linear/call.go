@@ -1,0 +1,267 @@
+package linear
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxResponse caps the response body read from Linear.
+const maxResponse = 1 << 20
+
+// maxBackoff caps the wait between two tries (before jitter).
+const maxBackoff = 30 * time.Second
+
+// Log attribute keys.
+const (
+	logOp      = "op"
+	logAttempt = "attempt"
+	logWait    = "wait"
+	logErr     = "err"
+)
+
+// APIError is a call Linear answered with an error: GraphQL errors (which
+// Linear sends with HTTP 200 as well as 4xx), a non-2xx status, or a
+// mutation that reported success false.
+type APIError struct {
+	Op      string // the mutation, e.g. "agentActivityCreate"
+	Status  int    // the HTTP status
+	Code    string // the first GraphQL error's extensions.code, e.g. "INVALID_INPUT"
+	Message string // the first error's message, the user-presentable one when given
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "linear %s", e.Op)
+	if e.Code != "" {
+		fmt.Fprintf(&b, ": %s", e.Code)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	if e.Status != http.StatusOK {
+		fmt.Fprintf(&b, " (HTTP %d)", e.Status)
+	}
+	return b.String()
+}
+
+// temporary reports whether the same call may succeed later.
+func (e *APIError) temporary() bool {
+	switch {
+	case e.Status >= 500, e.Status == http.StatusRequestTimeout:
+		return true
+	case e.Code == "INTERNAL_ERROR", e.Code == "LOCK_TIMEOUT", e.Code == "NETWORK_ERROR":
+		return true
+	}
+	return false
+}
+
+// RateLimitError is a call Linear refused because of a rate limit: a
+// GraphQL error with code RATELIMITED, or HTTP 429. errors.As finds the
+// APIError inside it too.
+type RateLimitError struct {
+	APIError
+	// RetryAfter is how long Linear asked to wait (Retry-After, or the
+	// X-RateLimit-*-Reset headers); 0 when it did not say.
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	if e.RetryAfter > 0 {
+		return fmt.Sprintf("%s; retry after %s", e.APIError.Error(), e.RetryAfter)
+	}
+	return e.APIError.Error()
+}
+
+func (e *RateLimitError) Unwrap() error { return &e.APIError }
+
+// transportError is a call that got no answer (connection refused or
+// dropped, a timeout): the mutation may or may not have been applied.
+type transportError struct {
+	op  string
+	err error
+}
+
+func (e *transportError) Error() string { return fmt.Sprintf("linear %s: %v", e.op, e.err) }
+func (e *transportError) Unwrap() error { return e.err }
+
+// call posts one mutation, retrying transient failures (no answer, 5xx,
+// internal errors, rate limits with a short wait) up to c.attempts times
+// with exponential backoff, never past ctx. Retries resend the same bytes;
+// activities are idempotent on their id, session updates by nature.
+func (c *Client) call(ctx context.Context, op, query string, vars map[string]any) error {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		return fmt.Errorf("encode linear %s: %w", op, err)
+	}
+	for attempt := 1; ; attempt++ {
+		err := c.once(ctx, op, body)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		wait, retry := c.retryWait(err, attempt)
+		if !retry || attempt >= c.attempts {
+			return err
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return err // no time left to wait it out
+		}
+		c.log.DebugContext(ctx, "linear call retrying", logOp, op, logAttempt, attempt, logWait, wait, logErr, err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// retryWait says whether err is worth another try and how long to wait.
+func (c *Client) retryWait(err error, attempt int) (time.Duration, bool) {
+	backoff := c.backoff << min(attempt-1, 10)
+	if backoff <= 0 || backoff > maxBackoff {
+		backoff = maxBackoff
+	}
+	backoff += time.Duration(rand.Int64N(int64(backoff)/5 + 1)) // up to 20% jitter
+	if rl, ok := errors.AsType[*RateLimitError](err); ok {
+		if rl.RetryAfter > c.maxRateWait {
+			return 0, false // too long to hold the caller: let it decide
+		}
+		return max(rl.RetryAfter, backoff), true
+	}
+	if _, ok := errors.AsType[*transportError](err); ok {
+		return backoff, true
+	}
+	if ae, ok := errors.AsType[*APIError](err); ok && ae.temporary() {
+		return backoff, true
+	}
+	return 0, false
+}
+
+// once makes one HTTP exchange and reads its outcome.
+func (c *Client) once(ctx context.Context, op string, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("linear %s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.auth != "" {
+		req.Header.Set("Authorization", c.auth)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("linear %s: %w", op, ctx.Err())
+		}
+		return &transportError{op, err}
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
+	if err != nil {
+		return &transportError{op, fmt.Errorf("read response: %w", err)}
+	}
+	return outcome(op, resp, raw, time.Now())
+}
+
+// gqlResponse is a GraphQL response body.
+type gqlResponse struct {
+	Data   map[string]json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code                   string `json:"code"`
+			Type                   string `json:"type"`
+			UserPresentableMessage string `json:"userPresentableMessage"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+// outcome turns a response into nil or an error. GraphQL errors are read
+// whatever the status: Linear answers them with 200 (rate limits included)
+// as well as with 4xx.
+func outcome(op string, resp *http.Response, raw []byte, now time.Time) error {
+	var gr gqlResponse
+	decoded := json.Unmarshal(raw, &gr) == nil
+	ae := APIError{Op: op, Status: resp.StatusCode}
+	limited := resp.StatusCode == http.StatusTooManyRequests
+	switch {
+	case decoded && len(gr.Errors) > 0:
+		e := gr.Errors[0]
+		ae.Code = e.Extensions.Code
+		ae.Message = firstNonEmpty(e.Extensions.UserPresentableMessage, e.Message, e.Extensions.Type)
+		if more := len(gr.Errors) - 1; more > 0 {
+			ae.Message += fmt.Sprintf(" (and %d more)", more)
+		}
+		if strings.EqualFold(ae.Code, "RATELIMITED") || strings.EqualFold(e.Extensions.Type, "ratelimited") {
+			limited = true
+		}
+	case resp.StatusCode/100 != 2:
+		ae.Message = http.StatusText(resp.StatusCode)
+	case !decoded:
+		ae.Message = "undecodable response"
+	default:
+		var payload struct {
+			Success bool `json:"success"`
+		}
+		if json.Unmarshal(gr.Data[op], &payload) == nil && payload.Success {
+			return nil
+		}
+		ae.Message = "the mutation did not report success"
+	}
+	if limited {
+		if ae.Code == "" {
+			ae.Code = "RATELIMITED"
+		}
+		return &RateLimitError{APIError: ae, RetryAfter: retryAfter(resp.Header, now)}
+	}
+	return &ae
+}
+
+// retryAfter reads how long Linear asked to wait: Retry-After (seconds or
+// an HTTP date), else the latest of the X-RateLimit-*-Reset headers (epoch
+// milliseconds; seconds are tolerated). 0 when none says.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := strings.TrimSpace(h.Get("Retry-After")); v != "" {
+		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 && s < 1e6 {
+			return time.Duration(s * float64(time.Second))
+		}
+		if t, err := http.ParseTime(v); err == nil {
+			return max(t.Sub(now), 0)
+		}
+	}
+	var wait time.Duration
+	for _, k := range []string{"X-RateLimit-Requests-Reset", "X-RateLimit-Complexity-Reset", "X-RateLimit-Endpoint-Requests-Reset"} {
+		n, err := strconv.ParseInt(strings.TrimSpace(h.Get(k)), 10, 64)
+		if err != nil || n <= 0 {
+			continue
+		}
+		at := time.UnixMilli(n)
+		if n < 1e12 { // seconds, not milliseconds
+			at = time.Unix(n, 0)
+		}
+		wait = max(wait, at.Sub(now))
+	}
+	return wait
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,70 @@
+package linear
+
+import (
+	"strings"
+
+	"brain/engine"
+)
+
+// Approval choices, the verbs of an approval option's value.
+const (
+	ApproveVerb = "approve"
+	DenyVerb    = "deny"
+)
+
+// QuestionOptions renders q's options as select options.
+func QuestionOptions(q engine.Question) []Option {
+	out := make([]Option, 0, len(q.Options))
+	for _, o := range q.Options {
+		out = append(out, Option{Value: o.Value, Label: o.Label})
+	}
+	return out
+}
+
+// ApprovalBody renders an approval card as the Markdown body of an
+// elicitation: the title in bold, then one line per fact.
+func ApprovalBody(a engine.Approval) string {
+	var b strings.Builder
+	title := oneLine(a.Card.Title)
+	if title == "" {
+		title = a.Tool
+	}
+	b.WriteString("**Approval needed:** " + title)
+	for _, f := range a.Card.Facts {
+		b.WriteString("\n- **" + oneLine(f.Label) + ":** " + oneLine(f.Value))
+	}
+	b.WriteString("\n\nPick Approve or Deny.")
+	return b.String()
+}
+
+// ApprovalOptions are the two choices of an approval elicitation. Their
+// values, "approve:<approval id>" and "deny:<approval id>", come back as
+// the prompted body; ParseApprovalValue reads them.
+func ApprovalOptions(a engine.Approval) []Option {
+	return []Option{
+		{Value: ApproveVerb + ":" + a.ID, Label: "Approve"},
+		{Value: DenyVerb + ":" + a.ID, Label: "Deny"},
+	}
+}
+
+// ParseApprovalValue reads a prompted body made by picking an
+// ApprovalOptions choice: the approval id and whether it approves. ok is
+// false for anything else (free text, a question's option).
+func ParseApprovalValue(body string) (approvalID string, approve bool, ok bool) {
+	verb, id, found := strings.Cut(strings.TrimSpace(body), ":")
+	if !found || id == "" || strings.ContainsAny(id, " \t\n") {
+		return "", false, false
+	}
+	switch verb {
+	case ApproveVerb:
+		return id, true, true
+	case DenyVerb:
+		return id, false, true
+	}
+	return "", false, false
+}
+
+// oneLine folds a card string onto one line so it cannot break the list.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,409 @@
+// Package sandbox is the sandbox_exec tool: shell commands run for a
+// session in a bubblewrap (bwrap) sandbox.
+//
+// Each session gets a workspace directory, Root/<session>/workspace, made
+// on its first command and bound read-write at /workspace, which is also
+// the working directory and HOME. Every command runs in a fresh bwrap with
+// new user, pid, mount, ipc, uts and cgroup namespaces (and a new network
+// namespace, with only its own loopback, unless Config.Network), as an
+// unprivileged user with no capabilities, and sees: the host's /usr (and
+// /bin, /lib... or their usrmerge symlinks) read-only; a short allow-list of
+// /etc entries (see etcFiles) plus a generated passwd, group, hosts and
+// hostname; its own /proc and a minimal /dev; an empty /tmp that lasts one
+// command; and an environment of PATH, HOME and LANG only. Brain's
+// environment, data directory, other sessions' workspaces, /home, /root and
+// the rest of the host's file system are not visible; only /workspace and
+// /tmp are writable.
+//
+// A command's processes live in its pid namespace and end with it: when
+// the command exits, anything it left running in the background is
+// killed, and on a timeout, a cancelled turn or Close, the command and
+// every process it started are killed and that is confirmed (see proc).
+// What persists between commands is /workspace, nothing else.
+//
+// When a stop cannot be confirmed, the call fails with an unknown outcome
+// and that session's sandbox is marked broken: its next command gets a
+// fresh sandbox (a new bwrap on the same workspace, reported in the
+// result's notice) while brain keeps the unconfirmed one to kill at Close.
+//
+// What it does not guarantee: it is no stronger than the kernel's
+// namespaces (no seccomp filter; the kernel is shared); with Network on the
+// sandbox shares brain's network namespace, host loopback included, so it
+// can reach brain's own HTTP API and every local service; files under /usr
+// (including /usr/local) are readable; CPU, memory and disk are not
+// limited (beyond the timeout); and when brain runs as root, the sandbox
+// user maps to root outside, so root-owned files in the bound paths look
+// like its own. Run brain as an unprivileged user.
+//
+// It imports only the standard library and brain/tools.
+package sandbox
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"brain/tools"
+)
+
+// Config configures sandbox_exec.
+type Config struct {
+	// Root holds the per-session workspaces (data_dir/sandboxes). Required.
+	Root string
+	// Network lets commands use the host's network; off by default.
+	Network bool
+	// DefaultTimeout applies when a call gives no timeoutSeconds (120s).
+	DefaultTimeout time.Duration
+	// MaxTimeout is the largest timeoutSeconds a call may ask (1800s, the
+	// most allowed).
+	MaxTimeout time.Duration
+	// MaxOutputBytes caps a result's JSON (64 KiB): stdout and stderr keep
+	// their head and tail to fit. Pass the engine's limits.max_output_bytes.
+	MaxOutputBytes int
+	// Bwrap is the bwrap binary; default "bwrap" on PATH.
+	Bwrap string
+}
+
+const (
+	defaultTimeout = 120 * time.Second
+	maxTimeout     = 1800 * time.Second
+	defaultOutput  = 64 << 10
+	minOutput      = 1 << 10
+	// argMax is the kernel's limit on one exec argument (MAX_ARG_STRLEN).
+	argMax = 128<<10 - 1
+	// killGrace bounds each wait while a sandbox is being stopped.
+	killGrace = 5 * time.Second
+	// progressEvery is how often a long command reports that it still runs.
+	progressEvery = 30 * time.Second
+)
+
+// Sandboxes runs sandbox_exec for every session.
+type Sandboxes struct {
+	cfg    Config
+	bwrap  string
+	feat   features
+	etcDir string
+	grace  time.Duration
+
+	mu      sync.Mutex
+	closed  bool
+	boxes   map[string]*box
+	running map[*proc]struct{}
+	strays  []*proc // could not be confirmed stopped; killed again at Close
+	calls   sync.WaitGroup
+}
+
+// box is one session's sandbox.
+type box struct {
+	sem       chan struct{} // one command at a time
+	workspace string
+	broken    bool // guarded by sem: the last stop was not confirmed
+}
+
+// New checks cfg, creates Root and checks that bwrap can create a sandbox
+// here; the error says which package to install when it cannot.
+func New(cfg Config) (*Sandboxes, error) {
+	cfg, err := withDefaults(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Root, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: create root: %w", err)
+	}
+	s := newSandboxes(cfg)
+	if s.feat, err = s.probe(); err != nil {
+		return nil, err
+	}
+	if err := writeEtc(s.etcDir, s.feat); err != nil {
+		return nil, fmt.Errorf("sandbox: write /etc files: %w", err)
+	}
+	return s, nil
+}
+
+func withDefaults(cfg Config) (Config, error) {
+	if cfg.Root == "" {
+		return cfg, errors.New("sandbox: root directory is not set")
+	}
+	root, err := filepath.Abs(cfg.Root)
+	if err != nil {
+		return cfg, fmt.Errorf("sandbox: root: %w", err)
+	}
+	cfg.Root = root
+	if cfg.Bwrap == "" {
+		cfg.Bwrap = "bwrap"
+	}
+	if cfg.DefaultTimeout == 0 {
+		cfg.DefaultTimeout = defaultTimeout
+	}
+	if cfg.MaxTimeout == 0 {
+		cfg.MaxTimeout = maxTimeout
+	}
+	if cfg.MaxOutputBytes == 0 {
+		cfg.MaxOutputBytes = defaultOutput
+	}
+	switch {
+	case cfg.MaxTimeout < time.Second || cfg.MaxTimeout > maxTimeout:
+		return cfg, fmt.Errorf("sandbox: max timeout %s is not between 1s and %s", cfg.MaxTimeout, maxTimeout)
+	case cfg.DefaultTimeout < time.Second || cfg.DefaultTimeout > cfg.MaxTimeout:
+		return cfg, fmt.Errorf("sandbox: default timeout %s is not between 1s and the max timeout %s", cfg.DefaultTimeout, cfg.MaxTimeout)
+	case cfg.MaxOutputBytes < minOutput:
+		return cfg, fmt.Errorf("sandbox: max output bytes %d is under %d", cfg.MaxOutputBytes, minOutput)
+	}
+	return cfg, nil
+}
+
+func newSandboxes(cfg Config) *Sandboxes {
+	return &Sandboxes{
+		cfg:     cfg,
+		bwrap:   cfg.Bwrap,
+		etcDir:  filepath.Join(cfg.Root, ".etc"), // session dirs never start with '.'
+		grace:   killGrace,
+		boxes:   map[string]*box{},
+		running: map[*proc]struct{}{},
+	}
+}
+
+// Close stops every command still running, waits for their calls to
+// return, and kills whatever could not be confirmed stopped. New commands
+// are refused. Safe to call twice.
+func (s *Sandboxes) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	for p := range s.running {
+		p.shutdown()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.calls.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * s.grace):
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for p := range s.running {
+		p.kill()
+	}
+	for _, p := range s.strays {
+		p.kill()
+	}
+	return nil
+}
+
+type input struct {
+	Command        string `json:"command"`
+	TimeoutSeconds *int   `json:"timeoutSeconds"`
+}
+
+// Tool is the sandbox_exec definition.
+func (s *Sandboxes) Tool() tools.Definition {
+	net := "The network is off."
+	if s.cfg.Network {
+		net = "The network is on."
+	}
+	maxSec := int(s.cfg.MaxTimeout / time.Second)
+	defSec := int(s.cfg.DefaultTimeout / time.Second)
+	in := fmt.Sprintf(`{"type":"object","properties":{`+
+		`"command":{"type":"string","minLength":1,"maxLength":100000,"description":"Shell command, run with /bin/sh -c in /workspace."},`+
+		`"timeoutSeconds":{"type":"integer","minimum":1,"maximum":%d,"description":"Seconds before the command and everything it started are killed; default %d."}},`+
+		`"required":["command"],"additionalProperties":false}`, maxSec, defSec)
+	out := `{"type":"object","properties":{"exit_code":{"type":"integer"},"stdout":{"type":"string"},` +
+		`"stderr":{"type":"string"},"truncated":{"type":"boolean"},"notice":{"type":"string"}},` +
+		`"required":["exit_code","stdout","stderr","truncated"]}`
+	return tools.Definition{
+		Name: "sandbox_exec",
+		Description: "Run a shell command in this session's Linux sandbox and get its exit_code, stdout and stderr " +
+			"(long output keeps its head and tail). /workspace is the working directory and persists across " +
+			"commands of this session; keep your files there. Everything else is read-only, except /tmp, which " +
+			"is emptied after each command. Background processes end when the command ends. Installed tools " +
+			"come from the host's /usr. " + net,
+		Input:  json.RawMessage(in),
+		Output: json.RawMessage(out),
+		// Longer than any command may run, so the engine's deadline never
+		// preempts this tool's own timeout and kill.
+		Timeout: s.cfg.MaxTimeout + 4*s.grace + 30*time.Second,
+		Run:     s.run,
+	}
+}
+
+func (s *Sandboxes) run(ctx context.Context, call tools.Call) (json.RawMessage, error) {
+	var in input
+	if err := json.Unmarshal(call.Input, &in); err != nil {
+		return nil, tools.Failed("sandbox_exec: input is not valid: %v", err)
+	}
+	timeout := s.cfg.DefaultTimeout
+	if in.TimeoutSeconds != nil {
+		t := time.Duration(*in.TimeoutSeconds) * time.Second
+		if t < time.Second || t > s.cfg.MaxTimeout {
+			return nil, tools.Failed("sandbox_exec: timeoutSeconds must be between 1 and %d", int(s.cfg.MaxTimeout/time.Second))
+		}
+		timeout = t
+	}
+	switch {
+	case strings.TrimSpace(in.Command) == "":
+		return nil, tools.Failed("sandbox_exec: command is empty")
+	case strings.ContainsRune(in.Command, 0):
+		return nil, tools.Failed("sandbox_exec: command contains a NUL byte")
+	case len(in.Command) > argMax:
+		return nil, tools.Failed("sandbox_exec: command is %d bytes, over the %d-byte limit; write a script to /workspace in smaller steps", len(in.Command), argMax)
+	case call.SessionID == "":
+		return nil, tools.Failed("sandbox_exec: the call has no session")
+	}
+	b, err := s.box(call.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case b.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, tools.Failed("sandbox_exec: cancelled while waiting for this session's previous command; %s did not run", quote(in.Command))
+	}
+	defer func() { <-b.sem }()
+	var notice string
+	if b.broken {
+		// The unconfirmed sandbox stays with s.strays; this command gets a
+		// fresh one on the same workspace.
+		b.broken = false
+		notice = "the previous command's sandbox could not be confirmed stopped and was replaced by a fresh one; /workspace was kept, so files that command was still writing may be incomplete"
+	}
+	return s.exec(ctx, call, b, in.Command, timeout, notice)
+}
+
+// exec runs one command in a new bwrap and waits for it to exit, time
+// out, be cancelled, or be stopped by Close.
+func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command string, timeout time.Duration, notice string) (json.RawMessage, error) {
+	args := s.args(s.feat, s.etcDir, b.workspace, command)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, tools.Failed("sandbox_exec: brain is shutting down; %s did not run", quote(command))
+	}
+	s.calls.Add(1)
+	defer s.calls.Done()
+	p, err := startProc(s.bwrap, args, s.cfg.MaxOutputBytes, s.grace)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, tools.Failed("sandbox_exec: could not start the sandbox: %v", err)
+	}
+	s.running[p] = struct{}{}
+	s.mu.Unlock()
+
+	began := time.Now()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	tick := time.NewTicker(progressEvery)
+	defer tick.Stop()
+	var why string // why the command was stopped; empty when it exited
+wait:
+	for {
+		select {
+		case <-p.exited:
+			break wait
+		case <-timer.C:
+			why = fmt.Sprintf("timed out after %s", timeout)
+		case <-ctx.Done():
+			why = fmt.Sprintf("was cancelled after %s (%v)", since(began), context.Cause(ctx))
+		case <-p.closing:
+			why = fmt.Sprintf("was stopped after %s because brain is shutting down", since(began))
+		case <-tick.C:
+			_ = call.ReportProgress(ctx, map[string]any{"running_seconds": int(time.Since(began).Seconds()), "timeout_seconds": int(timeout.Seconds())})
+			continue
+		}
+		break
+	}
+	if isClosed(p.exited) {
+		// It exited as the timeout or cancel came: its result stands.
+		why = ""
+	}
+	confirmed := p.stop()
+	s.mu.Lock()
+	delete(s.running, p)
+	if !confirmed {
+		s.strays = append(s.strays, p)
+		b.broken = true
+	}
+	s.mu.Unlock()
+
+	switch {
+	case !confirmed && why == "":
+		why = "ended"
+		fallthrough
+	case !confirmed:
+		return nil, tools.Unknown("sandbox_exec: %s %s, and the sandbox could not be confirmed stopped: the outcome is unknown "+
+			"and processes it started may still run. That sandbox runs no further command; the next command gets a fresh "+
+			"sandbox with the same /workspace.\noutput so far: %s", quote(command), why, s.soFar(p))
+	case why != "":
+		return nil, tools.Failed("sandbox_exec: %s %s; it and every process it started were stopped. "+
+			"Files it wrote in /workspace remain.\noutput so far: %s", quote(command), why, s.soFar(p))
+	case !p.hasStarted():
+		msg, _ := p.stderr.text(2000)
+		return nil, tools.Failed("sandbox_exec: the sandbox could not be set up, %s did not run: %s", quote(command), strings.TrimSpace(msg))
+	}
+	r := result{ExitCode: p.exitCode(), Notice: notice}
+	return fit(&r, p.stdout, p.stderr, s.cfg.MaxOutputBytes), nil
+}
+
+// soFar is the output so far, for an error message.
+func (s *Sandboxes) soFar(p *proc) string {
+	return string(fit(&partial{}, p.stdout, p.stderr, s.cfg.MaxOutputBytes-1024))
+}
+
+// box returns the session's sandbox, creating its workspace on first use.
+func (s *Sandboxes) box(sessionID string) (*box, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b, ok := s.boxes[sessionID]; ok {
+		return b, nil
+	}
+	ws := filepath.Join(s.cfg.Root, dirName(sessionID), "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		return nil, tools.Failed("sandbox_exec: could not create the session's workspace: %v", err)
+	}
+	b := &box{sem: make(chan struct{}, 1), workspace: ws}
+	s.boxes[sessionID] = b
+	return b, nil
+}
+
+var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// dirName maps a session id to a directory name: the id itself when it is
+// plain, else its plain characters and a hash of the whole id, so distinct
+// ids never share a workspace.
+func dirName(id string) string {
+	if safeID.MatchString(id) {
+		return id
+	}
+	clean := []rune{}
+	for _, r := range id {
+		if len(clean) == 40 {
+			break
+		}
+		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			clean = append(clean, r)
+		} else {
+			clean = append(clean, '_')
+		}
+	}
+	sum := sha256.Sum256([]byte(id))
+	return string(clean) + "-" + hex.EncodeToString(sum[:8])
+}
+
+// quote names a command in a message, shortened when long.
+func quote(command string) string {
+	r := []rune(command)
+	if len(r) > 200 {
+		return fmt.Sprintf("%q (%d characters)", string(r[:200])+"...", len(r))
+	}
+	return fmt.Sprintf("%q", command)
+}
+
+func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
