@@ -20,7 +20,7 @@ demo: build
 # the race detector, then a short smoke run of every fuzz target.
 test: deps test-deps vet
 	$(GO) test -race -count=1 -timeout 20m ./...
-	$(MAKE) fuzz FUZZTIME=10s
+	$(MAKE) fuzz FUZZTIME=8s
 
 # gcc for cgo (SQLite) is the only system dependency to build brain.
 deps:
@@ -39,6 +39,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseInteraction$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/slack/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/linear/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/linear/
 	$(GO) test -run '^$$' -fuzz '^FuzzExtractHTML$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/
