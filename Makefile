@@ -26,9 +26,13 @@ test: deps test-deps vet
 deps:
 	@command -v gcc >/dev/null || (apt-get update && apt-get install -y gcc libc6-dev)
 
-# What the tests need beyond the build: bubblewrap for the sandbox tests.
+# What the tests need beyond the build: bubblewrap for the sandbox tests and
+# the pinned MCP test peer (@modelcontextprotocol/server-everything).
+PEER := tools/mcp/testdata/peer
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
+	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
+	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
 
 vet:
 	$(GO) vet ./...

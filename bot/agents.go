@@ -78,8 +78,10 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 	return out, nil
 }
 
-// buildAgents resolves each agent's model and tools by name.
-func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Definition) ([]*engine.Agent, error) {
+// buildAgents resolves each agent's model and tools by name. Entries naming
+// an MCP server or one of its tools are resolved at each turn, since MCP
+// servers change their tools at runtime.
+func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Definition, mcps *mcpCatalog) ([]*engine.Agent, error) {
 	catalog, err := tools.NewSet(defs...)
 	if err != nil {
 		return nil, err
@@ -87,8 +89,8 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 	resolve := func(where string, names []string) ([]*tools.Tool, error) {
 		var out []*tools.Tool
 		for _, n := range names {
-			if n == engine.AskTool {
-				continue // built into the engine
+			if n == engine.AskTool || mcps.owns(n) {
+				continue // built into the engine, or dynamic
 			}
 			t, ok := catalog.Get(n)
 			if !ok {
@@ -116,6 +118,15 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 		}
 		if len(a.Approvers) == 0 {
 			a.Approvers = cfg.Approvals.Approvers
+		}
+		var dynamic []string
+		for _, n := range ac.Tools {
+			if mcps.owns(n) {
+				dynamic = append(dynamic, n)
+			}
+		}
+		if len(dynamic) > 0 {
+			a.Dynamic = mcps.selector(dynamic)
 		}
 		if a.Tools, err = resolve(where+".tools", ac.Tools); err != nil {
 			return nil, err

@@ -96,7 +96,12 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 	}
 	a.closers = append(a.closers, closers...)
 	declared = append(declared, builtins...)
-	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...))
+	var mcps *mcpCatalog
+	if len(cfg.MCPServers) > 0 {
+		mcps = newMCPCatalog(ctx, cfg, a.log)
+		a.closers = append(a.closers, mcps)
+	}
+	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...), mcps)
 	if err != nil {
 		return nil, err
 	}
@@ -300,15 +305,14 @@ func NewLogger(cfg *Config, w io.Writer) *slog.Logger {
 	return slog.New(newRedactHandler(h, cfg.Secrets()))
 }
 
-// unsupportedSections lists configured sections this build validates but
-// does not run yet, so a user is told instead of silently ignored.
+// unsupportedSections lists configured keys this build validates but does
+// not act on yet, so a user is told instead of silently ignored.
 func (c *Config) unsupportedSections() []string {
 	var out []string
-	add := func(present bool, key string) {
-		if present {
-			out = append(out, key)
+	for i, s := range c.Schedules {
+		if s.PostTo.LinearIssue != "" {
+			out = append(out, fmt.Sprintf("schedules[%d].post_to.linear_issue", i))
 		}
 	}
-	add(len(c.MCPServers) > 0, "mcp_servers")
 	return out
 }
