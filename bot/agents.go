@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"regexp"
 	"slices"
 	"time"
 
@@ -131,16 +130,13 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 		if a.Tools, err = resolve(where+".tools", ac.Tools); err != nil {
 			return nil, err
 		}
-		for j, w := range ac.When {
-			re, err := regexp.Compile(w.InputMatches)
-			if err != nil {
-				return nil, fmt.Errorf("%s.when[%d].input_matches: %v", where, j, err)
-			}
+		for j := range ac.When {
+			w := &ac.When[j] // its pattern was compiled by Validate
 			ts, err := resolve(fmt.Sprintf("%s.when[%d].tools", where, j), w.Tools)
 			if err != nil {
 				return nil, err
 			}
-			a.When = append(a.When, engine.Conditional{Match: re.MatchString, Tools: ts})
+			a.When = append(a.When, engine.Conditional{Match: w.Matches, Tools: ts})
 			if slices.Contains(w.Tools, engine.AskTool) {
 				return nil, fmt.Errorf("%s.when[%d].tools: ask cannot be conditional; list it in %s.tools", where, j, where)
 			}

@@ -163,9 +163,6 @@ func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
 // Engine is the app's engine, for embedding and tests.
 func (a *App) Engine() *engine.Engine { return a.engine }
 
-// Handler is the HTTP API, for tests that serve it themselves.
-func (a *App) Handler() http.Handler { return a.server.Handler }
-
 // Addr is the address the API listens on, once started.
 func (a *App) Addr() string {
 	if a.listener == nil {

@@ -394,23 +394,6 @@ func (c *Config) Agent(name string) (*AgentConfig, bool) {
 	return nil, false
 }
 
-// ToolsFor returns the tool names the agent offers for input: Tools, then the
-// tools of each when block whose input_matches matches, without duplicates.
-func (a *AgentConfig) ToolsFor(input string) []string {
-	out := slices.Clone(a.Tools)
-	for i := range a.When {
-		if a.When[i].Matches(input) {
-			out = append(out, a.When[i].Tools...)
-		}
-	}
-	seen := map[string]bool{}
-	return slices.DeleteFunc(out, func(n string) bool {
-		dup := seen[n]
-		seen[n] = true
-		return dup
-	})
-}
-
 // Matches reports whether input matches InputMatches; an invalid pattern
 // matches nothing (Validate reports it).
 func (w *WhenConfig) Matches(input string) bool {

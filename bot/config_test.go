@@ -636,15 +636,17 @@ agents:
 	a, _ := c.Agent("default")
 	tests := []struct {
 		input string
-		want  []string
+		want  []bool // does each when block match
 	}{
-		{"hello", []string{"ask", "web_fetch"}},
-		{"please REFUND me", []string{"ask", "web_fetch", "issue_refund"}},
-		{"ticket for a refund", []string{"ask", "web_fetch", "issue_refund", "create_ticket"}},
+		{"hello", []bool{false, false}},
+		{"please REFUND me", []bool{true, false}},
+		{"ticket for a refund", []bool{true, true}},
 	}
 	for _, tt := range tests {
-		if got := a.ToolsFor(tt.input); !slices.Equal(got, tt.want) {
-			t.Errorf("ToolsFor(%q) = %q, want %q", tt.input, got, tt.want)
+		for i, want := range tt.want {
+			if got := a.When[i].Matches(tt.input); got != want {
+				t.Errorf("when[%d].Matches(%q) = %v, want %v", i, tt.input, got, want)
+			}
 		}
 	}
 	if _, ok := c.Agent("nobody"); ok {
@@ -665,7 +667,7 @@ tools:
 	if c.Tools.WebSearch == nil || c.Tools.WebSearch.Provider != "searxng" {
 		t.Errorf("tools.web_search = %+v", c.Tools.WebSearch)
 	}
-	if got, want := c.Agents[0].ToolsFor("x"), []string{"web_search", "web_fetch", "sandbox_exec"}; !slices.Equal(got, want) {
+	if got, want := append(slices.Clone(c.Agents[0].Tools), c.Agents[0].When[0].Tools...), []string{"web_search", "web_fetch", "sandbox_exec"}; !slices.Equal(got, want) {
 		t.Errorf("tools = %q, want %q", got, want)
 	}
 

@@ -375,20 +375,3 @@ func TestSearch_BadInput(t *testing.T) {
 		t.Errorf("schema refused a valid input: %v", err)
 	}
 }
-
-func TestCanonicalType(t *testing.T) {
-	for in, want := range map[string]string{
-		"web_search_20250305": "web_search",
-		"web_fetch_20250910":  "web_fetch",
-		"web_search":          "web_search",
-		" web_search ":        "web_search",
-		"web_search_2025":     "web_search_2025",
-		"_20250305":           "_20250305",
-		"bash_20250124":       "bash",
-		"web_search_v2":       "web_search_v2",
-	} {
-		if got := web.CanonicalType(in); got != want {
-			t.Errorf("CanonicalType(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

@@ -9,23 +9,3 @@
 //
 // It imports only the standard library and brain/tools.
 package web
-
-import (
-	"regexp"
-	"strings"
-)
-
-// versioned matches a built-in tool type with a trailing date version, as
-// Anthropic sends them: web_search_20250305.
-var versioned = regexp.MustCompile(`^(.+)_[0-9]{8}$`)
-
-// CanonicalType normalises a built-in tool type to the key it is configured
-// under: web_search_20250305 -> web_search, web_fetch_20250910 -> web_fetch.
-// Other names are returned trimmed and otherwise unchanged.
-func CanonicalType(name string) string {
-	name = strings.TrimSpace(name)
-	if m := versioned.FindStringSubmatch(name); m != nil {
-		return m[1]
-	}
-	return name
-}
