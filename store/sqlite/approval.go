@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"brain/engine"
@@ -34,13 +33,7 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 		where []string
 		args  []any
 	)
-	if len(f.Statuses) > 0 {
-		marks := strings.Repeat("?, ", len(f.Statuses))
-		where = append(where, "status IN ("+marks[:len(marks)-2]+")")
-		for _, st := range f.Statuses {
-			args = append(args, string(st))
-		}
-	}
+	where, args = statusIn(where, args, f.Statuses)
 	if f.SessionID != "" {
 		where = append(where, "session_id = ?")
 		args = append(args, f.SessionID)
@@ -50,30 +43,8 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 		where = append(where, "expires_at < ?")
 		args = append(args, formatTime(f.ExpiresBefore))
 	}
-	q := `SELECT ` + approvalColumns + ` FROM approvals`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at DESC, id DESC"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-
-	rows, err := s.read.QueryContext(ctx, q, args...)
+	out, err := listNewestFirst(ctx, s.read, approvalColumns, "approvals", where, args, f.Limit, scanApproval)
 	if err != nil {
-		return nil, fmt.Errorf("list approvals: %w", err)
-	}
-	defer rows.Close()
-	var out []engine.Approval
-	for rows.Next() {
-		a, err := scanApproval(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list approvals: %w", err)
-		}
-		out = append(out, a)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)
 	}
 	return out, nil

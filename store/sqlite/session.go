@@ -132,41 +132,14 @@ func (s *Store) Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.
 		where []string
 		args  []any
 	)
-	if len(f.Statuses) > 0 {
-		marks := strings.Repeat("?, ", len(f.Statuses))
-		where = append(where, "status IN ("+marks[:len(marks)-2]+")")
-		for _, st := range f.Statuses {
-			args = append(args, string(st))
-		}
-	}
+	where, args = statusIn(where, args, f.Statuses)
 	if f.PendingInput {
 		// Same expression as the partial index sessions_pending_input.
 		where = append(where, "last_input_seq > input_cursor")
 	}
-	q := `SELECT ` + sessionColumns + ` FROM sessions`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY created_at DESC, id DESC"
-	if f.Limit > 0 {
-		q += " LIMIT ?"
-		args = append(args, f.Limit)
-	}
-
-	rows, err := s.read.QueryContext(ctx, q, args...)
+	out, err := listNewestFirst(ctx, s.read, sessionColumns, "sessions", where, args, f.Limit,
+		func(r scanner) (engine.Session, error) { return scanSession(r) })
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var out []engine.Session
-	for rows.Next() {
-		sess, err := scanSession(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		out = append(out, sess)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil
@@ -217,4 +190,45 @@ func scanSession(r scanner, extra ...any) (engine.Session, error) {
 	s.Question = question
 	s.Result = resultJS
 	return s, nil
+}
+
+// statusIn adds a "status IN (...)" condition when statuses are given.
+func statusIn[S ~string](where []string, args []any, statuses []S) ([]string, []any) {
+	if len(statuses) == 0 {
+		return where, args
+	}
+	marks := strings.Repeat("?, ", len(statuses))
+	where = append(where, "status IN ("+marks[:len(marks)-2]+")")
+	for _, st := range statuses {
+		args = append(args, string(st))
+	}
+	return where, args
+}
+
+// listNewestFirst selects columns from table under the conditions, newest
+// first (created_at, then id, descending), and scans each row.
+func listNewestFirst[T any](ctx context.Context, q queryer, columns, table string, where []string, args []any, limit int, scan func(scanner) (T, error)) ([]T, error) {
+	query := `SELECT ` + columns + ` FROM ` + table
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY created_at DESC, id DESC"
+	if limit > 0 {
+		query += " LIMIT ?"
+		args = append(args, limit)
+	}
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
 }
