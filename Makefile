@@ -3,22 +3,23 @@ GO ?= go
 BIN := bin/brain
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: run demo build deps test test-deps fuzz bench vet
+.PHONY: run demo build deps test test-deps fuzz bench vet lint
 
-build: deps
+# Needs Go and gcc (cgo SQLite); `make run` and `make test` install gcc when missing.
+build:
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/brain
 
 # Build and start brain with config.example.yaml (SQLite under ./data).
-run: build
+run: deps build
 	./$(BIN) serve --config config.example.yaml
 
 # Same, with the fake model server (test double) instead of a provider.
-demo: build
+demo: deps build
 	./$(BIN) serve --config config.demo.yaml
 
 # Installs what the tests need (idempotent), then runs the whole suite with
 # the race detector, then a short smoke run of every fuzz target.
-test: deps test-deps vet
+test: deps test-deps vet lint
 	$(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=8s
 
@@ -33,6 +34,13 @@ test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
+
+# staticcheck, pinned; installed into GOBIN on first use.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
+lint:
+	@$(STATICCHECK) -version 2>/dev/null | grep -q '($(STATICCHECK_VERSION:v%=%))' || $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(STATICCHECK) ./...
 
 vet:
 	$(GO) vet ./...

@@ -15,14 +15,6 @@ const MaxResultBytes = 8 << 10
 // errTurnEnded refuses a result from a turn that no longer runs.
 var errTurnEnded = errors.New("the turn is no longer running; the result was not committed")
 
-// sessionResult is the session's result field.
-type sessionResult struct {
-	TurnID     string          `json:"turn_id"`
-	CallID     string          `json:"call_id"`
-	ReportedAt string          `json:"reported_at"`
-	Data       json.RawMessage `json:"data"`
-}
-
 // resultOutcome turns a result tool's validated output into an outcome that
 // commits it with the tool.result. The model is told only once the commit
 // has happened (recordResult refuses it if the turn ended meanwhile).

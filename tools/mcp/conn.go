@@ -74,6 +74,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
 		opts := []transport.StreamableHTTPCOption{
+			//lint:ignore SA1019 brain pins an established protocol version, on which the standalone GET stream is what carries list_changed.
 			transport.WithContinuousListening(),
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPLogger(tlog),
