@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/anthropic"
 	"brain/engine/model/fakemodel"
@@ -28,18 +29,11 @@ func NewID(prefix string) string {
 func (a *App) buildModels() (map[string]engine.Model, error) {
 	out := map[string]engine.Model{}
 	for name, mc := range a.cfg.Models {
-		retries := 2
-		if mc.MaxRetries != nil {
-			retries = *mc.MaxRetries
-		}
 		hint := fmt.Sprintf("models.%s.api_key", name)
 		switch mc.Provider {
 		case "anthropic", "fake":
 			base, key, modelName := mc.BaseURL, mc.APIKey, mc.Model
 			if mc.Provider == "fake" {
-				if modelName == "" {
-					modelName = "fake-model"
-				}
 				f := fakemodel.New(fakemodel.WithLogger(a.log))
 				a.fakes = append(a.fakes, f)
 				base, key = f.URL(), "fake-model-test-double"
@@ -50,7 +44,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 			}
 			m, err := anthropic.New(anthropic.Config{
 				BaseURL: base, APIKey: key, KeyHint: hint, Model: modelName,
-				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
+				MaxTokens: mc.MaxTokens, MaxRetries: mc.Retries(), Timeout: mc.Timeout.Std(),
 			})
 			if err != nil {
 				return nil, fmt.Errorf("models.%s: %w", name, err)
@@ -64,7 +58,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 			}
 			m, err := openai.New(openai.Config{
 				BaseURL: mc.BaseURL, APIKey: key, KeyHint: hint, Model: mc.Model,
-				MaxTokens: mc.MaxTokens, MaxRetries: retries, Timeout: mc.Timeout.Std(),
+				MaxTokens: mc.MaxTokens, MaxRetries: mc.Retries(), Timeout: mc.Timeout.Std(),
 			})
 			if err != nil {
 				return nil, fmt.Errorf("models.%s: %w", name, err)
@@ -80,7 +74,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 // buildAgents resolves each agent's model and tools by name. Entries naming
 // an MCP server or one of its tools are resolved at each turn, since MCP
 // servers change their tools at runtime.
-func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Definition, mcps *mcpCatalog) ([]*engine.Agent, error) {
+func buildAgents(cfg *config.Config, models map[string]engine.Model, defs []tools.Definition, mcps *mcpCatalog) ([]*engine.Agent, error) {
 	catalog, err := tools.NewSet(defs...)
 	if err != nil {
 		return nil, err
@@ -114,9 +108,6 @@ func buildAgents(cfg *Config, models map[string]engine.Model, defs []tools.Defin
 			InputMode:         ac.InputMode,
 			Ask:               slices.Contains(ac.Tools, engine.AskTool),
 			Approvers:         ac.Approvers,
-		}
-		if len(a.Approvers) == 0 {
-			a.Approvers = cfg.Approvals.Approvers
 		}
 		var dynamic []string
 		for _, n := range ac.Tools {

@@ -1,6 +1,7 @@
-// Package bot is the application: it loads the configuration, wires the
+// Package bot is the application: from a loaded config.Config it wires the
 // store, models, tools and engine together, and serves the HTTP API. It is
-// the only package that knows every other one; cmd/brain only calls it.
+// the only package that knows every other one; cmd/brain only calls it (and
+// bot/config to load the file).
 package bot
 
 import (
@@ -17,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -38,7 +40,7 @@ type Options struct {
 
 // App is a running brain: store, engine and HTTP server.
 type App struct {
-	cfg    *Config
+	cfg    *config.Config
 	log    *slog.Logger
 	store  *sqlite.Store
 	engine *engine.Engine
@@ -60,7 +62,7 @@ type App struct {
 }
 
 // New opens the database and builds everything; Start begins serving.
-func New(ctx context.Context, cfg *Config, opts Options) (app *App, err error) {
+func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err error) {
 	a := &App{cfg: cfg, done: make(chan struct{})}
 	a.log = opts.Logger
 	if a.log == nil {
@@ -197,7 +199,7 @@ func (a *App) Start(ctx context.Context) error {
 		}
 	}()
 	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
-	for _, section := range a.cfg.unsupportedSections() {
+	for _, section := range a.cfg.Unsupported() {
 		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
 	}
 	for _, name := range a.cfg.MissingEnv() {
@@ -256,7 +258,7 @@ func (a *App) closeResources() error {
 
 // Run starts the app and serves until ctx is cancelled, then shuts down
 // within grace.
-func Run(ctx context.Context, cfg *Config, opts Options, grace time.Duration) error {
+func Run(ctx context.Context, cfg *config.Config, opts Options, grace time.Duration) error {
 	app, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
@@ -288,7 +290,7 @@ func lockDataDir(dir string) (*os.File, error) {
 }
 
 // NewLogger builds the logger the config asks for, redacting secrets.
-func NewLogger(cfg *Config, w io.Writer) *slog.Logger {
+func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	if w == nil {
 		w = os.Stderr
 	}
@@ -300,16 +302,4 @@ func NewLogger(cfg *Config, w io.Writer) *slog.Logger {
 		h = slog.NewJSONHandler(w, hopts)
 	}
 	return slog.New(newRedactHandler(h, cfg.Secrets()))
-}
-
-// unsupportedSections lists configured keys this build validates but does
-// not act on yet, so a user is told instead of silently ignored.
-func (c *Config) unsupportedSections() []string {
-	var out []string
-	for i, s := range c.Schedules {
-		if s.PostTo.LinearIssue != "" {
-			out = append(out, fmt.Sprintf("schedules[%d].post_to.linear_issue", i))
-		}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"brain/bot/config"
 	"brain/channels/console"
 	"brain/engine"
 )
@@ -17,7 +18,7 @@ import (
 // Chat runs the console channel: a terminal conversation with an agent, in
 // this process, on the configured database. It ends at EOF, /quit or when
 // ctx is cancelled.
-func Chat(ctx context.Context, cfg *Config, opts Options, agent, user string, in io.Reader, out io.Writer) error {
+func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user string, in io.Reader, out io.Writer) error {
 	app, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/tools"
@@ -17,7 +18,7 @@ func TestChat_ConversationInTerminal(t *testing.T) {
 	defer fake.Close()
 	fake.Push(fakemodel.Text("Hi! How can I help?"), fakemodel.Fail(500, "down"), fakemodel.Text("Back again."))
 	dir := t.TempDir()
-	cfg, err := LoadConfig(writeConfig(t, dir, fake.URL(), ""), func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(writeConfig(t, dir, fake.URL(), ""), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,8 +53,8 @@ func TestChat_ConversationInTerminal(t *testing.T) {
 }
 
 func TestLogger_RedactsSecrets(t *testing.T) {
-	cfg := &Config{APIKeys: []string{"brain-api-key-123456"}}
-	cfg.Models = map[string]ModelConfig{"default": {APIKey: "sk-ant-very-secret"}}
+	cfg := &config.Config{APIKeys: []string{"brain-api-key-123456"}}
+	cfg.Models = map[string]config.ModelConfig{"default": {APIKey: "sk-ant-very-secret"}}
 	var buf bytes.Buffer
 	log := NewLogger(cfg, &buf)
 	log.Info("calling with sk-ant-very-secret", "err", errString("401 for key sk-ant-very-secret"), "key", "brain-api-key-123456")
@@ -91,7 +92,7 @@ func TestChat_QuestionsAndApprovals(t *testing.T) {
 		},
 	}
 	dir := t.TempDir()
-	cfg, err := LoadConfig(writeConfig(t, dir, fake.URL(), ""), func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(writeConfig(t, dir, fake.URL(), ""), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

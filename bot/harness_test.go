@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 )
@@ -76,7 +77,7 @@ func newTestApp(t testing.TB, extra string, opts Options) *testApp {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
-	cfg, err := LoadConfig(writeConfig(t, dir, fake.URL(), extra), func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(writeConfig(t, dir, fake.URL(), extra), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

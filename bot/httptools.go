@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"brain/bot/config"
 	"brain/tools"
 	"brain/tools/httptool"
 	"brain/tools/sandbox"
@@ -16,7 +17,7 @@ import (
 // builtinTools returns the built-in tools the config turns on (web_search,
 // web_fetch, sandbox_exec) and what must be closed at shutdown. Built-ins
 // stay off until their block is present.
-func builtinTools(cfg *Config) ([]tools.Definition, []io.Closer, error) {
+func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
 	var closers []io.Closer
 	if ws := cfg.Tools.WebSearch; ws != nil {
@@ -58,7 +59,7 @@ func builtinTools(cfg *Config) ([]tools.Definition, []io.Closer, error) {
 // httpTools turns tools.http config entries into tool definitions. Header
 // values (secrets via ${ENV}) stay inside the tool: never in the model's
 // view, events or logs.
-func httpTools(cfg *Config) ([]tools.Definition, error) {
+func httpTools(cfg *config.Config) ([]tools.Definition, error) {
 	var out []tools.Definition
 	for i, h := range cfg.Tools.HTTP {
 		spec := httptool.Spec{

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/store/sqlite"
 )
@@ -16,7 +17,7 @@ type Inspector struct {
 }
 
 // OpenInspector opens the configured database for reading.
-func OpenInspector(ctx context.Context, cfg *Config) (*Inspector, error) {
+func OpenInspector(ctx context.Context, cfg *config.Config) (*Inspector, error) {
 	path := filepath.Join(cfg.DataDir, "brain.db")
 	st, err := sqlite.OpenWithOptions(ctx, path, sqlite.Options{Synchronous: cfg.Storage.Synchronous})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"brain/bot/config"
 	chlinear "brain/channels/linear"
 	"brain/engine"
 	"brain/store/sqlite"
@@ -26,7 +27,7 @@ const linearSource = "linear"
 // renders each session's events as agent activities with ids derived from
 // the events, so retries never duplicate an activity.
 type linearBridge struct {
-	cfg     *LinearConfig
+	cfg     *config.LinearConfig
 	eng     *engine.Engine
 	store   *sqlite.Store
 	client  *chlinear.Client
@@ -39,7 +40,7 @@ type linearBridge struct {
 	wg      sync.WaitGroup
 }
 
-func newLinearBridge(cfg *LinearConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *linearBridge {
+func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *linearBridge {
 	b := &linearBridge{
 		cfg: cfg, eng: eng, store: store, now: now,
 		log:    log.With("channel", "linear"),

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"brain/bot/config"
 	"brain/tools"
 	"brain/tools/mcp"
 )
@@ -21,7 +22,7 @@ type mcpCatalog struct {
 	tools []*tools.Tool
 }
 
-func newMCPCatalog(ctx context.Context, cfg *Config, log *slog.Logger) *mcpCatalog {
+func newMCPCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) *mcpCatalog {
 	servers := make([]mcp.ServerConfig, 0, len(cfg.MCPServers))
 	ids := map[string]bool{}
 	for _, s := range cfg.MCPServers {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 )
@@ -111,7 +112,7 @@ func newToolsApp(t *testing.T) (*testApp, *ticketTarget) {
 		}
 		return "", false
 	}
-	cfg, err := LoadConfig(path, env)
+	cfg, err := config.Load(path, env)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/store/sqlite"
 )
@@ -40,7 +41,7 @@ const (
 // occurrences) when post_to has a target; an implementation ignores the
 // targets it does not serve. Errors are logged, not retried.
 type OutcomePoster interface {
-	PostScheduleOutcome(ctx context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error
+	PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error
 }
 
 // ScheduleRun is one occurrence of a schedule: its fire time (in the
@@ -96,7 +97,7 @@ type Scheduler struct {
 
 // scheduleEntry is one configured schedule, parsed.
 type scheduleEntry struct {
-	cfg   ScheduleConfig
+	cfg   config.ScheduleConfig
 	loc   *time.Location
 	sched cron.Schedule
 	// spec matches cron fields against the local wall clock (its Location
@@ -108,7 +109,7 @@ type scheduleEntry struct {
 }
 
 // parseSchedules parses every configured schedule, enabled or not.
-func parseSchedules(cfg *Config) ([]*scheduleEntry, error) {
+func parseSchedules(cfg *config.Config) ([]*scheduleEntry, error) {
 	var out []*scheduleEntry
 	for i, sc := range cfg.Schedules {
 		loc, err := time.LoadLocation(sc.Timezone)
@@ -130,7 +131,7 @@ func parseSchedules(cfg *Config) ([]*scheduleEntry, error) {
 	return out, nil
 }
 
-func newScheduler(cfg *Config, eng *engine.Engine, store *sqlite.Store, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
+func newScheduler(cfg *config.Config, eng *engine.Engine, store *sqlite.Store, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err
@@ -183,7 +184,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		case last.FireTime.Before(now):
 			e.last = later(last.FireTime, now.Add(-catchUpWindow))
 		}
-		if e.cfg.IsEnabled() && (e.cfg.PostTo != PostToConfig{}) && s.outcomePoster() == nil {
+		if e.cfg.IsEnabled() && (e.cfg.PostTo != config.PostToConfig{}) && s.outcomePoster() == nil {
 			s.log.Warn("schedule has post_to but nothing in this build posts outcomes there; runs are recorded only", logSchedule, e.cfg.Name)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/store/sqlite"
 )
@@ -46,7 +47,7 @@ func scheduleStatuses(ctx context.Context, store *sqlite.Store, entries []*sched
 			Name: c.Name, Cron: c.Cron, Timezone: c.Timezone, Agent: c.Agent,
 			Enabled: c.IsEnabled(), Overlap: c.Overlap, LastRuns: []ScheduleRun{},
 		}
-		if (c.PostTo != PostToConfig{}) {
+		if (c.PostTo != config.PostToConfig{}) {
 			st.PostTo = &PostTo{SlackChannel: c.PostTo.SlackChannel, LinearIssue: c.PostTo.LinearIssue}
 		}
 		if st.Enabled {
@@ -74,7 +75,7 @@ func (s *Scheduler) Status(ctx context.Context) ([]ScheduleStatus, error) {
 
 // Schedules describes the configured schedules and their recorded runs, for
 // the CLI; it works whether or not brain serve runs.
-func (i *Inspector) Schedules(ctx context.Context, cfg *Config, now time.Time) ([]ScheduleStatus, error) {
+func (i *Inspector) Schedules(ctx context.Context, cfg *config.Config, now time.Time) ([]ScheduleStatus, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err
@@ -105,7 +106,7 @@ func (a *api) runSchedule(w http.ResponseWriter, r *http.Request) {
 // TriggerSchedule asks the brain daemon listening at cfg.Listen to run a
 // schedule now (POST /v1/schedules/{name}/run), with the first API key if
 // any. It is what `brain schedules run` does.
-func TriggerSchedule(ctx context.Context, cfg *Config, name string) (ScheduleRun, error) {
+func TriggerSchedule(ctx context.Context, cfg *config.Config, name string) (ScheduleRun, error) {
 	base, err := daemonURL(cfg.Listen)
 	if err != nil {
 		return ScheduleRun{}, err

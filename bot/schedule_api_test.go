@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -26,7 +27,7 @@ func TestSchedulesAPI_ListAndRunNow(t *testing.T) {
 	now := time.Date(2026, 3, 27, 10, 0, 0, 0, loc) // a Friday; Monday is after the DST change
 	clock := newTestClock(now)
 	ta := startScheduleApp(t, scheduleApp{dir: t.TempDir(), fake: fake, clock: clock,
-		edit: func(c *Config) { c.Schedules[0].PostTo.SlackChannel = "C0123456" }}, apiSchedules)
+		edit: func(c *config.Config) { c.Schedules[0].PostTo.SlackChannel = "C0123456" }}, apiSchedules)
 
 	var list struct{ Schedules []ScheduleStatus }
 	ta.must(http.StatusOK, "GET", "/v1/schedules", nil, &list)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/store/sqlite"
 )
@@ -22,7 +23,7 @@ const (
 // watchAsync watches the run's session until its turn is over, then records
 // the outcome. inputSeq is the seq of the run's user.message. Called with
 // s.mu held, so Stop cannot be waiting yet.
-func (s *Scheduler) watchAsync(cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
 	if s.stopped {
 		return
 	}
@@ -33,7 +34,7 @@ func (s *Scheduler) watchAsync(cfg ScheduleConfig, run sqlite.ScheduleRun, input
 	}()
 }
 
-func (s *Scheduler) watch(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
 	// The change channel is taken only after a read that finds the turn
 	// still going (then the session is read again, so no commit is missed):
 	// a finished session leaves no waiter behind in the engine.
@@ -65,7 +66,7 @@ func (s *Scheduler) watch(ctx context.Context, cfg ScheduleConfig, run sqlite.Sc
 
 // check records the run's end when its turn is over; done tells whether it
 // was.
-func (s *Scheduler) check(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) (done bool, err error) {
+func (s *Scheduler) check(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) (done bool, err error) {
 	sess, err := s.engine.Session(ctx, run.SessionID)
 	if err != nil || !turnOver(sess, inputSeq) {
 		return false, err
@@ -152,7 +153,7 @@ func summarize(sess engine.Session, evs []engine.Event) (status, outcome string)
 // finish records the run's end and posts its outcome. Of two watchers of
 // one run only the first records and posts. Posting is at most once: a
 // crash between the record and the post loses the post, never repeats it.
-func (s *Scheduler) finish(ctx context.Context, cfg ScheduleConfig, run sqlite.ScheduleRun, status, outcome string) sqlite.ScheduleRun {
+func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, status, outcome string) sqlite.ScheduleRun {
 	run.Status, run.Outcome, run.UpdatedAt = status, outcome, s.clock()
 	first, err := s.store.FinishRun(ctx, run)
 	if err != nil {
@@ -166,7 +167,7 @@ func (s *Scheduler) finish(ctx context.Context, cfg ScheduleConfig, run sqlite.S
 	}
 	s.log.Info("schedule run finished", logSchedule, run.Schedule, logFireTime, run.FireTime.Format(time.RFC3339),
 		logSession, run.SessionID, logRunState, status)
-	if (cfg.PostTo == PostToConfig{}) {
+	if (cfg.PostTo == config.PostToConfig{}) {
 		return run
 	}
 	poster := s.outcomePoster()
@@ -246,7 +247,7 @@ func (s *Scheduler) pickUp(ctx context.Context) error {
 			continue
 		}
 		// Removed from the config: watch what exists, start nothing.
-		cfg := ScheduleConfig{Name: r.Schedule}
+		cfg := config.ScheduleConfig{Name: r.Schedule}
 		var seq int64
 		if r.SessionID != "" {
 			if seq, err = s.inputSeq(ctx, r.SessionID); err != nil && !errors.Is(err, engine.ErrNotFound) {

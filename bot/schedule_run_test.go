@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -43,7 +44,7 @@ func TestSchedules_NobodyToAskOrApprove(t *testing.T) {
 	ta := startScheduleApp(t, scheduleApp{
 		dir: t.TempDir(), fake: fake, clock: clock, poster: poster,
 		opts: Options{Tools: []tools.Definition{deploy}},
-		edit: func(c *Config) {
+		edit: func(c *config.Config) {
 			c.Agents[0].Tools = []string{"ask", "deploy"}
 			c.Schedules[0].PostTo.SlackChannel = "C0123456" // validation wants a slack block
 		},
@@ -139,7 +140,7 @@ func TestSchedules_FailedRuns(t *testing.T) {
 	t.Cleanup(fake.Close)
 	var mu sync.Mutex
 	var calls []postCall
-	poster := &fakePoster{PostFunc: func(_ context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error {
+	poster := &fakePoster{PostFunc: func(_ context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		calls = append(calls, postCall{s, run, outcome})
@@ -149,7 +150,7 @@ func TestSchedules_FailedRuns(t *testing.T) {
 	clock := newTestClock(start)
 	ta := startScheduleApp(t, scheduleApp{
 		dir: t.TempDir(), fake: fake, clock: clock, poster: poster,
-		edit: func(c *Config) {
+		edit: func(c *config.Config) {
 			c.Schedules[0].PostTo.SlackChannel = "C1"
 			c.Schedules[1].PostTo.SlackChannel = "C2"
 			c.Schedules[1].Agent = "ghost" // gone since validation

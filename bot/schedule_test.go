@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -36,15 +37,15 @@ func (c *testClock) Set(t time.Time) {
 
 // fakePoster is an OutcomePoster whose behaviour a test sets.
 type fakePoster struct {
-	PostFunc func(ctx context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error
+	PostFunc func(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error
 }
 
-func (p *fakePoster) PostScheduleOutcome(ctx context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error {
+func (p *fakePoster) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
 	return p.PostFunc(ctx, s, run, outcome)
 }
 
 type postCall struct {
-	cfg     ScheduleConfig
+	cfg     config.ScheduleConfig
 	run     ScheduleRun
 	outcome string
 }
@@ -52,7 +53,7 @@ type postCall struct {
 // recordingPoster returns a poster that sends every call to the channel.
 func recordingPoster() (*fakePoster, chan postCall) {
 	ch := make(chan postCall, 16)
-	return &fakePoster{PostFunc: func(_ context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error {
+	return &fakePoster{PostFunc: func(_ context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
 		ch <- postCall{s, run, outcome}
 		return nil
 	}}, ch
@@ -74,13 +75,13 @@ type scheduleApp struct {
 	clock  *testClock
 	poster OutcomePoster
 	opts   Options
-	edit   func(*Config) // changes the loaded config (keys validation would refuse)
+	edit   func(*config.Config) // changes the loaded config (keys validation would refuse)
 }
 
 // startScheduleApp starts a brain whose schedules run on the test's clock.
 func startScheduleApp(t *testing.T, sa scheduleApp, extra string) *testApp {
 	t.Helper()
-	cfg, err := LoadConfig(writeConfig(t, sa.dir, sa.fake.URL(), extra), func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(writeConfig(t, sa.dir, sa.fake.URL(), extra), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func fireTimes(runs []sqlite.ScheduleRun, loc *time.Location) []string {
 
 func entry(t *testing.T, spec, zone string) *scheduleEntry {
 	t.Helper()
-	entries, err := parseSchedules(&Config{Schedules: []ScheduleConfig{{Name: "s", Cron: spec, Timezone: zone}}})
+	entries, err := parseSchedules(&config.Config{Schedules: []config.ScheduleConfig{{Name: "s", Cron: spec, Timezone: zone}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +366,7 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 `
 	fire := time.Date(2026, 5, 4, 9, 0, 0, 0, loc)
 	clock := newTestClock(fire.Add(-time.Hour))
-	post := func(c *Config) { c.Schedules[0].PostTo.SlackChannel = "C1" }
+	post := func(c *config.Config) { c.Schedules[0].PostTo.SlackChannel = "C1" }
 
 	first := startScheduleApp(t, scheduleApp{dir: dir, fake: fake, clock: clock, edit: post}, yaml)
 	fake.Push(fakemodel.Hold())

@@ -14,6 +14,7 @@ import (
 	goslack "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"brain/bot/config"
 	chslack "brain/channels/slack"
 	"brain/engine"
 	"brain/store/sqlite"
@@ -29,7 +30,7 @@ const inboxSource = "slack"
 // Outbound, a deliverer renders every Slack session's new events into its
 // thread, keeping a durable cursor per session.
 type slackBridge struct {
-	cfg    *SlackConfig
+	cfg    *config.SlackConfig
 	eng    *engine.Engine
 	store  *sqlite.Store
 	client *goslack.Client
@@ -50,7 +51,7 @@ type slackBridge struct {
 	wg     sync.WaitGroup
 }
 
-func newSlackBridge(cfg *SlackConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *slackBridge {
+func newSlackBridge(cfg *config.SlackConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *slackBridge {
 	opts := []goslack.Option{}
 	if cfg.APIURL != "" {
 		opts = append(opts, goslack.OptionAPIURL(strings.TrimSuffix(cfg.APIURL, "/")+"/"))

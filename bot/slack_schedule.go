@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"brain/bot/config"
 )
 
 var _ OutcomePoster = (*slackBridge)(nil)
@@ -11,7 +13,7 @@ var _ OutcomePoster = (*slackBridge)(nil)
 // PostScheduleOutcome posts a scheduled run's outcome as a new message in
 // post_to.slack_channel and marks its thread: a reply there starts an
 // interactive session that sees the outcome as context.
-func (b *slackBridge) PostScheduleOutcome(ctx context.Context, s ScheduleConfig, run ScheduleRun, outcome string) error {
+func (b *slackBridge) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
 	channel := s.PostTo.SlackChannel
 	if channel == "" {
 		return nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"brain/bot"
+	"brain/bot/config"
 	"brain/engine"
 )
 
@@ -93,8 +94,8 @@ func newFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) 
 	return fs, config
 }
 
-func loadConfig(path string) (*bot.Config, error) {
-	return bot.LoadConfig(path, os.LookupEnv)
+func loadConfig(path string) (*config.Config, error) {
+	return config.Load(path, os.LookupEnv)
 }
 
 func serve(ctx context.Context, args []string, stderr io.Writer) error {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"brain/bot"
+	"brain/bot/config"
 	"brain/engine/model/fakemodel"
 )
 
@@ -75,9 +76,9 @@ func TestSchedules_ListAndRun(t *testing.T) {
 	defer fake.Close()
 	dir := t.TempDir()
 	addr := freeAddr(t)
-	config := writeSchedulesConfig(t, dir, addr, fake.URL())
+	configPath := writeSchedulesConfig(t, dir, addr, fake.URL())
 
-	out, err := runCLI(t, "schedules", "list", "--config", config)
+	out, err := runCLI(t, "schedules", "list", "--config", configPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,11 +92,11 @@ func TestSchedules_ListAndRun(t *testing.T) {
 	if !regexp.MustCompile(`^paused\s+0 12 \* \* \*\s+UTC\s+disabled\s+never$`).MatchString(lines[2]) {
 		t.Fatalf("paused line: %q", lines[2])
 	}
-	if _, err := runCLI(t, "schedules", "run", "--config", config, "digest"); err == nil || !strings.Contains(err.Error(), "is `brain serve` running") {
+	if _, err := runCLI(t, "schedules", "run", "--config", configPath, "digest"); err == nil || !strings.Contains(err.Error(), "is `brain serve` running") {
 		t.Fatalf("run with the daemon down: %v", err)
 	}
 
-	cfg, err := bot.LoadConfig(config, func(string) (string, bool) { return "", false })
+	cfg, err := config.Load(configPath, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,18 +109,18 @@ func TestSchedules_ListAndRun(t *testing.T) {
 	}
 	defer app.Shutdown(context.Background())
 
-	out, err = runCLI(t, "schedules", "run", "--config", config, "digest")
+	out, err = runCLI(t, "schedules", "run", "--config", configPath, "digest")
 	if err != nil || !regexp.MustCompile(`^started run of digest for \S+: session ses_\w+ \(running\)\n$`).MatchString(out) {
 		t.Fatalf("run: %v %q", err, out)
 	}
-	if _, err := runCLI(t, "schedules", "run", "--config", config, "nope"); err == nil || !strings.Contains(err.Error(), `no schedule named "nope"`) {
+	if _, err := runCLI(t, "schedules", "run", "--config", configPath, "nope"); err == nil || !strings.Contains(err.Error(), `no schedule named "nope"`) {
 		t.Fatalf("run of an unknown schedule: %v", err)
 	}
 	// The run shows in the list once it is done. The deadline only turns a
 	// hang into a failure.
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		out, err = runCLI(t, "schedules", "list", "--config", config)
+		out, err = runCLI(t, "schedules", "list", "--config", configPath)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,18 +1,17 @@
-package bot
+// Package config is brain's configuration: the types of the YAML file, Load
+// (read, ${ENV} expansion, unknown keys), the defaults (all of them, in
+// defaults.go), Validate (every problem at once, named by key path) and the
+// secrets a log scrubber must hide.
+//
+// It is a leaf of the application: it imports no other brain package (not
+// engine, tools, store, channels, webhooks nor the rest of bot), so anything
+// may depend on it and it can be tested alone.
+package config
 
-import (
-	"fmt"
-	"log/slog"
-	"regexp"
-	"slices"
-	"strings"
-	"time"
-
-	"go.yaml.in/yaml/v3"
-)
+import "regexp"
 
 // Config is brain's configuration file; config.example.yaml documents every key.
-// LoadConfig returns it with defaults applied and validated. A Config built in
+// Load returns it with defaults applied and validated. A Config built in
 // Go must go through ApplyDefaults and Validate too.
 type Config struct {
 	Listen     string                 `yaml:"listen"`
@@ -30,7 +29,7 @@ type Config struct {
 	Log        LogConfig              `yaml:"log"`
 	Storage    StorageConfig          `yaml:"storage"`
 
-	// Filled by LoadConfig from the ${VAR} expansion.
+	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default
 	unsetAt    map[string][]string // key path -> unset variables in its value
 	headerEnv  []string            // values substituted into tools.http headers
@@ -39,7 +38,7 @@ type Config struct {
 // ModelConfig is one entry of models.
 type ModelConfig struct {
 	Provider   string   `yaml:"provider"` // anthropic | openai | fake
-	Model      string   `yaml:"model"`
+	Model      string   `yaml:"model"`    // default fake-model for provider fake
 	BaseURL    string   `yaml:"base_url"` // empty = the provider's own
 	APIKey     string   `yaml:"api_key"`
 	MaxTokens  int      `yaml:"max_tokens"`  // default 4096
@@ -204,186 +203,6 @@ type StorageConfig struct {
 	Synchronous string `yaml:"synchronous"` // SQLite PRAGMA synchronous: full (default) | normal
 }
 
-// Duration is a time.Duration written in YAML as a Go duration string ("120s").
-type Duration time.Duration
-
-// Std returns d as a time.Duration.
-func (d Duration) Std() time.Duration { return time.Duration(d) }
-
-// String formats d like time.Duration.
-func (d Duration) String() string { return time.Duration(d).String() }
-
-// UnmarshalYAML parses a Go duration string; an empty value leaves the default.
-func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration like 120s", n.Line)
-	}
-	if n.Value == "" || n.ShortTag() == "!!null" {
-		*d = 0
-		return nil
-	}
-	v, err := time.ParseDuration(n.Value)
-	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration like 120s", n.Line, n.Value)
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalYAML writes d as a Go duration string.
-func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
-
-// JSONValue is any YAML value kept as JSON text, such as a tool's input schema
-// written in YAML. Mapping keys keep their order. Empty = the key was absent.
-type JSONValue []byte
-
-// UnmarshalYAML converts the node to JSON.
-func (v *JSONValue) UnmarshalYAML(n *yaml.Node) error {
-	b, err := appendJSON(nil, n)
-	if err != nil {
-		return fmt.Errorf("line %d: %w", n.Line, err)
-	}
-	*v = b
-	return nil
-}
-
-// MarshalJSON returns the JSON text, or null when empty.
-func (v JSONValue) MarshalJSON() ([]byte, error) {
-	if len(v) == 0 {
-		return []byte("null"), nil
-	}
-	return v, nil
-}
-
-// MissingEnv returns the names of referenced environment variables that were
-// unset (and had no ${VAR:-default}), sorted.
-func (c *Config) MissingEnv() []string { return slices.Clone(c.missingEnv) }
-
-// Defaults, kept together so the example config and the docs can match them.
-const (
-	DefaultListen            = "127.0.0.1:8080"
-	DefaultDataDir           = "./data"
-	DefaultModel             = "default"
-	DefaultAgent             = "default"
-	defaultMaxTokens         = 4096
-	defaultModelTimeout      = 10 * time.Minute
-	defaultMaxRetries        = 2
-	defaultMaxRunningTurns   = 16
-	defaultMaxQueuedTurns    = 256
-	defaultMaxToolIterations = 5
-	defaultMaxOutputBytes    = 65536
-	defaultToolTimeout       = 60 * time.Second
-	defaultMaxBodyBytes      = 1 << 20
-	defaultApprovalTTL       = 168 * time.Hour
-	defaultSearchResults     = 5
-	defaultSearchTimeoutMS   = 10000
-	defaultFetchMaxChars     = 4000
-	defaultFetchMaxBody      = 5 << 20
-	defaultFetchTimeoutMS    = 10000
-	defaultSandboxTimeout    = 120
-	maxSandboxTimeout        = 1800
-)
-
-// ApplyDefaults fills every unset key with its default; it is idempotent.
-// Values that depend on limits (an agent's max_tool_iterations, tool
-// timeouts) are filled from limits after limits itself.
-func (c *Config) ApplyDefaults() {
-	setDefault(&c.Listen, DefaultListen)
-	setDefault(&c.DataDir, DefaultDataDir)
-	setDefault(&c.Log.Level, "info")
-	setDefault(&c.Log.Format, "text")
-	setDefault(&c.Storage.Synchronous, "full")
-
-	l := &c.Limits
-	setDefault(&l.MaxRunningTurns, defaultMaxRunningTurns)
-	setDefault(&l.MaxQueuedTurns, defaultMaxQueuedTurns)
-	setDefault(&l.MaxToolIterations, defaultMaxToolIterations)
-	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
-	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
-	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
-	toolTimeoutMS := int(l.ToolTimeout.Std().Milliseconds())
-
-	setDefault(&c.Approvals.TTL, Duration(defaultApprovalTTL))
-
-	for name, m := range c.Models {
-		setDefault(&m.MaxTokens, defaultMaxTokens)
-		setDefault(&m.Timeout, Duration(defaultModelTimeout))
-		if m.MaxRetries == nil {
-			m.MaxRetries = ptr(defaultMaxRetries)
-		}
-		c.Models[name] = m
-	}
-	for i := range c.Agents {
-		a := &c.Agents[i]
-		canonicalTools(a.Tools)
-		for j := range a.When {
-			canonicalTools(a.When[j].Tools)
-		}
-		setDefault(&a.Model, DefaultModel)
-		setDefault(&a.InputMode, "queue")
-		setDefault(&a.MaxToolIterations, l.MaxToolIterations)
-	}
-	if s := c.Slack; s != nil {
-		setDefault(&s.Agent, DefaultAgent)
-		if s.ReplyWithoutMention == nil {
-			s.ReplyWithoutMention = ptr(true)
-		}
-	}
-	if ln := c.Linear; ln != nil {
-		setDefault(&ln.Agent, DefaultAgent)
-	}
-	for i := range c.Schedules {
-		s := &c.Schedules[i]
-		setDefault(&s.Timezone, "UTC")
-		setDefault(&s.Agent, DefaultAgent)
-		setDefault(&s.Overlap, "skip")
-		if s.Enabled == nil {
-			s.Enabled = ptr(true)
-		}
-	}
-	for i := range c.Tools.HTTP {
-		h := &c.Tools.HTTP[i]
-		h.Method = strings.ToUpper(h.Method)
-		setDefault(&h.Method, "POST")
-		setDefault(&h.TimeoutMS, toolTimeoutMS)
-	}
-	if w := c.Tools.WebSearch; w != nil {
-		setDefault(&w.MaxResults, defaultSearchResults)
-		setDefault(&w.TimeoutMS, defaultSearchTimeoutMS)
-	}
-	if w := c.Tools.WebFetch; w != nil {
-		setDefault(&w.MaxChars, defaultFetchMaxChars)
-		setDefault(&w.MaxBody, defaultFetchMaxBody)
-		setDefault(&w.TimeoutMS, defaultFetchTimeoutMS)
-	}
-	if s := c.Tools.SandboxExec; s != nil {
-		setDefault(&s.TimeoutSeconds, defaultSandboxTimeout)
-	}
-	for i := range c.MCPServers {
-		m := &c.MCPServers[i]
-		if m.Transport == "" && m.Command != "" {
-			m.Transport = "stdio"
-		} else if m.Transport == "" && m.URL != "" {
-			m.Transport = "http"
-		}
-	}
-}
-
-func canonicalTools(names []string) {
-	for i, n := range names {
-		names[i] = CanonicalTool(n)
-	}
-}
-
-func setDefault[T comparable](v *T, def T) {
-	var zero T
-	if *v == zero {
-		*v = def
-	}
-}
-
-func ptr[T any](v T) *T { return &v }
-
 // Agent returns the agent named name.
 func (c *Config) Agent(name string) (*AgentConfig, bool) {
 	for i := range c.Agents {
@@ -405,33 +224,4 @@ func (w *WhenConfig) Matches(input string) bool {
 		}
 	}
 	return re.MatchString(input)
-}
-
-// RepliesWithoutMention reports reply_without_mention (default true).
-func (s *SlackConfig) RepliesWithoutMention() bool {
-	return s.ReplyWithoutMention == nil || *s.ReplyWithoutMention
-}
-
-// IsEnabled reports enabled (default true).
-func (s *ScheduleConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
-
-// Retries returns max_retries (default 2).
-func (m ModelConfig) Retries() int {
-	if m.MaxRetries == nil {
-		return defaultMaxRetries
-	}
-	return *m.MaxRetries
-}
-
-// SlogLevel returns log.level as a slog.Level (info when unset).
-func (l LogConfig) SlogLevel() slog.Level {
-	switch l.Level {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

@@ -1,7 +1,6 @@
-package bot
+package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,17 +12,17 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// LoadConfig reads the YAML file at path, expands ${VAR} and ${VAR:-default}
+// Load reads the YAML file at path, expands ${VAR} and ${VAR:-default}
 // in scalar values with env (callers pass os.LookupEnv), rejects unknown keys,
 // applies defaults and validates. An unset variable expands to "" and is
 // reported by MissingEnv rather than failing, so a daemon without, say, its
 // model key still boots.
-func LoadConfig(path string, env func(string) (string, bool)) (*Config, error) {
+func Load(path string, env func(string) (string, bool)) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
-	c, err := parseConfig(data, env)
+	c, err := parse(data, env)
 	if err != nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
@@ -34,7 +33,7 @@ func LoadConfig(path string, env func(string) (string, bool)) (*Config, error) {
 	return c, nil
 }
 
-func parseConfig(data []byte, env func(string) (string, bool)) (*Config, error) {
+func parse(data []byte, env func(string) (string, bool)) (*Config, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, err
@@ -116,113 +115,6 @@ func canonicalToolKeys(doc *yaml.Node) []error {
 	return errs
 }
 
-var (
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	headerPath     = regexp.MustCompile(`^tools\.http\[\d+\]\.headers\.`)
-)
-
-type expander struct {
-	env       func(string) (string, bool)
-	missing   map[string]bool
-	unsetAt   map[string][]string
-	headerEnv []string
-	expanded  map[*yaml.Node]bool
-}
-
-// walk expands scalar values under n. Mapping keys are left alone, and alias
-// nodes too: their anchor is expanded where it is defined.
-func (x *expander) walk(n *yaml.Node, path string) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		for _, c := range n.Content {
-			x.walk(c, path)
-		}
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			p := path
-			if k.ShortTag() != "!!merge" {
-				p = joinKey(path, k.Value)
-			}
-			x.walk(n.Content[i+1], p)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			x.walk(c, fmt.Sprintf("%s[%d]", path, i))
-		}
-	case yaml.ScalarNode:
-		x.scalar(n, path)
-	}
-}
-
-// scalar expands one value. The result is text (a plain `${N}` is not
-// re-read as YAML); typedWalk converts it where the key wants a number or a
-// bool, which also lets `{max_tokens: "${N}"}` work in flow style, where the
-// braces must be quoted.
-func (x *expander) scalar(n *yaml.Node, path string) {
-	if !strings.Contains(n.Value, "${") {
-		return
-	}
-	value, fromEnv, unset := expandEnv(n.Value, x.env)
-	for _, name := range unset {
-		x.missing[name] = true
-	}
-	if len(unset) > 0 {
-		x.unsetAt[path] = unset
-	}
-	if headerPath.MatchString(path) {
-		x.headerEnv = append(x.headerEnv, fromEnv...)
-	}
-	n.Value = value
-	if n.Style&yaml.TaggedStyle == 0 {
-		n.Tag = "!!str"
-		x.expanded[n] = true
-	}
-}
-
-// expandEnv replaces ${VAR} and ${VAR:-default} (default when VAR is unset or
-// empty) in s; "$${" is a literal "${". A reference that is not a valid name
-// stays as written. It returns the non-empty values taken from env and the
-// names that were unset without a default.
-func expandEnv(s string, env func(string) (string, bool)) (out string, fromEnv, unset []string) {
-	var b strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			b.WriteString(s)
-			return b.String(), fromEnv, unset
-		}
-		if i > 0 && s[i-1] == '$' {
-			b.WriteString(s[:i-1] + "${")
-			s = s[i+2:]
-			continue
-		}
-		end := strings.IndexByte(s[i+2:], '}')
-		if end < 0 {
-			b.WriteString(s)
-			return b.String(), fromEnv, unset
-		}
-		name, def, hasDef := strings.Cut(s[i+2:i+2+end], ":-")
-		if !envNamePattern.MatchString(name) {
-			b.WriteString(s[:i+2])
-			s = s[i+2:]
-			continue
-		}
-		b.WriteString(s[:i])
-		v, ok := env(name)
-		switch {
-		case v != "":
-			fromEnv = append(fromEnv, v)
-		case hasDef:
-			v = def
-		case !ok:
-			unset = append(unset, name)
-		}
-		b.WriteString(v)
-		s = s[i+2+end+1:]
-	}
-}
-
 var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 
 // typedWalk walks the node tree along the Go type it decodes into. It reports
@@ -288,62 +180,4 @@ func joinKey(path, key string) string {
 		return key
 	}
 	return path + "." + key
-}
-
-func appendJSON(b []byte, n *yaml.Node) ([]byte, error) {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) == 0 {
-			return append(b, "null"...), nil
-		}
-		return appendJSON(b, n.Content[0])
-	case yaml.SequenceNode:
-		b = append(b, '[')
-		for i, c := range n.Content {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, c); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	case yaml.MappingNode:
-		if !hasMergeKey(n) {
-			b = append(b, '{')
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				k, _ := json.Marshal(n.Content[i].Value)
-				b = append(append(b, k...), ':')
-				var err error
-				if b, err = appendJSON(b, n.Content[i+1]); err != nil {
-					return nil, err
-				}
-			}
-			return append(b, '}'), nil
-		}
-	}
-	// Scalars, aliases and merges: let the YAML decoder (and its alias
-	// safeguards) produce the value.
-	var x any
-	if err := n.Decode(&x); err != nil {
-		return nil, err
-	}
-	j, err := json.Marshal(x)
-	if err != nil {
-		return nil, fmt.Errorf("not representable as JSON: %w", err)
-	}
-	return append(b, j...), nil
-}
-
-func hasMergeKey(n *yaml.Node) bool {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].ShortTag() == "!!merge" {
-			return true
-		}
-	}
-	return false
 }

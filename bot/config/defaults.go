@@ -1,0 +1,169 @@
+package config
+
+import (
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults, kept together so the example config and the docs can match them.
+const (
+	DefaultListen            = "127.0.0.1:8080"
+	DefaultDataDir           = "./data"
+	DefaultModel             = "default"
+	DefaultAgent             = "default"
+	defaultFakeModel         = "fake-model" // the model name a provider: fake model reports
+	defaultMaxTokens         = 4096
+	defaultModelTimeout      = 10 * time.Minute
+	defaultMaxRetries        = 2
+	defaultMaxRunningTurns   = 16
+	defaultMaxQueuedTurns    = 256
+	defaultMaxToolIterations = 5
+	defaultMaxOutputBytes    = 65536
+	defaultToolTimeout       = 60 * time.Second
+	defaultMaxBodyBytes      = 1 << 20
+	defaultApprovalTTL       = 168 * time.Hour
+	defaultSearchResults     = 5
+	defaultSearchTimeoutMS   = 10000
+	defaultFetchMaxChars     = 4000
+	defaultFetchMaxBody      = 5 << 20
+	defaultFetchTimeoutMS    = 10000
+	defaultSandboxTimeout    = 120
+	maxSandboxTimeout        = 1800
+)
+
+// ApplyDefaults fills every unset key with its default; it is idempotent.
+// Values that depend on other blocks (an agent's max_tool_iterations and
+// approvers, tool timeouts) are filled from limits and approvals after those.
+func (c *Config) ApplyDefaults() {
+	setDefault(&c.Listen, DefaultListen)
+	setDefault(&c.DataDir, DefaultDataDir)
+	setDefault(&c.Log.Level, "info")
+	setDefault(&c.Log.Format, "text")
+	setDefault(&c.Storage.Synchronous, "full")
+
+	l := &c.Limits
+	setDefault(&l.MaxRunningTurns, defaultMaxRunningTurns)
+	setDefault(&l.MaxQueuedTurns, defaultMaxQueuedTurns)
+	setDefault(&l.MaxToolIterations, defaultMaxToolIterations)
+	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
+	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
+	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
+	toolTimeoutMS := int(l.ToolTimeout.Std().Milliseconds())
+
+	setDefault(&c.Approvals.TTL, Duration(defaultApprovalTTL))
+
+	for name, m := range c.Models {
+		if m.Provider == "fake" {
+			setDefault(&m.Model, defaultFakeModel)
+		}
+		setDefault(&m.MaxTokens, defaultMaxTokens)
+		setDefault(&m.Timeout, Duration(defaultModelTimeout))
+		if m.MaxRetries == nil {
+			m.MaxRetries = ptr(defaultMaxRetries)
+		}
+		c.Models[name] = m
+	}
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		canonicalTools(a.Tools)
+		for j := range a.When {
+			canonicalTools(a.When[j].Tools)
+		}
+		setDefault(&a.Model, DefaultModel)
+		setDefault(&a.InputMode, "queue")
+		setDefault(&a.MaxToolIterations, l.MaxToolIterations)
+		if len(a.Approvers) == 0 {
+			a.Approvers = slices.Clone(c.Approvals.Approvers)
+		}
+	}
+	if s := c.Slack; s != nil {
+		setDefault(&s.Agent, DefaultAgent)
+		if s.ReplyWithoutMention == nil {
+			s.ReplyWithoutMention = ptr(true)
+		}
+	}
+	if ln := c.Linear; ln != nil {
+		setDefault(&ln.Agent, DefaultAgent)
+	}
+	for i := range c.Schedules {
+		s := &c.Schedules[i]
+		setDefault(&s.Timezone, "UTC")
+		setDefault(&s.Agent, DefaultAgent)
+		setDefault(&s.Overlap, "skip")
+		if s.Enabled == nil {
+			s.Enabled = ptr(true)
+		}
+	}
+	for i := range c.Tools.HTTP {
+		h := &c.Tools.HTTP[i]
+		h.Method = strings.ToUpper(h.Method)
+		setDefault(&h.Method, "POST")
+		setDefault(&h.TimeoutMS, toolTimeoutMS)
+	}
+	if w := c.Tools.WebSearch; w != nil {
+		setDefault(&w.MaxResults, defaultSearchResults)
+		setDefault(&w.TimeoutMS, defaultSearchTimeoutMS)
+	}
+	if w := c.Tools.WebFetch; w != nil {
+		setDefault(&w.MaxChars, defaultFetchMaxChars)
+		setDefault(&w.MaxBody, defaultFetchMaxBody)
+		setDefault(&w.TimeoutMS, defaultFetchTimeoutMS)
+	}
+	if s := c.Tools.SandboxExec; s != nil {
+		setDefault(&s.TimeoutSeconds, defaultSandboxTimeout)
+	}
+	for i := range c.MCPServers {
+		m := &c.MCPServers[i]
+		if m.Transport == "" && m.Command != "" {
+			m.Transport = "stdio"
+		} else if m.Transport == "" && m.URL != "" {
+			m.Transport = "http"
+		}
+	}
+}
+
+func canonicalTools(names []string) {
+	for i, n := range names {
+		names[i] = CanonicalTool(n)
+	}
+}
+
+func setDefault[T comparable](v *T, def T) {
+	var zero T
+	if *v == zero {
+		*v = def
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// RepliesWithoutMention reports reply_without_mention (default true).
+func (s *SlackConfig) RepliesWithoutMention() bool {
+	return s.ReplyWithoutMention == nil || *s.ReplyWithoutMention
+}
+
+// IsEnabled reports enabled (default true).
+func (s *ScheduleConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Retries returns max_retries (default 2).
+func (m ModelConfig) Retries() int {
+	if m.MaxRetries == nil {
+		return defaultMaxRetries
+	}
+	return *m.MaxRetries
+}
+
+// SlogLevel returns log.level as a slog.Level (info when unset).
+func (l LogConfig) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}

@@ -1,0 +1,43 @@
+package config
+
+import (
+	"slices"
+	"strings"
+)
+
+// Secrets returns every non-empty secret value in the config, without
+// duplicates, longest first so a scrubber replaces "abc123" before "abc":
+// model api keys, api_keys, values substituted from the environment into
+// tools.http headers, Slack and Linear tokens and secrets, MCP bearer tokens
+// and env values, and the web_search api key.
+func (c *Config) Secrets() []string {
+	var s []string
+	for _, m := range c.Models {
+		s = append(s, m.APIKey)
+	}
+	s = append(s, c.APIKeys...)
+	s = append(s, c.headerEnv...)
+	if sl := c.Slack; sl != nil {
+		s = append(s, sl.BotToken, sl.SigningSecret, sl.AppToken)
+	}
+	if l := c.Linear; l != nil {
+		s = append(s, l.WebhookSecret, l.AccessToken)
+	}
+	for _, m := range c.MCPServers {
+		s = append(s, m.BearerToken)
+		for _, v := range m.Env {
+			s = append(s, v)
+		}
+	}
+	if w := c.Tools.WebSearch; w != nil {
+		s = append(s, w.APIKey)
+	}
+	s = slices.DeleteFunc(s, func(v string) bool { return v == "" })
+	slices.SortFunc(s, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(a, b)
+	})
+	return slices.Compact(s)
+}

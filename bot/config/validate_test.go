@@ -1,0 +1,197 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// validConfig is a Config, built in Go, that passes Validate.
+func validConfig() *Config {
+	return &Config{
+		Models: map[string]ModelConfig{"default": {Provider: "anthropic", Model: "m"}},
+		Agents: []AgentConfig{{Name: "default"}},
+	}
+}
+
+func TestValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   string
+	}{
+		{"no models", func(c *Config) { c.Models = nil }, "models: at least one model is required"},
+		{"no agents", func(c *Config) { c.Agents = nil }, "agents: at least one agent is required"},
+		{"unknown model", func(c *Config) { c.Agents[0].Model = "big" }, `agents[0].model: "big" is not a key of models`},
+		{"provider", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "x", Model: "m"} },
+			`models.default.provider: must be anthropic, openai or fake, got "x"`},
+		{"model name", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "openai"} }, "models.default.model: required"},
+		{"base url", func(c *Config) {
+			c.Models["default"] = ModelConfig{Provider: "openai", Model: "m", BaseURL: "localhost:11434"}
+		},
+			"models.default.base_url: "},
+		{"retries", func(c *Config) { c.Models["default"] = ModelConfig{Provider: "fake", MaxRetries: ptr(-1)} },
+			"models.default.max_retries: must be >= 0"},
+		{"running turns", func(c *Config) { c.Limits.MaxRunningTurns = -1 }, "limits.max_running_turns: must be >= 1"},
+		{"queued turns", func(c *Config) { c.Limits.MaxQueuedTurns = -1 }, "limits.max_queued_turns: must be >= 1"},
+		{"tool timeout", func(c *Config) { c.Limits.ToolTimeout = Duration(-time.Second) }, "limits.tool_timeout: must be a positive duration"},
+		{"duplicate agent", func(c *Config) { c.Agents = append(c.Agents, AgentConfig{Name: "x"}, AgentConfig{Name: "x"}) },
+			`agents[2].name: duplicate "x"`},
+		{"agent name", func(c *Config) { c.Agents[0].Name = "a b" }, `agents[0].name: "a b"`},
+		{"regexp", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "(", Tools: []string{"t"}}} },
+			"agents[0].when[0].input_matches: invalid regexp: "},
+		{"when tools", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "x"}} }, "agents[0].when[0].tools: required"},
+		{"tool name", func(c *Config) { c.Agents[0].Tools = []string{"ok", "not ok"} }, `agents[0].tools[1]: "not ok" is not a valid tool name`},
+		{"input mode", func(c *Config) { c.Agents[0].InputMode = "steer" }, "agents[0].input_mode: must be queue or interrupt"},
+		{"agent iterations", func(c *Config) { c.Agents[0].MaxToolIterations = -2 }, "agents[0].max_tool_iterations: must be >= 1"},
+		{"listen", func(c *Config) { c.Listen = "0.0.0.0:8080" },
+			"listen: 0.0.0.0:8080 is not a loopback address; set api_keys to require bearer keys"},
+		{"listen port", func(c *Config) { c.Listen = "127.0.0.1:http-alt" }, `listen: invalid port "http-alt"`},
+		{"listen form", func(c *Config) { c.Listen = "8080" }, "listen: want host:port"},
+		{"empty api key", func(c *Config) { c.APIKeys = []string{""} }, "api_keys[0]: required"},
+		{"cron", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "0 9 * *", Prompt: "p"}} }, `schedules[0].cron: "0 9 * *": `},
+		{"cron tz", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "TZ=UTC 0 9 * * *", Prompt: "p"}} },
+			"schedules[0].cron: set the time zone with timezone"},
+		{"timezone", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Timezone: "Mars/Olympus", Prompt: "p"}}
+		},
+			`schedules[0].timezone: unknown time zone "Mars/Olympus"`},
+		{"schedule agent", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Agent: "nobody", Prompt: "p"}}
+		},
+			`schedules[0].agent: "nobody" is not the name of an agent`},
+		{"schedule prompt", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily"}} }, "schedules[0].prompt: required"},
+		{"schedule overlap", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p", Overlap: "queue"}}
+		},
+			"schedules[0].overlap: must be skip or allow"},
+		{"duplicate schedule", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p"}, {Name: "s", Cron: "@daily", Prompt: "p"}}
+		}, `schedules[1].name: duplicate "s"`},
+		{"post to slack without slack", func(c *Config) {
+			c.Schedules = []ScheduleConfig{{Name: "s", Cron: "@daily", Prompt: "p", PostTo: PostToConfig{SlackChannel: "C1"}}}
+		}, "schedules[0].post_to.slack_channel: needs the slack block"},
+		{"duplicate http tool", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/"}, {Name: "t", Description: "d", URL: "http://x/"}}
+		}, `tools.http[1].name: duplicate tool name "t"`},
+		{"http tool url", func(c *Config) { c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "ftp://x/"}} },
+			`tools.http[0].url: "ftp://x/" is not an http or https URL`},
+		{"http tool method", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Method: "FETCH"}}
+		},
+			"tools.http[0].method: must be one of"},
+		{"http tool input", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Input: JSONValue(`"string"`)}}
+		}, "tools.http[0].input: must be a JSON Schema object"},
+		{"approval title", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/", Approval: &ApprovalCardConfig{Title: "Create {{.title"}}}
+		}, "tools.http[0].approval.title: invalid template: "},
+		{"approval fact", func(c *Config) {
+			c.Tools.HTTP = []HTTPToolConfig{{Name: "t", Description: "d", URL: "http://x/",
+				Approval: &ApprovalCardConfig{Title: "ok", Facts: []FactConfig{{Label: "L", Value: "{{end}}"}}}}}
+		}, "tools.http[0].approval.facts[0].value: invalid template: "},
+		{"web search provider", func(c *Config) { c.Tools.WebSearch = &WebSearchConfig{Provider: "google"} },
+			"tools.web_search.provider: must be tavily, brave, searxng, ollama, mojeek or marginalia"},
+		{"sandbox timeout", func(c *Config) { c.Tools.SandboxExec = &SandboxExecConfig{TimeoutSeconds: 5000} },
+			"tools.sandbox_exec.timeout_seconds: must be between 1 and 1800"},
+		{"mcp transport", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m"}} }, `mcp_servers[0].transport: must be stdio or http, got ""`},
+		{"mcp id", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "a__b", Command: "x"}} }, `mcp_servers[0].id: "a__b"`},
+		{"mcp duplicate", func(c *Config) {
+			c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x"}, {ID: "m", URL: "http://127.0.0.1/mcp"}}
+		}, `mcp_servers[1].id: duplicate "m"`},
+		{"slack token", func(c *Config) { c.Slack = &SlackConfig{SigningSecret: "s"} }, "slack.bot_token: required"},
+		{"slack signing secret", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b"} }, "slack.signing_secret: required"},
+		{"slack agent", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b", AppToken: "a", Agent: "x"} }, `slack.agent: "x" is not the name of an agent`},
+		{"linear", func(c *Config) { c.Linear = &LinearConfig{WebhookSecret: "w"} }, "linear.access_token: required"},
+		{"approvals ttl", func(c *Config) { c.Approvals.TTL = Duration(-time.Hour) }, "approvals.ttl: must be a positive duration"},
+		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
+		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format: must be text or json"},
+		{"synchronous", func(c *Config) { c.Storage.Synchronous = "off" }, "storage.synchronous: must be full or normal"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			tt.mutate(c)
+			c.ApplyDefaults()
+			err := c.Validate()
+			if err == nil {
+				t.Fatalf("Validate() = nil, want %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Validate() = %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("valid", func(t *testing.T) {
+		c := validConfig()
+		c.ApplyDefaults()
+		if err := c.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLoad_AllProblemsAtOnce(t *testing.T) {
+	_, err := loadYAML(t, `
+listen: 0.0.0.0:1
+models:
+  default: {provider: gpt, model: m}
+agents:
+  - {name: default, model: big}
+limits: {max_running_turns: -1}
+slack: {signing_secret: "${SLACK_SIGNING_SECRET}", bot_token: "${SLACK_BOT_TOKEN}"}
+`, nil)
+	if err == nil {
+		t.Fatal("Load accepted an invalid config")
+	}
+	for _, want := range []string{
+		"config.yaml:\n",
+		"listen: 0.0.0.0:1 is not a loopback address",
+		"models.default.provider: must be",
+		`agents[0].model: "big" is not a key of models`,
+		"limits.max_running_turns: must be >= 1",
+		"slack.bot_token: required, but the environment variable SLACK_BOT_TOKEN is not set",
+		"slack.signing_secret: required, but the environment variable SLACK_SIGNING_SECRET is not set",
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not contain %q", err, want)
+		}
+	}
+}
+
+func TestValidate_Listen(t *testing.T) {
+	tests := []struct {
+		listen  string
+		apiKeys []string
+		ok      bool
+	}{
+		{"127.0.0.1:8080", nil, true},
+		{"127.0.0.2:0", nil, true},
+		{"[::1]:8080", nil, true},
+		{"localhost:8080", nil, true},
+		{"LOCALHOST:8080", nil, true},
+		{"[::ffff:127.0.0.1]:8080", nil, true},
+		{"0.0.0.0:8080", nil, false},
+		{":8080", nil, false},
+		{"[::]:8080", nil, false},
+		{"10.0.0.1:8080", nil, false},
+		{"brain.internal:8080", nil, false},
+		{"0.0.0.0:8080", []string{"k"}, true},
+		{":8080", []string{"k"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.listen, func(t *testing.T) {
+			c := validConfig()
+			c.Listen, c.APIKeys = tt.listen, tt.apiKeys
+			c.ApplyDefaults()
+			err := c.Validate()
+			if tt.ok && err != nil {
+				t.Errorf("Validate() = %v, want nil", err)
+			}
+			if !tt.ok && (err == nil || !strings.Contains(err.Error(), "listen: "+tt.listen+" is not a loopback address")) {
+				t.Errorf("Validate() = %v, want a loopback error", err)
+			}
+		})
+	}
+}
