@@ -299,7 +299,7 @@ func NewLogger(cfg *Config, w io.Writer) *slog.Logger {
 	if cfg.Log.Format == "json" {
 		h = slog.NewJSONHandler(w, hopts)
 	}
-	return slog.New(newRedactHandler(h, cfg.Secrets()))
+	return slog.New(tools.RedactHandler(h, tools.NewScrubber(cfg.Secrets()...)))
 }
 
 // unsupportedSections lists configured keys this build validates but does
