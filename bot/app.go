@@ -301,5 +301,5 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	if cfg.Log.Format == "json" {
 		h = slog.NewJSONHandler(w, hopts)
 	}
-	return slog.New(newRedactHandler(h, cfg.Secrets()))
+	return slog.New(tools.RedactHandler(h, tools.NewScrubber(cfg.Secrets()...)))
 }

@@ -126,7 +126,7 @@ type endpoint struct {
 	// traced: the transport reports httptrace.GotConn, so "no connection
 	// was obtained" proves nothing was sent.
 	traced bool
-	scrub  *scrubber
+	scrub  *tools.Scrubber
 }
 
 func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
@@ -171,7 +171,7 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 	if e.maxBytes == 0 {
 		e.maxBytes = DefaultMaxResponseBytes
 	}
-	secrets := urlSecrets(u)
+	secrets := tools.URLSecrets(u)
 	for k, v := range spec.Headers {
 		// Messages name the header, never its value.
 		if !isToken(k) {
@@ -190,7 +190,7 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 		}
 		secrets = append(secrets, v)
 	}
-	e.scrub = newScrubber(secrets)
+	e.scrub = tools.NewScrubber(secrets...)
 	if e.client == nil {
 		e.client = ownClient()
 	}
@@ -225,19 +225,6 @@ func ownClient() *http.Client {
 // fragment, since those may carry credentials.
 func safeURL(u *url.URL) string {
 	return (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: u.Path, RawPath: u.RawPath}).String()
-}
-
-// urlSecrets are the parts of the configured URL that may be credentials:
-// the password and the query values.
-func urlSecrets(u *url.URL) []string {
-	var out []string
-	if p, ok := u.User.Password(); ok {
-		out = append(out, p)
-	}
-	for _, vs := range u.Query() {
-		out = append(out, vs...)
-	}
-	return out
 }
 
 // isToken reports whether s is an RFC 9110 token (method or header name).

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"brain/tools"
@@ -180,11 +181,11 @@ func (e *endpoint) reason(ctx context.Context, err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if ue.Timeout() {
-			return "timed out: " + e.scrub.text(ue.Err.Error())
+			return "timed out: " + e.scrub.String(ue.Err.Error())
 		}
 		err = ue.Err
 	}
-	return e.scrub.text(err.Error())
+	return e.scrub.String(err.Error())
 }
 
 // isDial reports whether err comes from establishing a connection (to the
@@ -234,7 +235,7 @@ func (e *endpoint) answer(ctx context.Context, resp *http.Response) (json.RawMes
 	if !json.Valid(body) {
 		return nil, tools.Unknown("%s: HTTP %d returned invalid JSON; the request was sent: %s", e.target, code, e.excerpt(body, false))
 	}
-	return e.scrub.json(body), nil
+	return e.scrub.JSON(body), nil
 }
 
 // statusError is the error for a non-2xx answer. A 4xx other than 408 and
@@ -250,4 +251,28 @@ func (e *endpoint) statusError(code int, body []byte, truncated bool) error {
 	}
 	refused := code >= 400 && code <= 499 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
 	return &tools.Error{Message: msg, UnknownOutcome: !refused}
+}
+
+// excerpt is a short, one-line, scrubbed quote of a body. truncated says the
+// body was cut: its tail may hold part of a secret, which no pattern would
+// match, so the last longest-secret bytes are dropped first.
+func (e *endpoint) excerpt(body []byte, truncated bool) string {
+	if truncated {
+		body = body[:max(0, len(body)-e.scrub.Longest())]
+	}
+	t := e.scrub.String(string(e.scrub.JSON(bytes.TrimSpace(body))))
+	t = strings.Join(strings.Fields(strings.ToValidUTF8(t, "\uFFFD")), " ")
+	return clip(t, maxExcerpt)
+}
+
+// clip cuts s to at most n characters, marking the cut with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
 }

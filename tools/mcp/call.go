@@ -52,7 +52,7 @@ func (s *server) callTool(ctx context.Context, name, mcpName string, call tools.
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, tools.Unknown("%s: the server answered with an invalid result; the tool may have run", name)
 	}
-	text := s.scrub.text(describe(res.Content))
+	text := s.scrub.String(describe(res.Content))
 	if res.IsError {
 		if text == "" {
 			text = "no details given"
@@ -61,11 +61,8 @@ func (s *server) callTool(ctx context.Context, name, mcpName string, call tools.
 	}
 	out := map[string]any{"content": text}
 	if sc := bytes.TrimSpace(res.StructuredContent); len(sc) > 0 && string(sc) != "null" {
-		if !s.scrub.found(string(sc)) {
-			out["structuredContent"] = json.RawMessage(sc) // as sent: key order and numbers kept
-		} else if v, ok := decode(sc); ok {
-			out["structuredContent"] = s.scrub.value(v)
-		}
+		// Unchanged (key order and numbers as sent) unless it holds a secret.
+		out["structuredContent"] = json.RawMessage(s.scrub.JSON(sc))
 	}
 	return marshal(out)
 }
@@ -106,7 +103,7 @@ func forward(ctx context.Context, call tools.Call, notes <-chan progressNote) (s
 func (s *server) callError(ctx context.Context, name string, err error) error {
 	var re *rpcError
 	if errors.As(err, &re) {
-		msg := clip(s.scrub.text(re.Message), maxErrorText)
+		msg := clip(s.scrub.String(re.Message), maxErrorText)
 		return &tools.Error{Message: fmt.Sprintf("%s: the server answered with an error: %s (code %d)", name, msg, re.Code)}
 	}
 	reason := s.reason(ctx, err)
@@ -127,7 +124,7 @@ func (s *server) reason(ctx context.Context, err error) string {
 	if ctx.Err() != nil {
 		return ctxReason(ctx) + " waiting for the server"
 	}
-	return s.scrub.text(err.Error())
+	return s.scrub.String(err.Error())
 }
 
 func ctxReason(ctx context.Context) string {

@@ -60,7 +60,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.b.opts.connectTimeout)
 	defer cancel()
 	c := &conn{s: s}
-	tlog := slog.New(scrubHandler{inner: s.log.Handler(), s: s.scrub, demote: true})
+	tlog := slog.New(demoteHandler{s.log.Handler()})
 	switch s.cfg.Transport {
 	case TransportStdio:
 		p, err := newProcess(s.cfg)
@@ -339,4 +339,25 @@ func (c *conn) pages(ctx context.Context, method string, page func(json.RawMessa
 		cursor = next
 	}
 	return fmt.Errorf("%s has more than %d pages", method, maxPages)
+}
+
+// demoteHandler logs every record at debug level: the transports' own
+// chatter is not news at the level it was written at.
+type demoteHandler struct{ inner slog.Handler }
+
+func (h demoteHandler) Enabled(ctx context.Context, _ slog.Level) bool {
+	return h.inner.Enabled(ctx, slog.LevelDebug)
+}
+
+func (h demoteHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.Level = slog.LevelDebug
+	return h.inner.Handle(ctx, r)
+}
+
+func (h demoteHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return demoteHandler{h.inner.WithAttrs(attrs)}
+}
+
+func (h demoteHandler) WithGroup(name string) slog.Handler {
+	return demoteHandler{h.inner.WithGroup(name)}
 }

@@ -142,12 +142,8 @@ func (s *server) readResource(ctx context.Context, name, uri string) (json.RawMe
 // scrubbed encodes v with secrets redacted.
 func (s *server) scrubbed(v any) (json.RawMessage, error) {
 	raw, err := marshal(v)
-	if err != nil || !s.scrub.found(string(raw)) {
-		return raw, err
+	if err != nil {
+		return nil, err
 	}
-	doc, ok := decode(raw)
-	if !ok {
-		return raw, nil
-	}
-	return marshal(s.scrub.value(doc))
+	return s.scrub.JSON(raw), nil
 }

@@ -67,7 +67,7 @@ type server struct {
 	b     *Bridge
 	cfg   ServerConfig
 	log   *slog.Logger // scrubs secrets
-	scrub *scrubber
+	scrub *tools.Scrubber
 	kick  chan struct{} // re-list (or reconnect) soon; never blocks
 
 	mu      sync.Mutex
@@ -78,8 +78,8 @@ type server struct {
 }
 
 func newServer(b *Bridge, cfg ServerConfig) *server {
-	s := &server{b: b, cfg: cfg, scrub: newScrubber(secretsOf(cfg)), kick: make(chan struct{}, 1)}
-	s.log = slog.New(scrubHandler{inner: b.log.Handler(), s: s.scrub}).With(keyServer, cfg.ID)
+	s := &server{b: b, cfg: cfg, scrub: tools.NewScrubber(secretsOf(cfg)...), kick: make(chan struct{}, 1)}
+	s.log = slog.New(tools.RedactHandler(b.log.Handler(), s.scrub)).With(keyServer, cfg.ID)
 	return s
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"brain/tools"
 )
 
 func TestToolName(t *testing.T) {
@@ -116,26 +118,25 @@ func TestScrubber(t *testing.T) {
 		Env:         map[string]string{"API_KEY": `k"ey-1234`, "PATH": "/usr/bin", "MODE": "no"},
 		URL:         "https://user:pa55word@h/mcp?apikey=qk-998877",
 	}
-	s := newScrubber(secretsOf(cfg))
+	s := tools.NewScrubber(secretsOf(cfg)...)
 	in := `tok/with+chars tok%2Fwith%2Bchars k\"ey-1234 pa55word qk-998877 /usr/bin no`
 	want := `[REDACTED] [REDACTED] [REDACTED] [REDACTED] [REDACTED] /usr/bin no`
-	if got := s.text(in); got != want {
+	if got := s.String(in); got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}
-	doc, _ := decode([]byte(`{"a":["k\"ey-1234"],"tok/with+chars":1}`))
-	out, _ := json.Marshal(s.value(doc))
+	out := s.JSON([]byte(`{"a":["k\"ey-1234"],"tok/with+chars":1}`))
 	if string(out) != `{"[REDACTED]":1,"a":["[REDACTED]"]}` {
 		t.Errorf("value = %s", out)
 	}
 
 	var buf bytes.Buffer
-	log := slog.New(scrubHandler{inner: slog.NewTextHandler(&buf, nil), s: s})
+	log := slog.New(tools.RedactHandler(slog.NewTextHandler(&buf, nil), s))
 	log.With("k", "pa55word").Warn("failed with tok/with+chars", "err", os.ErrNotExist, "group", slog.GroupValue(slog.String("u", "qk-998877")))
 	if strings.Contains(buf.String(), "pa55word") || strings.Contains(buf.String(), "tok/with") || strings.Contains(buf.String(), "qk-99") {
 		t.Errorf("the log leaks: %s", buf.String())
 	}
 	buf.Reset()
-	slog.New(scrubHandler{inner: slog.NewTextHandler(&buf, nil), s: s, demote: true}).Error("noise")
+	slog.New(demoteHandler{tools.RedactHandler(slog.NewTextHandler(&buf, nil), s)}).Error("noise")
 	if buf.Len() != 0 {
 		t.Errorf("a demoted record passed an info handler: %s", buf.String())
 	}

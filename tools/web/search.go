@@ -108,9 +108,9 @@ func Search(cfg SearchConfig) (tools.Definition, error) {
 	}
 	s.endpoint, s.endpointErr = endpointURL(p, cfg.Endpoint)
 	if s.endpoint != nil {
-		secrets = append(secrets, urlSecrets(s.endpoint)...)
+		secrets = append(secrets, tools.URLSecrets(s.endpoint)...)
 	}
-	s.scrub = newScrubber(secrets)
+	s.scrub = tools.NewScrubber(secrets...)
 	if s.client == nil {
 		s.client = ownClient()
 	}
@@ -150,18 +150,6 @@ func endpointURL(p *provider, endpoint string) (*url.URL, error) {
 	return u, nil
 }
 
-// urlSecrets are the parts of a configured URL that may be credentials.
-func urlSecrets(u *url.URL) []string {
-	var out []string
-	if pw, ok := u.User.Password(); ok {
-		out = append(out, pw)
-	}
-	for _, vs := range u.Query() {
-		out = append(out, vs...)
-	}
-	return out
-}
-
 type searcher struct {
 	p           *provider
 	key         string
@@ -171,7 +159,7 @@ type searcher struct {
 	timeout     time.Duration
 	client      *http.Client
 	traced      bool // GotConn is reported, so "no connection" proves nothing was sent
-	scrub       *scrubber
+	scrub       *tools.Scrubber
 }
 
 // ownClient does not follow redirects: net/http would forward custom
@@ -229,7 +217,7 @@ func (s *searcher) run(ctx context.Context, call tools.Call) (json.RawMessage, e
 	if err != nil {
 		return nil, tools.Failed("%s: could not build the request; nothing was sent", name)
 	}
-	target := req.Method + " " + s.scrub.text(safeURL(req.URL))
+	target := req.Method + " " + s.scrub.String(safeURL(req.URL))
 	resp, err := s.client.Do(req)
 	if err != nil {
 		reason := s.reason(ctx, err)
@@ -273,7 +261,7 @@ func (s *searcher) answer(ctx context.Context, name, target string, resp *http.R
 	if err != nil {
 		var pe *providerError
 		if errors.As(err, &pe) {
-			return nil, tools.Unknown("%s: %s: %s", name, target, s.scrub.text(pe.msg))
+			return nil, tools.Unknown("%s: %s: %s", name, target, s.scrub.String(pe.msg))
 		}
 		return nil, tools.Unknown("%s: %s: HTTP %d, but the answer does not have the expected shape: %s", name, target, code, s.excerpt(body))
 	}
@@ -281,14 +269,14 @@ func (s *searcher) answer(ctx context.Context, name, target string, resp *http.R
 		results = results[:n]
 	}
 	for i := range results {
-		results[i].Title = s.scrub.text(results[i].Title)
-		results[i].URL = s.scrub.text(results[i].URL)
-		results[i].Snippet = s.scrub.text(results[i].Snippet)
+		results[i].Title = s.scrub.String(results[i].Title)
+		results[i].URL = s.scrub.String(results[i].URL)
+		results[i].Snippet = s.scrub.String(results[i].Snippet)
 	}
 	return marshal(struct {
 		Query   string   `json:"query"`
 		Results []result `json:"results"`
-	}{s.scrub.text(q), results})
+	}{s.scrub.String(q), results})
 }
 
 // hint says what a failed status usually means for this provider.
@@ -308,7 +296,7 @@ func (s *searcher) hint(code int) string {
 
 func (s *searcher) excerpt(body []byte) string {
 	t := strings.Join(strings.Fields(strings.ToValidUTF8(string(body[:min(len(body), errorBodyCap)]), "\uFFFD")), " ")
-	return clip(s.scrub.text(t), searchExcerpt)
+	return clip(s.scrub.String(t), searchExcerpt)
 }
 
 // reason says why a request failed, without the URL (its query or path
@@ -326,7 +314,7 @@ func (s *searcher) reason(ctx context.Context, err error) string {
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	return s.scrub.text(err.Error())
+	return s.scrub.String(err.Error())
 }
 
 // isDial reports whether err comes from establishing a connection, before
