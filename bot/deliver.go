@@ -3,12 +3,11 @@ package bot
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 // deliverer renders new events of one platform's sessions as they are
@@ -17,16 +16,12 @@ import (
 // after a pause, so a platform outage delays messages instead of losing them.
 type deliverer struct {
 	eng    *engine.Engine
-	store  *sqlite.Store
+	store  durable.DeliveryCursors
 	origin string
 	now    func() time.Time
 	log    *slog.Logger
 	// deliver renders events after *cursor, calling save after each one.
 	deliver func(ctx context.Context, s engine.Session, cursor *int64, save func() error) error
-}
-
-func (d deliverer) cursorKey(sessionID string) string {
-	return d.origin + ":cursor:" + sessionID
 }
 
 func (d deliverer) run(ctx context.Context) {
@@ -70,12 +65,10 @@ func (d deliverer) one(ctx context.Context, id string) error {
 	if err != nil || s.Origin != d.origin {
 		return err
 	}
-	key := d.cursorKey(id)
-	raw, _, err := d.store.Get(ctx, key)
+	cursor, err := d.store.DeliveryCursor(ctx, d.origin, id)
 	if err != nil {
 		return err
 	}
-	cursor, _ := strconv.ParseInt(raw, 10, 64)
-	save := func() error { return d.store.Put(ctx, d.now(), key, strconv.FormatInt(cursor, 10)) }
+	save := func() error { return d.store.SetDeliveryCursor(ctx, d.now(), d.origin, id, cursor) }
 	return d.deliver(ctx, s, &cursor, save)
 }

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 // maxBatch bounds one group commit.
@@ -18,7 +18,7 @@ const maxBatch = 256
 // commits, the next requests queue and go into the following one, so many
 // webhooks share one fsync (group commit).
 type inbox struct {
-	store  *sqlite.Store
+	store  durable.Inbox
 	now    func() time.Time
 	reqs   chan inboxRequest
 	onSave func() // wakes the inbox worker
@@ -29,7 +29,7 @@ type inbox struct {
 }
 
 type inboxRequest struct {
-	item  sqlite.Inbound
+	item  durable.Inbound
 	reply chan inboxReply
 }
 
@@ -38,7 +38,7 @@ type inboxReply struct {
 	err       error
 }
 
-func newInbox(store *sqlite.Store, now func() time.Time, onSave func()) *inbox {
+func newInbox(store durable.Inbox, now func() time.Time, onSave func()) *inbox {
 	b := &inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, stop: make(chan struct{}), done: make(chan struct{})}
 	go b.run()
 	return b
@@ -46,7 +46,7 @@ func newInbox(store *sqlite.Store, now func() time.Time, onSave func()) *inbox {
 
 // Record stores one item, or reports that one of its dedupe keys was seen.
 // When it returns nil the item is durable.
-func (b *inbox) Record(ctx context.Context, it sqlite.Inbound) (bool, error) {
+func (b *inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
 	req := inboxRequest{item: it, reply: make(chan inboxReply, 1)}
 	select {
 	case b.reqs <- req:
@@ -83,7 +83,7 @@ func (b *inbox) run() {
 				break collect
 			}
 		}
-		items := make([]sqlite.Inbound, len(batch))
+		items := make([]durable.Inbound, len(batch))
 		for i, r := range batch {
 			items[i] = r.item
 		}
@@ -120,12 +120,12 @@ var errRetryLater = errors.New("retry later")
 // the engine cannot take yet (its run queue is full) waits in the inbox, so
 // load never turns into errors for the platform.
 type inboxWorker struct {
-	store  *sqlite.Store
+	store  durable.Inbox
 	source string
 	now    func() time.Time
 	log    *slog.Logger
 	wake   <-chan struct{}
-	handle func(context.Context, sqlite.Inbound) error
+	handle func(context.Context, durable.Inbound) error
 }
 
 func (w inboxWorker) run(ctx context.Context) {
@@ -141,14 +141,14 @@ func (w inboxWorker) run(ctx context.Context) {
 		// Outcomes are written in one transaction per batch. A crash before
 		// that re-works the batch: input is idempotent per platform message
 		// and a repeated click meets a decided approval or a closed question.
-		var done []sqlite.Finished
+		var done []durable.Finished
 		for _, it := range items {
 			err := w.handle(ctx, it)
 			if errors.Is(err, errRetryLater) || ctx.Err() != nil {
 				backoff = true
 				break
 			}
-			f := sqlite.Finished{ID: it.ID}
+			f := durable.Finished{ID: it.ID}
 			if err != nil {
 				f.Err = err.Error()
 				w.log.Error("inbound event failed", "thread", it.ThreadKey, logErr, err)

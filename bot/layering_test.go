@@ -8,8 +8,9 @@ import (
 
 // TestLayering checks the dependency direction DESIGN.md sets: tools is a
 // leaf; engine imports only tools of the project; tool families import only
-// tools; store, channels and webhooks import engine/tools but never each
-// other; bot/config imports nothing of the project.
+// tools; store, channels and webhooks import engine/tools (and the leaf
+// engine/durable, the records kept beside the log) but never each other;
+// bot/config imports nothing of the project.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not on PATH")
@@ -26,10 +27,12 @@ func TestLayering(t *testing.T) {
 			return []string{"brain/tools"}
 		case pkg == "brain/engine":
 			return []string{"brain/tools"}
+		case pkg == "brain/engine/durable":
+			return []string{"brain/engine", "brain/tools"}
 		case strings.HasPrefix(pkg, "brain/engine/"):
-			return []string{"brain/engine", "brain/tools"}
+			return []string{"brain/engine", "brain/engine/durable", "brain/tools"}
 		case strings.HasPrefix(pkg, "brain/store/"), strings.HasPrefix(pkg, "brain/channels/"), strings.HasPrefix(pkg, "brain/webhooks/"):
-			return []string{"brain/engine", "brain/tools"}
+			return []string{"brain/engine", "brain/engine/durable", "brain/tools"}
 		case pkg == "brain/bot":
 			return []string{"*"}
 		case pkg == "brain/cmd/brain":

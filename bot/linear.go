@@ -14,7 +14,7 @@ import (
 	"brain/bot/config"
 	chlinear "brain/channels/linear"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 	wlinear "brain/webhooks/linear"
 )
 
@@ -29,7 +29,7 @@ const linearSource = "linear"
 type linearBridge struct {
 	cfg     *config.LinearConfig
 	eng     *engine.Engine
-	store   *sqlite.Store
+	store   linearStore
 	client  *chlinear.Client
 	inbox   *inbox
 	handler *wlinear.Handler
@@ -40,7 +40,15 @@ type linearBridge struct {
 	wg      sync.WaitGroup
 }
 
-func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *linearBridge {
+// linearStore is what the Linear bridge keeps beside the engine: its inbox,
+// thread routing and delivery cursors.
+type linearStore interface {
+	durable.Threads
+	durable.Inbox
+	durable.DeliveryCursors
+}
+
+func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store linearStore, now func() time.Time, log *slog.Logger) *linearBridge {
 	b := &linearBridge{
 		cfg: cfg, eng: eng, store: store, now: now,
 		log:    log.With("channel", "linear"),
@@ -96,10 +104,10 @@ func (l linearInbox) Record(ctx context.Context, it wlinear.Item) (bool, error) 
 	if it.DeliveryID != "" && it.DeliveryID != it.EventKey {
 		keys = append(keys, "linear:delivery:"+it.DeliveryID)
 	}
-	return l.in.Record(ctx, sqlite.Inbound{Source: linearSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	return l.in.Record(ctx, durable.Inbound{Source: linearSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
 }
 
-func (b *linearBridge) handle(ctx context.Context, rec sqlite.Inbound) error {
+func (b *linearBridge) handle(ctx context.Context, rec durable.Inbound) error {
 	var it wlinear.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)

@@ -12,7 +12,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 // Log attribute keys of the scheduler.
@@ -58,7 +58,7 @@ type ScheduleRun struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func viewRun(r sqlite.ScheduleRun, loc *time.Location) ScheduleRun {
+func viewRun(r durable.ScheduleRun, loc *time.Location) ScheduleRun {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -75,7 +75,7 @@ func viewRun(r sqlite.ScheduleRun, loc *time.Location) ScheduleRun {
 // themselves with their own clock.
 type Scheduler struct {
 	engine *engine.Engine
-	store  *sqlite.Store
+	store  durable.Runs
 	log    *slog.Logger
 	clock  func() time.Time
 
@@ -131,7 +131,7 @@ func parseSchedules(cfg *config.Config) ([]*scheduleEntry, error) {
 	return out, nil
 }
 
-func newScheduler(cfg *config.Config, eng *engine.Engine, store *sqlite.Store, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
+func newScheduler(cfg *config.Config, eng *engine.Engine, store durable.Runs, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err
@@ -271,7 +271,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) error {
 		if n > 1 {
 			s.log.Warn("schedule occurrences were missed; only the most recent runs", logSchedule, e.cfg.Name, "missed", n-1)
 		}
-		if _, err := s.fire(ctx, e, at, sqlite.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
+		if _, err := s.fire(ctx, e, at, durable.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
 			errs = append(errs, fmt.Errorf("schedule %s at %s: %w", e.cfg.Name, at.In(e.loc).Format(time.RFC3339), err))
 			continue // e.last stays: the next Tick tries again
 		}
@@ -292,7 +292,7 @@ func (s *Scheduler) RunNow(ctx context.Context, name string) (ScheduleRun, error
 	if !s.started || s.stopped {
 		return ScheduleRun{}, engine.Errorf(engine.CodeOverloaded, "brain is starting or shutting down; retry shortly")
 	}
-	return s.fire(ctx, e, s.clock(), sqlite.TriggerManual)
+	return s.fire(ctx, e, s.clock(), durable.TriggerManual)
 }
 
 // fire claims the occurrence at and starts its session. With overlap skip
@@ -301,7 +301,7 @@ func (s *Scheduler) RunNow(ctx context.Context, name string) (ScheduleRun, error
 // Called with s.mu held.
 func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, trigger string) (ScheduleRun, error) {
 	now := s.clock()
-	run := sqlite.ScheduleRun{Schedule: e.cfg.Name, FireTime: at, Trigger: trigger, Status: sqlite.RunRunning, CreatedAt: now, UpdatedAt: now}
+	run := durable.ScheduleRun{Schedule: e.cfg.Name, FireTime: at, Trigger: trigger, Status: durable.RunRunning, CreatedAt: now, UpdatedAt: now}
 	if e.cfg.Overlap != "allow" {
 		busy, err := s.activeRun(ctx, e.cfg.Name)
 		if err != nil {
@@ -309,10 +309,10 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 		}
 		if busy != nil {
 			what := fmt.Sprintf("the run for %s (session %s) is still in progress", busy.FireTime.In(e.loc).Format(time.RFC3339), orNone(busy.SessionID))
-			if trigger == sqlite.TriggerManual {
+			if trigger == durable.TriggerManual {
 				return ScheduleRun{}, engine.Errorf(engine.CodeConflict, "schedule %q has overlap: skip and %s; wait for it to finish", e.cfg.Name, what)
 			}
-			run.Status, run.Outcome = sqlite.RunSkipped, "skipped: "+what
+			run.Status, run.Outcome = durable.RunSkipped, "skipped: "+what
 		}
 	}
 	claimed, err := s.store.ClaimRun(ctx, run)
@@ -323,7 +323,7 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 		return ScheduleRun{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
 	}
 	log := s.log.With(logSchedule, e.cfg.Name, logFireTime, at.In(e.loc).Format(time.RFC3339))
-	if run.Status == sqlite.RunSkipped {
+	if run.Status == durable.RunSkipped {
 		log.Info("schedule occurrence skipped: the previous run is still in progress")
 		return viewRun(run, e.loc), nil
 	}
@@ -336,7 +336,7 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 // the run's key, then watches it. A failure that is not shutdown ends the
 // run as failed; on shutdown the run stays running for the next Start.
 // Called with s.mu held.
-func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run sqlite.ScheduleRun) sqlite.ScheduleRun {
+func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run durable.ScheduleRun) durable.ScheduleRun {
 	key := runKey(run)
 	sess, _, err := s.engine.CreateSession(ctx, engine.NewSession{
 		Agent: e.cfg.Agent, Origin: engine.OriginSchedule, StartedBy: e.cfg.Name,
@@ -359,21 +359,21 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run sqlite.Sche
 			s.log.Error("start schedule run", logSchedule, e.cfg.Name, logErr, err)
 			msg = "internal error (see the brain log)"
 		}
-		return s.finish(ctx, e.cfg, run, sqlite.RunFailed, "the run could not start: "+msg)
+		return s.finish(ctx, e.cfg, run, durable.RunFailed, "the run could not start: "+msg)
 	}
 	s.watchAsync(e.cfg, run, input.Seq)
 	return run
 }
 
 // runKey is the idempotency key of a run's session and input.
-func runKey(r sqlite.ScheduleRun) string {
+func runKey(r durable.ScheduleRun) string {
 	return "schedule:" + r.Schedule + ":" + r.FireTime.UTC().Format(time.RFC3339Nano)
 }
 
 // runInput is the prompt, plus which schedule and fire time this is.
-func runInput(e *scheduleEntry, r sqlite.ScheduleRun) string {
+func runInput(e *scheduleEntry, r durable.ScheduleRun) string {
 	at := r.FireTime.In(e.loc).Format(time.RFC3339)
-	if r.Trigger == sqlite.TriggerManual {
+	if r.Trigger == durable.TriggerManual {
 		return fmt.Sprintf("%s\n\nScheduled run of %s for %s (started by hand with run now).", e.cfg.Prompt, e.cfg.Name, at)
 	}
 	return fmt.Sprintf("%s\n\nScheduled run of %s for %s.", e.cfg.Prompt, e.cfg.Name, at)

@@ -12,7 +12,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 // ScheduleStatus is one schedule as GET /v1/schedules and `brain schedules
@@ -39,7 +39,7 @@ type PostTo struct {
 
 // scheduleStatuses describes entries as of now, with up to lastRunsShown
 // runs each.
-func scheduleStatuses(ctx context.Context, store *sqlite.Store, entries []*scheduleEntry, now time.Time) ([]ScheduleStatus, error) {
+func scheduleStatuses(ctx context.Context, store durable.Runs, entries []*scheduleEntry, now time.Time) ([]ScheduleStatus, error) {
 	out := make([]ScheduleStatus, 0, len(entries))
 	for _, e := range entries {
 		c := e.cfg

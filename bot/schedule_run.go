@@ -9,7 +9,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 const (
@@ -23,7 +23,7 @@ const (
 // watchAsync watches the run's session until its turn is over, then records
 // the outcome. inputSeq is the seq of the run's user.message. Called with
 // s.mu held, so Stop cannot be waiting yet.
-func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) {
 	if s.stopped {
 		return
 	}
@@ -34,7 +34,7 @@ func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run sqlite.ScheduleRun
 	}()
 }
 
-func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) {
 	// The change channel is taken only after a read that finds the turn
 	// still going (then the session is read again, so no commit is missed):
 	// a finished session leaves no waiter behind in the engine.
@@ -66,7 +66,7 @@ func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run sq
 
 // check records the run's end when its turn is over; done tells whether it
 // was.
-func (s *Scheduler) check(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, inputSeq int64) (done bool, err error) {
+func (s *Scheduler) check(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) (done bool, err error) {
 	sess, err := s.engine.Session(ctx, run.SessionID)
 	if err != nil || !turnOver(sess, inputSeq) {
 		return false, err
@@ -121,18 +121,18 @@ func summarize(sess engine.Session, evs []engine.Event) (status, outcome string)
 	}
 	switch {
 	case sess.Status == engine.StatusFailed:
-		status = sqlite.RunFailed
+		status = durable.RunFailed
 	case sess.Status == engine.StatusInterrupted:
-		status = sqlite.RunInterrupted
+		status = durable.RunInterrupted
 	case turnOutcome == "" || turnOutcome == engine.OutcomeCancelled:
-		status = sqlite.RunInterrupted
+		status = durable.RunInterrupted
 		if errMsg == "" {
 			errMsg = "the run was cancelled before it finished"
 		}
 	default:
-		status = sqlite.RunCompleted
+		status = durable.RunCompleted
 	}
-	if status != sqlite.RunCompleted {
+	if status != durable.RunCompleted {
 		if errMsg == "" {
 			errMsg = "the run stopped with status " + string(sess.Status)
 		}
@@ -153,7 +153,7 @@ func summarize(sess engine.Session, evs []engine.Event) (status, outcome string)
 // finish records the run's end and posts its outcome. Of two watchers of
 // one run only the first records and posts. Posting is at most once: a
 // crash between the record and the post loses the post, never repeats it.
-func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run sqlite.ScheduleRun, status, outcome string) sqlite.ScheduleRun {
+func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, status, outcome string) durable.ScheduleRun {
 	run.Status, run.Outcome, run.UpdatedAt = status, outcome, s.clock()
 	first, err := s.store.FinishRun(ctx, run)
 	if err != nil {
@@ -189,7 +189,7 @@ func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run s
 
 // activeRun returns the schedule's newest run whose turn is still going (or
 // whose session is not started yet), nil when none.
-func (s *Scheduler) activeRun(ctx context.Context, name string) (*sqlite.ScheduleRun, error) {
+func (s *Scheduler) activeRun(ctx context.Context, name string) (*durable.ScheduleRun, error) {
 	runs, err := s.store.RunningRuns(ctx, name)
 	if err != nil {
 		return nil, err
@@ -255,7 +255,7 @@ func (s *Scheduler) pickUp(ctx context.Context) error {
 			}
 		}
 		if seq == 0 {
-			s.finish(ctx, cfg, r, sqlite.RunFailed, "the schedule is no longer configured; the run never started")
+			s.finish(ctx, cfg, r, durable.RunFailed, "the schedule is no longer configured; the run never started")
 			continue
 		}
 		s.watchAsync(cfg, r, seq)

@@ -10,8 +10,8 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
-	"brain/store/sqlite"
 	"brain/tools"
 )
 
@@ -60,7 +60,7 @@ func TestSchedules_NobodyToAskOrApprove(t *testing.T) {
 	ta.tick(fire.Add(time.Second))
 
 	call := waitPost(t, posted)
-	if call.outcome != "Nothing deployed: a person must approve the prod deploy." || call.run.Status != sqlite.RunCompleted ||
+	if call.outcome != "Nothing deployed: a person must approve the prod deploy." || call.run.Status != durable.RunCompleted ||
 		call.cfg.PostTo.SlackChannel != "C0123456" || call.run.Schedule != "nightly-deploy" || call.run.Outcome != call.outcome ||
 		call.run.FireTime.Format(time.RFC3339) != "2026-06-01T03:00:00+02:00" {
 		t.Fatalf("posted %+v", call)
@@ -112,14 +112,14 @@ func TestSummarize(t *testing.T) {
 		evs             []engine.Event
 		status, outcome string
 	}{
-		{"final message", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"first"}`), ev(engine.EventAgentMessage, `{"text":"last"}`), done}, sqlite.RunCompleted, "last"},
-		{"result without message", withResult, []engine.Event{done}, sqlite.RunCompleted, `{"ok":true}`},
-		{"nothing said", idle, []engine.Event{done}, sqlite.RunCompleted, "(the agent finished without a message)"},
-		{"max iterations is done", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"partial"}`), ev(engine.EventTurnCompleted, `{"outcome":"max_iterations"}`)}, sqlite.RunCompleted, "partial"},
-		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Event{ev(engine.EventAgentMessage, `{"text":"hm"}`), ev(engine.EventSessionError, `{"message":"invalid api key"}`)}, sqlite.RunFailed, "invalid api key"},
-		{"interrupted", engine.Session{Status: engine.StatusInterrupted}, nil, sqlite.RunInterrupted, "the run stopped with status interrupted"},
-		{"cancelled turn", idle, []engine.Event{ev(engine.EventTurnCompleted, `{"outcome":"cancelled"}`)}, sqlite.RunInterrupted, "the run was cancelled before it finished"},
-		{"cancelled before it ran", idle, nil, sqlite.RunInterrupted, "the run was cancelled before it finished"},
+		{"final message", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"first"}`), ev(engine.EventAgentMessage, `{"text":"last"}`), done}, durable.RunCompleted, "last"},
+		{"result without message", withResult, []engine.Event{done}, durable.RunCompleted, `{"ok":true}`},
+		{"nothing said", idle, []engine.Event{done}, durable.RunCompleted, "(the agent finished without a message)"},
+		{"max iterations is done", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"partial"}`), ev(engine.EventTurnCompleted, `{"outcome":"max_iterations"}`)}, durable.RunCompleted, "partial"},
+		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Event{ev(engine.EventAgentMessage, `{"text":"hm"}`), ev(engine.EventSessionError, `{"message":"invalid api key"}`)}, durable.RunFailed, "invalid api key"},
+		{"interrupted", engine.Session{Status: engine.StatusInterrupted}, nil, durable.RunInterrupted, "the run stopped with status interrupted"},
+		{"cancelled turn", idle, []engine.Event{ev(engine.EventTurnCompleted, `{"outcome":"cancelled"}`)}, durable.RunInterrupted, "the run was cancelled before it finished"},
+		{"cancelled before it ran", idle, nil, durable.RunInterrupted, "the run was cancelled before it finished"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,11 +165,11 @@ func TestSchedules_FailedRuns(t *testing.T) {
 	ta.tick(now)
 
 	broken := ta.waitRunsDone("broken")
-	if len(broken) != 1 || broken[0].Status != sqlite.RunFailed || !strings.Contains(broken[0].Outcome, "invalid x-api-key") {
+	if len(broken) != 1 || broken[0].Status != durable.RunFailed || !strings.Contains(broken[0].Outcome, "invalid x-api-key") {
 		t.Fatalf("broken runs: %+v", broken)
 	}
 	orphan := ta.runs("orphan")
-	if len(orphan) != 1 || orphan[0].Status != sqlite.RunFailed || orphan[0].SessionID != "" ||
+	if len(orphan) != 1 || orphan[0].Status != durable.RunFailed || orphan[0].SessionID != "" ||
 		!strings.Contains(orphan[0].Outcome, `the run could not start: unknown agent "ghost"`) {
 		t.Fatalf("orphan runs: %+v", orphan)
 	}
@@ -186,7 +186,7 @@ func TestSchedules_FailedRuns(t *testing.T) {
 		t.Fatalf("posted %d outcomes, want 2: %+v", len(calls), calls)
 	}
 	for _, c := range calls {
-		if c.run.Status != sqlite.RunFailed || c.outcome != c.run.Outcome || c.outcome == "" {
+		if c.run.Status != durable.RunFailed || c.outcome != c.run.Outcome || c.outcome == "" {
 			t.Errorf("posted %+v", c)
 		}
 	}

@@ -11,8 +11,8 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
-	"brain/store/sqlite"
 )
 
 // testClock is a clock a test sets by hand.
@@ -124,7 +124,7 @@ func (ta *testApp) tick(now time.Time) {
 	}
 }
 
-func (ta *testApp) runs(name string) []sqlite.ScheduleRun {
+func (ta *testApp) runs(name string) []durable.ScheduleRun {
 	ta.t.Helper()
 	runs, err := ta.app.store.Runs(context.Background(), name, 0)
 	if err != nil {
@@ -135,14 +135,14 @@ func (ta *testApp) runs(name string) []sqlite.ScheduleRun {
 
 // waitRunsDone polls until no run of the schedule is running. The
 // deadline only turns a hang into a failure.
-func (ta *testApp) waitRunsDone(name string) []sqlite.ScheduleRun {
+func (ta *testApp) waitRunsDone(name string) []durable.ScheduleRun {
 	ta.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		runs := ta.runs(name)
 		busy := false
 		for _, r := range runs {
-			busy = busy || r.Status == sqlite.RunRunning
+			busy = busy || r.Status == durable.RunRunning
 		}
 		if !busy {
 			return runs
@@ -165,7 +165,7 @@ func waitPost(t *testing.T, ch <-chan postCall) postCall {
 	}
 }
 
-func fireTimes(runs []sqlite.ScheduleRun, loc *time.Location) []string {
+func fireTimes(runs []durable.ScheduleRun, loc *time.Location) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		out[len(runs)-1-i] = r.FireTime.In(loc).Format(time.RFC3339) // oldest first
@@ -283,7 +283,7 @@ func TestSchedules_DSTThroughApp(t *testing.T) {
 				t.Errorf("daily fired at\n %v\nwant\n %v", got, c.daily)
 			}
 			for _, r := range append(night, daily...) {
-				if r.Status != sqlite.RunCompleted || r.Trigger != sqlite.TriggerCron {
+				if r.Status != durable.RunCompleted || r.Trigger != durable.TriggerCron {
 					t.Errorf("run %+v", r)
 				}
 				s, evs := ta.waitTurns(r.SessionID, 1)
@@ -325,13 +325,13 @@ func TestSchedules_OverlapSkip(t *testing.T) {
 	ta.tick(first.Add(10 * time.Minute))
 
 	runs := ta.runs("sync")
-	if len(runs) != 2 || runs[0].Status != sqlite.RunSkipped || runs[1].Status != sqlite.RunRunning {
+	if len(runs) != 2 || runs[0].Status != durable.RunSkipped || runs[1].Status != durable.RunRunning {
 		t.Fatalf("sync runs: %+v", runs)
 	}
 	if runs[0].SessionID != "" || !strings.Contains(runs[0].Outcome, runs[1].SessionID) || !strings.Contains(runs[0].Outcome, "2026-06-01T10:00:00+02:00") {
 		t.Fatalf("skipped run: %+v", runs[0])
 	}
-	if both := ta.runs("both"); len(both) != 2 || both[0].Status != sqlite.RunRunning || both[1].Status != sqlite.RunRunning {
+	if both := ta.runs("both"); len(both) != 2 || both[0].Status != durable.RunRunning || both[1].Status != durable.RunRunning {
 		t.Fatalf("overlap allow runs: %+v", both)
 	}
 	// Run now respects overlap: skip too.
@@ -347,7 +347,7 @@ func TestSchedules_OverlapSkip(t *testing.T) {
 	clock.Set(next)
 	ta.tick(next)
 	runs = ta.waitRunsDone("sync")
-	if len(runs) != 3 || runs[0].Status != sqlite.RunCompleted || !runs[0].FireTime.Equal(next) {
+	if len(runs) != 3 || runs[0].Status != durable.RunCompleted || !runs[0].FireTime.Equal(next) {
 		t.Fatalf("after the run ended, the next occurrence runs: %+v", runs)
 	}
 }
@@ -388,7 +388,7 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 	clock.Set(fire.Add(30 * time.Second))
 	second := startScheduleApp(t, scheduleApp{dir: dir, fake: fake, clock: clock, poster: poster, edit: post}, yaml)
 	call := waitPost(t, posted)
-	if call.run.SessionID != sessionID || call.run.Status != sqlite.RunInterrupted || !strings.Contains(call.outcome, "shut down") {
+	if call.run.SessionID != sessionID || call.run.Status != durable.RunInterrupted || !strings.Contains(call.outcome, "shut down") {
 		t.Fatalf("picked-up run posted %+v", call)
 	}
 	second.tick(fire.Add(30 * time.Second))
@@ -408,7 +408,7 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 	}
 	other.Stop()
 	runs := second.runs("daily")
-	if len(runs) != 1 || runs[0].Status != sqlite.RunInterrupted || runs[0].SessionID != sessionID {
+	if len(runs) != 1 || runs[0].Status != durable.RunInterrupted || runs[0].SessionID != sessionID {
 		t.Fatalf("runs after restart: %+v", runs)
 	}
 	if list, _ := second.app.Engine().Sessions(context.Background(), engine.SessionFilter{}); len(list) != 1 {
@@ -465,7 +465,7 @@ func TestSchedules_LoopFiresOnTime(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	runs := ta.waitRunsDone("nine")
-	if len(runs) != 1 || !runs[0].FireTime.Equal(fire) || runs[0].Status != sqlite.RunCompleted {
+	if len(runs) != 1 || !runs[0].FireTime.Equal(fire) || runs[0].Status != durable.RunCompleted {
 		t.Fatalf("runs %+v", runs)
 	}
 }

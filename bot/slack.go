@@ -17,7 +17,7 @@ import (
 	"brain/bot/config"
 	chslack "brain/channels/slack"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 	wslack "brain/webhooks/slack"
 )
 
@@ -32,7 +32,7 @@ const inboxSource = "slack"
 type slackBridge struct {
 	cfg    *config.SlackConfig
 	eng    *engine.Engine
-	store  *sqlite.Store
+	store  slackStore
 	client *goslack.Client
 	poster *chslack.Poster
 	inbox  *inbox
@@ -51,7 +51,15 @@ type slackBridge struct {
 	wg     sync.WaitGroup
 }
 
-func newSlackBridge(cfg *config.SlackConfig, eng *engine.Engine, store *sqlite.Store, now func() time.Time, log *slog.Logger) *slackBridge {
+// slackStore is what the Slack bridge keeps beside the engine: its inbox,
+// thread routing and delivery state.
+type slackStore interface {
+	durable.Threads
+	durable.Inbox
+	durable.ChannelState
+}
+
+func newSlackBridge(cfg *config.SlackConfig, eng *engine.Engine, store slackStore, now func() time.Time, log *slog.Logger) *slackBridge {
 	opts := []goslack.Option{}
 	if cfg.APIURL != "" {
 		opts = append(opts, goslack.OptionAPIURL(strings.TrimSuffix(cfg.APIURL, "/")+"/"))
@@ -144,10 +152,10 @@ func (s slackInbox) Record(ctx context.Context, it wslack.Item) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return s.in.Record(ctx, sqlite.Inbound{Source: inboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
+	return s.in.Record(ctx, durable.Inbound{Source: inboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
 }
 
-func (b *slackBridge) handle(ctx context.Context, rec sqlite.Inbound) error {
+func (b *slackBridge) handle(ctx context.Context, rec durable.Inbound) error {
 	var it wslack.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
@@ -160,10 +168,6 @@ func (b *slackBridge) handle(ctx context.Context, rec sqlite.Inbound) error {
 	}
 	return nil
 }
-
-// contextKey marks a thread brain posted (a schedule's outcome): replies
-// there start a session that sees the text stored under it.
-func contextKey(threadKey string) string { return "slack:context:" + threadKey }
 
 func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m wslack.Message) error {
 	s, err := b.store.SessionByThread(ctx, threadKey)
@@ -179,7 +183,9 @@ func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m wslack.
 			return nil
 		}
 	default:
-		note, marked, err := b.store.Get(ctx, contextKey(threadKey))
+		// A thread brain posted (a schedule's outcome) is marked with a
+		// note: replies there start a session that sees it.
+		note, marked, err := b.store.ThreadContext(ctx, threadKey)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"brain/engine"
+	"brain/engine/durable"
 )
 
 // deliver renders the session's events after its cursor. The cursor moves
@@ -76,7 +77,7 @@ func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, thr
 		if err != nil {
 			return err
 		}
-		return b.putJSON(ctx, openQuestionKey(s.ID), postedQuestion{TS: ts, Question: q})
+		return b.store.SetPostedQuestion(ctx, b.now(), engine.OriginSlack, s.ID, durable.PostedQuestion{MessageRef: ts, Question: q})
 	case engine.EventUserMessage:
 		if d.Answer == nil {
 			return nil
@@ -100,10 +101,10 @@ func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, thr
 		if err != nil {
 			return err
 		}
-		return b.store.Put(ctx, b.now(), approvalKey(a.ID), ts)
+		return b.store.SetApprovalMessage(ctx, b.now(), engine.OriginSlack, a.ID, ts)
 	case engine.EventApprovalDecided, engine.EventApprovalApplied, engine.EventApprovalFailed,
 		engine.EventApprovalUnconfirmed, engine.EventApprovalExpired, engine.EventApprovalRetried:
-		ts, ok, err := b.store.Get(ctx, approvalKey(d.ApprovalID))
+		ts, ok, err := b.store.ApprovalMessage(ctx, engine.OriginSlack, d.ApprovalID)
 		if err != nil || !ok {
 			return err
 		}
@@ -122,37 +123,15 @@ func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, thr
 	return nil
 }
 
-func approvalKey(id string) string          { return "slack:approval:" + id }
-func openQuestionKey(session string) string { return "slack:question:" + session }
-
-// postedQuestion remembers the open question's message, to replace its
-// buttons once it is answered or closed.
-type postedQuestion struct {
-	TS       string          `json:"ts"`
-	Question engine.Question `json:"question"`
-}
-
-func (b *slackBridge) putJSON(ctx context.Context, key string, v any) error {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return b.store.Put(ctx, b.now(), key, string(data))
-}
-
 func (b *slackBridge) closeQuestion(ctx context.Context, sessionID, channel, text string) error {
-	raw, ok, err := b.store.Get(ctx, openQuestionKey(sessionID))
-	if err != nil || !ok || raw == "" {
+	pq, ok, err := b.store.PostedQuestion(ctx, engine.OriginSlack, sessionID)
+	if err != nil || !ok {
 		return err
 	}
-	var pq postedQuestion
-	if json.Unmarshal([]byte(raw), &pq) != nil {
-		return nil
-	}
-	if err := b.poster.CloseQuestion(ctx, channel, pq.TS, pq.Question, text); err != nil {
+	if err := b.poster.CloseQuestion(ctx, channel, pq.MessageRef, pq.Question, text); err != nil {
 		return err
 	}
-	return b.store.Put(ctx, b.now(), openQuestionKey(sessionID), "")
+	return b.store.ClearPostedQuestion(ctx, engine.OriginSlack, sessionID)
 }
 
 func clipText(s string, n int) string {

@@ -29,5 +29,5 @@ func (b *slackBridge) PostScheduleOutcome(ctx context.Context, s config.Schedule
 	b.mu.Unlock()
 	note := fmt.Sprintf("This thread follows up on the scheduled run %q of %s (%s). Its outcome was:\n%s",
 		s.Name, run.FireTime.Format(time.RFC3339), run.Status, outcome)
-	return b.store.Put(ctx, b.now(), contextKey("slack:"+team+":"+channel+":"+tss[0]), note)
+	return b.store.SetThreadContext(ctx, b.now(), "slack:"+team+":"+channel+":"+tss[0], note)
 }

@@ -6,9 +6,11 @@ import (
 	"time"
 )
 
-// Store persists sessions and their event logs. Implementations translate
-// their own errors: a missing session is ErrNotFound. All methods are safe
-// for concurrent use.
+// Store persists sessions and their event logs: what the engine reads and
+// writes, nothing more (records kept beside the log, such as the durable
+// inbox, are declared by engine/durable). Implementations translate their
+// own errors: a missing session is ErrNotFound. All methods are safe for
+// concurrent use. engine/storetest is the suite every implementation runs.
 type Store interface {
 	// CreateSession inserts s. If idempotencyKey was used before, or s has a
 	// ThreadKey that already maps to a session, it returns that session and
@@ -16,8 +18,6 @@ type Store interface {
 	CreateSession(ctx context.Context, s Session, idempotencyKey string) (Session, bool, error)
 	// Session returns one session.
 	Session(ctx context.Context, id string) (Session, error)
-	// SessionByThread returns the session bound to a platform thread key.
-	SessionByThread(ctx context.Context, threadKey string) (Session, error)
 	// Sessions lists sessions, newest first.
 	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
 	// Commit appends events and updates the session in one transaction.
@@ -28,7 +28,6 @@ type Store interface {
 	// Results returns every committed result of a session, oldest first.
 	Results(ctx context.Context, sessionID string) ([]ResultRecord, error)
 	ApprovalStore
-	Close() error
 }
 
 // SessionFilter narrows Sessions. Zero values mean "any".

@@ -10,7 +10,12 @@ import (
 
 	"brain/engine"
 	"brain/store/sqlite"
+	"brain/tools"
 )
+
+// The store-generic tests are engine/storetest's (conformance_test.go runs
+// them); these helpers serve the SQLite-specific ones: migrations, options,
+// the file's columns, benchmarks.
 
 // t0 has a nanosecond part and a non-UTC zone so tests catch precision and
 // location bugs in the time round-trip.
@@ -19,6 +24,12 @@ var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.FixedZone("CET", 3600
 func openStore(tb testing.TB) (*sqlite.Store, string) {
 	tb.Helper()
 	path := filepath.Join(tb.TempDir(), "brain.db")
+	return openAt(tb, path), path
+}
+
+// openAt opens the file at path, closed when tb ends.
+func openAt(tb testing.TB, path string) *sqlite.Store {
+	tb.Helper()
 	st, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		tb.Fatalf("Open: %v", err)
@@ -28,25 +39,6 @@ func openStore(tb testing.TB) (*sqlite.Store, string) {
 			tb.Errorf("Close: %v", err)
 		}
 	})
-	return st, path
-}
-
-// twoStores opens the same file twice, as two processes would: they share
-// no connection pool, so only SQLite's locking keeps them apart.
-func twoStores(tb testing.TB) [2]*sqlite.Store {
-	tb.Helper()
-	a, path := openStore(tb)
-	b, err := sqlite.Open(context.Background(), path)
-	if err != nil {
-		tb.Fatalf("second Open: %v", err)
-	}
-	tb.Cleanup(func() { b.Close() })
-	return [2]*sqlite.Store{a, b}
-}
-
-func newStore(tb testing.TB) *sqlite.Store {
-	tb.Helper()
-	st, _ := openStore(tb)
 	return st
 }
 
@@ -75,11 +67,6 @@ func createSession(tb testing.TB, st engine.Store, s engine.Session) engine.Sess
 	return got
 }
 
-func userMessage(id, text string) engine.Event {
-	data, _ := json.Marshal(map[string]string{"text": text})
-	return engine.Event{ID: id, Type: engine.EventUserMessage, Data: data}
-}
-
 func commit(tb testing.TB, st engine.Store, c engine.Commit) engine.CommitResult {
 	tb.Helper()
 	if c.Now.IsZero() {
@@ -92,28 +79,21 @@ func commit(tb testing.TB, st engine.Store, c engine.Commit) engine.CommitResult
 	return res
 }
 
-func seqs(evs []engine.Event) []int64 {
-	out := make([]int64, len(evs))
-	for i, ev := range evs {
-		out[i] = ev.Seq
+func testApproval(id string, created time.Time) engine.Approval {
+	return engine.Approval{
+		ID:          id,
+		TurnID:      "t1",
+		CallID:      "call-" + id,
+		Tool:        "linear_create_issue",
+		Agent:       "default",
+		Input:       json.RawMessage(`{"team":"ENG","title":"Fix login"}`),
+		Card:        tools.Card{Title: "Create issue", Facts: []tools.Fact{{Label: "Team", Value: "ENG"}}},
+		RequestedBy: "U123",
+		Status:      engine.ApprovalPending,
+		CreatedAt:   created,
+		ExpiresAt:   created.Add(time.Hour),
+		UpdatedAt:   created,
 	}
-	return out
-}
-
-func ids(evs []engine.Event) []string {
-	out := make([]string, len(evs))
-	for i, ev := range evs {
-		out[i] = ev.ID
-	}
-	return out
-}
-
-func sessionIDs(ss []engine.Session) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.ID
-	}
-	return out
 }
 
 // eventID makes distinct, readable event ids for loops.

@@ -6,25 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"time"
-)
 
-// Inbound is one inbound platform event in the durable inbox.
-type Inbound struct {
-	ID        int64
-	Source    string
-	ThreadKey string
-	Kind      string
-	Payload   []byte
-	// DedupeKeys: an item whose key was recorded before is a duplicate.
-	DedupeKeys []string
-	Attempts   int
-	CreatedAt  time.Time
-}
+	"brain/engine/durable"
+)
 
 // RecordInbound stores items in one transaction (a group commit) and
 // reports, per item, whether it was a duplicate of an earlier one (or of an
 // earlier item of the same batch). Nothing is stored for duplicates.
-func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []Inbound) ([]bool, error) {
+func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
 	dup := make([]bool, len(items))
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		for i, it := range items {
@@ -77,7 +66,7 @@ func anyKeySeen(ctx context.Context, tx *sql.Tx, keys []string) (bool, error) {
 }
 
 // PendingInbound returns up to limit pending items, oldest first.
-func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]Inbound, error) {
+func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
 		 WHERE status = 'pending' AND source = ? ORDER BY id LIMIT ?`, source, limit)
@@ -85,10 +74,10 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 		return nil, fmt.Errorf("pending inbound: %w", err)
 	}
 	defer rows.Close()
-	var out []Inbound
+	var out []durable.Inbound
 	for rows.Next() {
 		var (
-			it      Inbound
+			it      durable.Inbound
 			payload string
 			created string
 		)
@@ -104,15 +93,8 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 	return out, rows.Err()
 }
 
-// Finished is the outcome of working one inbox item: Err empty means done,
-// else failed (kept for operators; a failed item is not retried).
-type Finished struct {
-	ID  int64
-	Err string
-}
-
 // FinishInbound records the outcome of worked items in one transaction.
-func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []Finished) error {
+func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -147,34 +129,6 @@ func (s *Store) PruneInbound(ctx context.Context, before time.Time) error {
 	})
 	if err != nil {
 		return fmt.Errorf("prune inbound: %w", err)
-	}
-	return nil
-}
-
-// Get returns the value stored under key, or "" and false.
-func (s *Store) Get(ctx context.Context, key string) (string, bool, error) {
-	var v string
-	err := s.read.QueryRowContext(ctx, `SELECT value FROM kv WHERE key = ?`, key).Scan(&v)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("get %s: %w", key, err)
-	}
-	return v, true, nil
-}
-
-// Put stores value under key.
-func (s *Store) Put(ctx context.Context, now time.Time, key, value string) error {
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)
-			 ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-			key, value, formatTime(now))
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("put %s: %w", key, err)
 	}
 	return nil
 }

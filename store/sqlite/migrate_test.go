@@ -6,10 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	"brain/engine"
+	"brain/engine/durable"
 	"brain/store/sqlite"
 )
 
@@ -42,6 +45,48 @@ func migrationVersions(t *testing.T, db *sql.DB) []int {
 		t.Fatal(err)
 	}
 	return vs
+}
+
+// fileAtVersion builds, at path, the file an older build left at schema
+// version: the embedded migrations up to it, applied as that build did.
+// The caller adds its rows through the returned connection.
+func fileAtVersion(t *testing.T, path string, version int) *sql.DB {
+	t.Helper()
+	db := rawDB(t, path)
+	if _, err := db.Exec(`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL) STRICT`); err != nil {
+		t.Fatal(err)
+	}
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range files[:version] {
+		body, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(string(body)); err != nil {
+			t.Fatalf("build version %d file: %s: %v", version, f, err)
+		}
+		if _, err := db.Exec(`INSERT INTO schema_migrations (version, name) VALUES (?, ?)`, i+1, filepath.Base(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// allVersions is 1..n for the n embedded migrations.
+func allVersions(t *testing.T) []int {
+	t.Helper()
+	files, err := filepath.Glob("migrations/*.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for i := range files {
+		out = append(out, i+1)
+	}
+	return out
 }
 
 func TestStore_MigrationsApplyOnce(t *testing.T) {
@@ -118,15 +163,8 @@ func TestStore_OpenRejectsBadOptions(t *testing.T) {
 func TestStore_MigrateVersion1File(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "brain.db")
-	v1, err := os.ReadFile("migrations/0001_init.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := rawDB(t, path)
+	old := fileAtVersion(t, path, 1)
 	for _, stmt := range []string{
-		`CREATE TABLE schema_migrations (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL) STRICT`,
-		string(v1),
-		`INSERT INTO schema_migrations (version, name) VALUES (1, '0001_init.sql')`,
 		`INSERT INTO sessions (id, agent, origin, interactive, status, created_at, updated_at, last_seq)
 			VALUES ('old', 'default', 'api', 1, 'idle', '2025-01-01T00:00:00.000000000Z', '2025-01-01T00:00:00.000000000Z', 1)`,
 		`INSERT INTO events (session_id, seq, id, type, created_at, data)
@@ -143,12 +181,7 @@ func TestStore_MigrateVersion1File(t *testing.T) {
 		t.Fatalf("Open version 1 file: %v", err)
 	}
 	defer st.Close()
-	files, _ := filepath.Glob("migrations/*.sql")
-	var want []int
-	for i := range files {
-		want = append(want, i+1)
-	}
-	if got := migrationVersions(t, rawDB(t, path)); !slices.Equal(got, want) {
+	if got, want := migrationVersions(t, rawDB(t, path)), allVersions(t); !slices.Equal(got, want) {
 		t.Fatalf("schema_migrations versions = %v, want %v", got, want)
 	}
 	a := testApproval("a1", t0)
@@ -164,5 +197,78 @@ func TestStore_MigrateVersion1File(t *testing.T) {
 	a2 := testApproval("a2", t0)
 	if _, err := st.Commit(ctx, engine.Commit{SessionID: "missing", Now: t0, NewApproval: &a2}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Commit to a missing session = %v, want not found", err)
+	}
+}
+
+// TestStore_MigrateKVToChannelState opens a file an older build left at
+// schema version 4, with channel state in its kv table: migration 5 moves
+// every key shape the bridges wrote into the typed tables, and the new
+// methods read them as the bridges read the kv rows.
+func TestStore_MigrateKVToChannelState(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "brain.db")
+	old := fileAtVersion(t, path, 4)
+	const at = "2025-01-01T00:00:00.000000000Z"
+	rows := map[string]string{
+		"slack:cursor:ses_1":                        "12",
+		"linear:cursor:ses_1":                       "3",
+		"linear:cursor:ses_2":                       "40",
+		"slack:approval:apr_1":                      "1700000000.000100",
+		"slack:question:ses_1":                      `{"ts":"1700000000.000200","question":{"id":"q1","text":"Which?","options":[{"label":"A","value":"a"}],"call_id":"c1","turn_id":"t1","asked_at":"2025-01-01T00:00:00Z"}}`,
+		"slack:question:ses_2":                      "",          // closed
+		"slack:question:ses_3":                      "{not json", // unreadable: the bridge ignored it
+		"slack:context:slack:T1:C1:1700000000.0003": "The run \"digest\" said:\nall good",
+		"slack:context:slack:T1:C1:1700000000.0004": "",
+	}
+	for k, v := range rows {
+		if _, err := old.Exec(`INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?)`, k, v, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old.Close()
+
+	st := openAt(t, path)
+	if got, want := migrationVersions(t, rawDB(t, path)), allVersions(t); !slices.Equal(got, want) {
+		t.Fatalf("schema_migrations versions = %v, want %v", got, want)
+	}
+
+	for _, c := range []struct {
+		origin, session string
+		want            int64
+	}{
+		{engine.OriginSlack, "ses_1", 12},
+		{engine.OriginLinear, "ses_1", 3},
+		{engine.OriginLinear, "ses_2", 40},
+		{engine.OriginSlack, "ses_2", 0},
+	} {
+		if got, err := st.DeliveryCursor(ctx, c.origin, c.session); err != nil || got != c.want {
+			t.Errorf("DeliveryCursor(%s, %s) = %d, %v; want %d", c.origin, c.session, got, err, c.want)
+		}
+	}
+	if ref, ok, err := st.ApprovalMessage(ctx, engine.OriginSlack, "apr_1"); err != nil || !ok || ref != "1700000000.000100" {
+		t.Errorf("ApprovalMessage(apr_1) = %q, %v, %v", ref, ok, err)
+	}
+	q, ok, err := st.PostedQuestion(ctx, engine.OriginSlack, "ses_1")
+	want := durable.PostedQuestion{MessageRef: "1700000000.000200", Question: engine.Question{
+		ID: "q1", Text: "Which?", Options: []engine.Option{{Label: "A", Value: "a"}},
+		CallID: "c1", TurnID: "t1", AskedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
+	}}
+	if err != nil || !ok || !reflect.DeepEqual(q, want) {
+		t.Errorf("PostedQuestion(ses_1) = %+v, %v, %v\nwant %+v", q, ok, err, want)
+	}
+	for _, session := range []string{"ses_2", "ses_3"} {
+		if _, ok, err := st.PostedQuestion(ctx, engine.OriginSlack, session); ok || err != nil {
+			t.Errorf("PostedQuestion(%s) = %v, %v; want none, as the bridge saw it", session, ok, err)
+		}
+	}
+	if note, ok, err := st.ThreadContext(ctx, "slack:T1:C1:1700000000.0003"); err != nil || !ok || note != "The run \"digest\" said:\nall good" {
+		t.Errorf("ThreadContext = %q, %v, %v", note, ok, err)
+	}
+	if note, ok, err := st.ThreadContext(ctx, "slack:T1:C1:1700000000.0004"); err != nil || !ok || note != "" {
+		t.Errorf("ThreadContext with an empty note = %q, %v, %v; want marked", note, ok, err)
+	}
+	var n int
+	if err := rawDB(t, path).QueryRow(`SELECT count(*) FROM sqlite_schema WHERE name = 'kv'`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("kv table left behind: count %d, %v", n, err)
 	}
 }

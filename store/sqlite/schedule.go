@@ -8,46 +8,17 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/engine/durable"
 )
-
-// Schedule run statuses. A run is running from its claim until its
-// session's turn ends; skipped records an occurrence that overlap: skip did
-// not run.
-const (
-	RunRunning     = "running"
-	RunCompleted   = "completed"
-	RunFailed      = "failed"
-	RunInterrupted = "interrupted"
-	RunSkipped     = "skipped"
-)
-
-// Schedule run triggers: the cron expression, or a person asking to run now.
-const (
-	TriggerCron   = "cron"
-	TriggerManual = "manual"
-)
-
-// ScheduleRun is one occurrence of a schedule. Schedule and FireTime are its
-// key: a fire time is claimed once, whichever process gets there first.
-type ScheduleRun struct {
-	Schedule  string
-	FireTime  time.Time
-	Trigger   string
-	SessionID string
-	Status    string
-	Outcome   string
-	CreatedAt time.Time
-	UpdatedAt time.Time
-}
 
 const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, created_at, updated_at`
 
 var (
-	runStatuses = map[string]bool{RunRunning: true, RunCompleted: true, RunFailed: true, RunInterrupted: true, RunSkipped: true}
-	runTriggers = map[string]bool{TriggerCron: true, TriggerManual: true}
+	runStatuses = map[string]bool{durable.RunRunning: true, durable.RunCompleted: true, durable.RunFailed: true, durable.RunInterrupted: true, durable.RunSkipped: true}
+	runTriggers = map[string]bool{durable.TriggerCron: true, durable.TriggerManual: true}
 )
 
-func validateRun(op string, r ScheduleRun) error {
+func validateRun(op string, r durable.ScheduleRun) error {
 	switch {
 	case r.Schedule == "":
 		return engine.Errorf(engine.CodeInvalid, "%s: empty schedule", op)
@@ -65,9 +36,9 @@ func validateRun(op string, r ScheduleRun) error {
 // exists; claimed tells which. The insert is one statement, so of two
 // processes claiming the same fire time exactly one wins. An empty Trigger
 // is cron; a zero CreatedAt is UpdatedAt.
-func (s *Store) ClaimRun(ctx context.Context, run ScheduleRun) (bool, error) {
+func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, error) {
 	if run.Trigger == "" {
-		run.Trigger = TriggerCron
+		run.Trigger = durable.TriggerCron
 	}
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = run.UpdatedAt
@@ -94,7 +65,7 @@ func (s *Store) ClaimRun(ctx context.Context, run ScheduleRun) (bool, error) {
 
 // UpdateRun stores the run's session id, status, outcome and updated time.
 // A run that was never claimed is not found.
-func (s *Store) UpdateRun(ctx context.Context, run ScheduleRun) error {
+func (s *Store) UpdateRun(ctx context.Context, run durable.ScheduleRun) error {
 	n, err := s.updateRun(ctx, "update run", run, "")
 	if err != nil {
 		return err
@@ -108,8 +79,8 @@ func (s *Store) UpdateRun(ctx context.Context, run ScheduleRun) error {
 // FinishRun is UpdateRun for a run that is still running: finished is false
 // (and nothing is written) when the run already ended, so of two watchers of
 // one run only one records, and posts, its outcome.
-func (s *Store) FinishRun(ctx context.Context, run ScheduleRun) (finished bool, err error) {
-	n, err := s.updateRun(ctx, "finish run", run, RunRunning)
+func (s *Store) FinishRun(ctx context.Context, run durable.ScheduleRun) (finished bool, err error) {
+	n, err := s.updateRun(ctx, "finish run", run, durable.RunRunning)
 	if err != nil {
 		return false, err
 	}
@@ -121,7 +92,7 @@ func (s *Store) FinishRun(ctx context.Context, run ScheduleRun) (finished bool, 
 	return n == 1, nil
 }
 
-func (s *Store) updateRun(ctx context.Context, op string, run ScheduleRun, from string) (int64, error) {
+func (s *Store) updateRun(ctx context.Context, op string, run durable.ScheduleRun, from string) (int64, error) {
 	if err := validateRun(op, run); err != nil {
 		return 0, err
 	}
@@ -145,7 +116,7 @@ func (s *Store) updateRun(ctx context.Context, op string, run ScheduleRun, from 
 
 // Runs returns up to limit runs of a schedule, newest fire time first;
 // limit <= 0 means all.
-func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]ScheduleRun, error) {
+func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]durable.ScheduleRun, error) {
 	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE schedule = ? ORDER BY fire_time DESC`
 	args := []any{schedule}
 	if limit > 0 {
@@ -161,20 +132,20 @@ func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]Schedul
 
 // LastRun returns the schedule's run with the newest fire time, or an error
 // matching engine.ErrNotFound when it never ran.
-func (s *Store) LastRun(ctx context.Context, schedule string) (ScheduleRun, error) {
+func (s *Store) LastRun(ctx context.Context, schedule string) (durable.ScheduleRun, error) {
 	runs, err := s.Runs(ctx, schedule, 1)
 	if err != nil {
-		return ScheduleRun{}, err
+		return durable.ScheduleRun{}, err
 	}
 	if len(runs) == 0 {
-		return ScheduleRun{}, notFound("run of schedule", schedule)
+		return durable.ScheduleRun{}, notFound("run of schedule", schedule)
 	}
 	return runs[0], nil
 }
 
 // RunningRuns returns the runs still running, oldest fire time first, of
 // one schedule or, with schedule "", of all.
-func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]ScheduleRun, error) {
+func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]durable.ScheduleRun, error) {
 	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE status = 'running'`
 	var args []any
 	if schedule != "" {
@@ -189,25 +160,25 @@ func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]ScheduleRun
 }
 
 // run returns one run by its key.
-func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (ScheduleRun, error) {
+func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (durable.ScheduleRun, error) {
 	out, err := s.queryRuns(ctx, `SELECT `+runColumns+` FROM schedule_runs WHERE schedule = ? AND fire_time = ?`,
 		schedule, formatTime(fire))
 	if err != nil {
-		return ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
+		return durable.ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
 	}
 	if len(out) == 0 {
-		return ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
+		return durable.ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
 	}
 	return out[0], nil
 }
 
-func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]ScheduleRun, error) {
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]durable.ScheduleRun, error) {
 	rows, err := s.read.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []ScheduleRun
+	var out []durable.ScheduleRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -218,13 +189,13 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]Schedul
 	return out, rows.Err()
 }
 
-func scanRun(rows *sql.Rows) (ScheduleRun, error) {
+func scanRun(rows *sql.Rows) (durable.ScheduleRun, error) {
 	var (
-		r                      ScheduleRun
+		r                      durable.ScheduleRun
 		fire, created, updated string
 	)
 	if err := rows.Scan(&r.Schedule, &fire, &r.Trigger, &r.SessionID, &r.Status, &r.Outcome, &created, &updated); err != nil {
-		return ScheduleRun{}, err
+		return durable.ScheduleRun{}, err
 	}
 	var errs []error
 	var err error

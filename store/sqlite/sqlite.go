@@ -1,7 +1,8 @@
-// Package sqlite implements engine.Store on a single SQLite file
-// (github.com/mattn/go-sqlite3) with embedded, versioned migrations.
+// Package sqlite implements engine.Store and the engine/durable interfaces
+// on a single SQLite file (github.com/mattn/go-sqlite3) with embedded,
+// versioned migrations.
 //
-// It imports engine and nothing else of the project. database/sql and sqlite
+// It imports engine (and engine/durable) and nothing else of the project. database/sql and sqlite
 // errors stop here: callers see engine errors (ErrNotFound, ErrConflict,
 // ErrInvalid) or errors wrapped with the operation that failed.
 package sqlite
@@ -21,9 +22,16 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"brain/engine"
+	"brain/engine/durable"
 )
 
-var _ engine.Store = (*Store)(nil)
+var (
+	_ engine.Store         = (*Store)(nil)
+	_ durable.Threads      = (*Store)(nil)
+	_ durable.Inbox        = (*Store)(nil)
+	_ durable.Runs         = (*Store)(nil)
+	_ durable.ChannelState = (*Store)(nil)
+)
 
 // Options tune how the database file is opened. The zero value is the
 // production default.
@@ -57,7 +65,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Store is an engine.Store backed by one SQLite file. It is safe for
+// Store is an engine.Store, and the durable stores, backed by one SQLite
+// file. It is safe for
 // concurrent use.
 type Store struct {
 	// write has exactly one connection: SQLite allows one writer at a time,

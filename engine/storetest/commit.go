@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -13,9 +13,9 @@ import (
 	"brain/engine"
 )
 
-func TestStore_CommitAssignsConsecutiveSeqs(t *testing.T) {
+func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	createSession(t, st, testSession("s2", t0)) // seqs are per session
 
@@ -59,8 +59,8 @@ func TestStore_CommitAssignsConsecutiveSeqs(t *testing.T) {
 	}
 }
 
-func TestStore_CommitEventDefaults(t *testing.T) {
-	st := newStore(t)
+func testCommitEventDefaults(t *testing.T, open func() Store) {
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 
 	stamped := time.Date(2024, 1, 2, 3, 4, 5, 6, time.FixedZone("X", -7200))
@@ -90,9 +90,9 @@ func TestStore_CommitEventDefaults(t *testing.T) {
 	}
 }
 
-func TestStore_CommitUpdateChangesSession(t *testing.T) {
+func testCommitUpdateChangesSession(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	orig := createSession(t, st, testSession("s1", t0))
 
 	question := json.RawMessage(`{"id":"q1","text":"Pick one","options":[{"label":"A","value":"a"}]}`)
@@ -132,7 +132,7 @@ func TestStore_CommitUpdateChangesSession(t *testing.T) {
 		t.Errorf("stored session\n%+v\nwant\n%+v", got, want)
 	}
 
-	// Clearing the question stores NULL and reads back as nil.
+	// A cleared question reads back as nil.
 	res = commit(t, st, engine.Commit{SessionID: "s1", Update: func(s *engine.Session) error {
 		if !reflect.DeepEqual(s.Question, question) {
 			t.Errorf("Update saw Question %s, want %s", s.Question, question)
@@ -156,9 +156,9 @@ type busyError struct{ status engine.Status }
 
 func (e *busyError) Error() string { return "session is " + string(e.status) }
 
-func TestStore_CommitUpdateErrorAborts(t *testing.T) {
+func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
 
@@ -216,8 +216,11 @@ func TestStore_CommitUpdateErrorAborts(t *testing.T) {
 	}
 }
 
-func TestStore_CommitUpdatePanicReleasesWriter(t *testing.T) {
-	st := newStore(t)
+// testCommitUpdatePanicWritesNothing: Update is caller code and may panic;
+// the panic reaches the caller, the transaction is undone and the store
+// keeps taking writes (an open transaction left behind would block them).
+func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 
 	func() {
@@ -231,7 +234,7 @@ func TestStore_CommitUpdatePanicReleasesWriter(t *testing.T) {
 			Events: []engine.Event{userMessage("lost", "x")}})
 	}()
 
-	// The writer connection is free again and nothing was written.
+	// Writes go through again (within the timeout) and nothing was written.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	res, err := st.Commit(ctx, engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{userMessage("e1", "x")}})
@@ -243,9 +246,9 @@ func TestStore_CommitUpdatePanicReleasesWriter(t *testing.T) {
 	}
 }
 
-func TestStore_CommitPendingInput(t *testing.T) {
+func testCommitPendingInput(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	for _, id := range []string{"quiet", "queued", "taken"} {
 		createSession(t, st, testSession(id, t0))
 	}
@@ -293,9 +296,9 @@ func TestStore_CommitPendingInput(t *testing.T) {
 	}
 }
 
-func TestStore_CommitIdempotentInput(t *testing.T) {
+func testCommitIdempotentInput(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	createSession(t, st, testSession("s2", t0))
 
@@ -329,9 +332,9 @@ func TestStore_CommitIdempotentInput(t *testing.T) {
 	}
 }
 
-func TestStore_CommitIdempotentInputConcurrent(t *testing.T) {
+func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	stores := twoStores(t)
+	stores := [2]Store{open(), open()}
 	st := stores[0]
 	createSession(t, st, testSession("s1", t0))
 
@@ -384,9 +387,9 @@ func TestStore_CommitIdempotentInputConcurrent(t *testing.T) {
 	}
 }
 
-func TestStore_CommitRejects(t *testing.T) {
+func testCommitRejects(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
 

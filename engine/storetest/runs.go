@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
-func testRun(schedule string, fire time.Time) sqlite.ScheduleRun {
-	return sqlite.ScheduleRun{Schedule: schedule, FireTime: fire, Status: sqlite.RunRunning, UpdatedAt: t0}
+func testRun(schedule string, fire time.Time) durable.ScheduleRun {
+	return durable.ScheduleRun{Schedule: schedule, FireTime: fire, Status: durable.RunRunning, UpdatedAt: t0}
 }
 
-func claim(tb testing.TB, st *sqlite.Store, r sqlite.ScheduleRun) bool {
+func claim(tb testing.TB, st durable.Runs, r durable.ScheduleRun) bool {
 	tb.Helper()
 	ok, err := st.ClaimRun(context.Background(), r)
 	if err != nil {
@@ -25,15 +25,15 @@ func claim(tb testing.TB, st *sqlite.Store, r sqlite.ScheduleRun) bool {
 	return ok
 }
 
-func TestStore_ClaimRunOnce(t *testing.T) {
+func testClaimRunOnce(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	fire := t0.Add(time.Hour)
 	if !claim(t, st, testRun("digest", fire)) {
 		t.Fatal("first claim lost")
 	}
 	again := testRun("digest", fire.In(time.UTC)) // the same instant in another zone
-	again.Status = sqlite.RunSkipped
+	again.Status = durable.RunSkipped
 	if claim(t, st, again) {
 		t.Fatal("second claim of the same fire time won")
 	}
@@ -44,17 +44,17 @@ func TestStore_ClaimRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sqlite.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: sqlite.TriggerCron,
-		Status: sqlite.RunRunning, CreatedAt: t0.UTC(), UpdatedAt: t0.UTC()}
+	want := durable.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: durable.TriggerCron,
+		Status: durable.RunRunning, CreatedAt: t0.UTC(), UpdatedAt: t0.UTC()}
 	if got != want {
 		t.Fatalf("LastRun = %+v, want %+v (the loser changed nothing)", got, want)
 	}
 }
 
-// TestStore_ClaimRunAcrossProcesses has two stores on one file (as two
+// testClaimRunAcrossProcesses has two handles on one database (as two
 // brain processes would) race for the same fire times: each is claimed once.
-func TestStore_ClaimRunAcrossProcesses(t *testing.T) {
-	stores := twoStores(t)
+func testClaimRunAcrossProcesses(t *testing.T, open func() Store) {
+	stores := [2]Store{open(), open()}
 	const fires, racers = 20, 8
 	wins := make([]int, fires)
 	var mu sync.Mutex
@@ -90,12 +90,12 @@ func TestStore_ClaimRunAcrossProcesses(t *testing.T) {
 	}
 }
 
-func TestStore_UpdateAndFinishRun(t *testing.T) {
+func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	stores := twoStores(t)
+	stores := [2]Store{open(), open()}
 	st := stores[0]
 	r := testRun("digest", t0)
-	r.Trigger = sqlite.TriggerManual
+	r.Trigger = durable.TriggerManual
 	claim(t, st, r)
 
 	r.SessionID, r.UpdatedAt = "ses_1", t0.Add(time.Second)
@@ -103,14 +103,14 @@ func TestStore_UpdateAndFinishRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := r
-	done.Status, done.Outcome, done.UpdatedAt = sqlite.RunCompleted, "All good.", t0.Add(time.Minute)
+	done.Status, done.Outcome, done.UpdatedAt = durable.RunCompleted, "All good.", t0.Add(time.Minute)
 	// Two watchers (two processes) finish the same run: one records it.
 	first, err := st.FinishRun(ctx, done)
 	if err != nil || !first {
 		t.Fatalf("FinishRun = %v, %v; want true", first, err)
 	}
 	late := done
-	late.Status, late.Outcome = sqlite.RunInterrupted, "late"
+	late.Status, late.Outcome = durable.RunInterrupted, "late"
 	second, err := stores[1].FinishRun(ctx, late)
 	if err != nil || second {
 		t.Fatalf("second FinishRun = %v, %v; want false", second, err)
@@ -119,8 +119,8 @@ func TestStore_UpdateAndFinishRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != sqlite.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
-		got.Trigger != sqlite.TriggerManual || !got.UpdatedAt.Equal(t0.Add(time.Minute)) || !got.CreatedAt.Equal(t0) {
+	if got.Status != durable.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
+		got.Trigger != durable.TriggerManual || !got.UpdatedAt.Equal(t0.Add(time.Minute)) || !got.CreatedAt.Equal(t0) {
 		t.Fatalf("run after finish: %+v", got)
 	}
 
@@ -133,9 +133,9 @@ func TestStore_UpdateAndFinishRun(t *testing.T) {
 	}
 }
 
-func TestStore_RunsNewestFirstAndRunning(t *testing.T) {
+func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	if _, err := st.LastRun(ctx, "digest"); !errors.Is(err, engine.ErrNotFound) {
 		t.Fatalf("LastRun of a schedule that never ran = %v, want not found", err)
 	}
@@ -145,7 +145,7 @@ func TestStore_RunsNewestFirstAndRunning(t *testing.T) {
 	for _, h := range []int{3, 1, 4, 2} {
 		r := testRun("digest", t0.Add(time.Duration(h)*time.Hour).In(zone))
 		if h%2 == 0 {
-			r.Status = sqlite.RunCompleted
+			r.Status = durable.RunCompleted
 		}
 		claim(t, st, r)
 	}
@@ -175,14 +175,14 @@ func TestStore_RunsNewestFirstAndRunning(t *testing.T) {
 	}
 }
 
-func TestStore_ClaimRunValidates(t *testing.T) {
-	st := newStore(t)
-	bad := []sqlite.ScheduleRun{
-		{FireTime: t0, Status: sqlite.RunRunning, UpdatedAt: t0},
-		{Schedule: "x", Status: sqlite.RunRunning, UpdatedAt: t0},
+func testClaimRunValidates(t *testing.T, open func() Store) {
+	st := open()
+	bad := []durable.ScheduleRun{
+		{FireTime: t0, Status: durable.RunRunning, UpdatedAt: t0},
+		{Schedule: "x", Status: durable.RunRunning, UpdatedAt: t0},
 		{Schedule: "x", FireTime: t0, Status: "pending", UpdatedAt: t0},
-		{Schedule: "x", FireTime: t0, Status: sqlite.RunRunning},
-		{Schedule: "x", FireTime: t0, Status: sqlite.RunRunning, UpdatedAt: t0, Trigger: "webhook"},
+		{Schedule: "x", FireTime: t0, Status: durable.RunRunning},
+		{Schedule: "x", FireTime: t0, Status: durable.RunRunning, UpdatedAt: t0, Trigger: "webhook"},
 	}
 	for _, r := range bad {
 		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvalid) {

@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -32,9 +32,9 @@ func decide(by string, at time.Time) func(*engine.Approval) error {
 	}
 }
 
-func TestStore_CommitApproval(t *testing.T) {
+func testCommitApproval(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "file it")}})
 	addApproval(t, st, "s1", testApproval("a1", t0)) // seq 2
@@ -116,9 +116,9 @@ func TestStore_CommitApproval(t *testing.T) {
 	}
 }
 
-func TestStore_CommitApprovalUpdateErrorAborts(t *testing.T) {
+func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	addApproval(t, st, "s1", testApproval("a1", t0))
 	before := getApproval(t, st, "a1")
@@ -147,9 +147,9 @@ func TestStore_CommitApprovalUpdateErrorAborts(t *testing.T) {
 	}
 }
 
-func TestStore_CommitApprovalRejects(t *testing.T) {
+func testCommitApprovalRejects(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	addApproval(t, st, "s1", testApproval("a1", t0)) // event req-a1
 	before := getApproval(t, st, "a1")
@@ -190,12 +190,12 @@ func TestStore_CommitApprovalRejects(t *testing.T) {
 	}
 }
 
-// TestStore_CommitApprovalRace decides one approval from 50 goroutines over
-// two Store instances (as two processes would): exactly one Update must see
-// it pending.
-func TestStore_CommitApprovalRace(t *testing.T) {
+// testCommitApprovalRace decides one approval from 50 goroutines over two
+// handles on one database (as two processes would): exactly one Update must
+// see it pending.
+func testCommitApprovalRace(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	stores := twoStores(t)
+	stores := [2]Store{open(), open()}
 	st := stores[0]
 	createSession(t, st, testSession("s1", t0))
 	addApproval(t, st, "s1", testApproval("a1", t0))

@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 	"brain/engine"
 )
 
-func TestStore_EventsAfterLimit(t *testing.T) {
+func testEventsAfterLimit(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	createSession(t, st, testSession("empty", t0))
 	for i := range 5 {
@@ -49,9 +49,9 @@ func TestStore_EventsAfterLimit(t *testing.T) {
 	}
 }
 
-func TestStore_ResultsHistory(t *testing.T) {
+func testResultsHistory(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	createSession(t, st, testSession("s2", t0))
 

@@ -1,4 +1,4 @@
-package sqlite_test
+package storetest
 
 import (
 	"context"
@@ -14,9 +14,9 @@ import (
 	"brain/engine"
 )
 
-func TestStore_CreateAndGetSession(t *testing.T) {
+func testCreateAndGetSession(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 
 	in := engine.Session{
 		ID:          "s1",
@@ -66,8 +66,8 @@ func TestStore_CreateAndGetSession(t *testing.T) {
 	}
 }
 
-func TestStore_CreateSessionDefaults(t *testing.T) {
-	st := newStore(t)
+func testCreateSessionDefaults(t *testing.T, open func() Store) {
+	st := open()
 	in := testSession("s1", t0)
 	in.Status = ""
 	in.UpdatedAt = time.Time{}
@@ -83,9 +83,9 @@ func TestStore_CreateSessionDefaults(t *testing.T) {
 	}
 }
 
-func TestStore_NotFound(t *testing.T) {
+func testNotFound(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 	createSession(t, st, testSession("exists", t0))
 
 	calls := map[string]func() error{
@@ -101,6 +101,15 @@ func TestStore_NotFound(t *testing.T) {
 			_, err := st.Commit(ctx, engine.Commit{SessionID: "nope", Now: t0, Events: []engine.Event{userMessage("e1", "hi")}})
 			return err
 		},
+		"Approval": func() error { _, err := st.Approval(ctx, "nope"); return err },
+		"CommitApproval": func() error {
+			_, _, err := st.CommitApproval(ctx, engine.ApprovalCommit{ID: "nope", Now: t0,
+				Update: func(*engine.Approval) error { return nil }})
+			return err
+		},
+		"LastRun":   func() error { _, err := st.LastRun(ctx, "never"); return err },
+		"UpdateRun": func() error { return st.UpdateRun(ctx, testRun("never", t0)) },
+		"FinishRun": func() error { _, err := st.FinishRun(ctx, testRun("never", t0)); return err },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -115,8 +124,8 @@ func TestStore_NotFound(t *testing.T) {
 	}
 }
 
-func TestStore_CreateSessionDuplicateID(t *testing.T) {
-	st := newStore(t)
+func testCreateSessionDuplicateID(t *testing.T, open func() Store) {
+	st := open()
 	createSession(t, st, testSession("s1", t0))
 	_, _, err := st.CreateSession(context.Background(), testSession("s1", t0), "")
 	if !errors.Is(err, engine.ErrConflict) {
@@ -124,9 +133,9 @@ func TestStore_CreateSessionDuplicateID(t *testing.T) {
 	}
 }
 
-func TestStore_CreateSessionIdempotencyKey(t *testing.T) {
+func testCreateSessionIdempotencyKey(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 
 	first, created, err := st.CreateSession(ctx, testSession("s1", t0), "key-1")
 	if err != nil || !created {
@@ -147,9 +156,9 @@ func TestStore_CreateSessionIdempotencyKey(t *testing.T) {
 	}
 }
 
-func TestStore_CreateSessionExistingThread(t *testing.T) {
+func testCreateSessionExistingThread(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 
 	a := testSession("s1", t0)
 	a.ThreadKey = "linear:issue-1"
@@ -174,9 +183,9 @@ func TestStore_CreateSessionExistingThread(t *testing.T) {
 	createSession(t, st, testSession("s5", t0))
 }
 
-func TestStore_CreateSessionConcurrentSameKey(t *testing.T) {
+func testCreateSessionConcurrentSameKey(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	stores := twoStores(t)
+	stores := [2]Store{open(), open()}
 	st := stores[0]
 
 	const n = 20
@@ -226,9 +235,9 @@ func TestStore_CreateSessionConcurrentSameKey(t *testing.T) {
 	}
 }
 
-func TestStore_SessionsFilter(t *testing.T) {
+func testSessionsFilter(t *testing.T, open func() Store) {
 	ctx := context.Background()
-	st := newStore(t)
+	st := open()
 
 	// b and c share created_at: id breaks the tie, descending.
 	for _, s := range []struct {
