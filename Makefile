@@ -56,8 +56,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzScrub$$' -fuzztime $(FUZZTIME) ./tools/
 	$(GO) test -run '^$$' -fuzz '^FuzzExtractHTML$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/
-	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/api/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/

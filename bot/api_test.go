@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/api"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 )
@@ -41,7 +42,7 @@ var hex32 = regexp.MustCompile(`^[0-9a-f]{32}$`)
 func TestAPI_ConversationThroughHTTP(t *testing.T) {
 	ta := newTestApp(t, "", Options{})
 	ta.fake.Push(fakemodel.Text("Hello, person."))
-	var s sessionResponse
+	var s api.SessionResponse
 	ta.must(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"message": "hi"}, &s)
 	if s.Event == nil || s.Event.Type != engine.EventUserMessage || s.Event.Seq != 1 {
 		t.Fatalf("create with message: %+v", s)
@@ -92,7 +93,7 @@ func TestAPI_CreateSessionIdempotencyKey(t *testing.T) {
 	if s1 != 201 || s2 != 200 {
 		t.Fatalf("statuses %d %d: %s %s", s1, s2, b1, b2)
 	}
-	var r1, r2 sessionResponse
+	var r1, r2 api.SessionResponse
 	_ = json.Unmarshal(b1, &r1)
 	_ = json.Unmarshal(b2, &r2)
 	if r1.ID != r2.ID || r1.Event.ID != r2.Event.ID {
@@ -231,7 +232,7 @@ func TestAPI_ErrorEnvelopes(t *testing.T) {
 			if status != c.status {
 				t.Fatalf("status %d, want %d: %s", status, c.status, body)
 			}
-			var env errorEnvelope
+			var env api.ErrorEnvelope
 			if err := json.Unmarshal(body, &env); err != nil {
 				t.Fatalf("not an envelope: %s", body)
 			}
@@ -269,7 +270,7 @@ func TestAPI_InternalErrorIsLoggedWithRequestID(t *testing.T) {
 	if status != 500 {
 		t.Fatalf("status %d: %s", status, body)
 	}
-	var env errorEnvelope
+	var env api.ErrorEnvelope
 	_ = json.Unmarshal(body, &env)
 	if env.Error.Code != "internal" || env.Error.Message != "internal error" || env.RequestID != hdr.Get("X-Request-ID") {
 		t.Fatalf("envelope %s", body)

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"brain/bot/api"
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -44,7 +45,7 @@ type App struct {
 	log    *slog.Logger
 	store  *sqlite.Store
 	engine *engine.Engine
-	api    *api
+	api    *api.Server
 	lock   *os.File
 	fakes  []*fakemodel.Server
 	// closers are closed after the engine stops (sandboxes, MCP clients).
@@ -133,17 +134,17 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.schedules, err = newScheduler(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
-	a.api = &api{
-		engine:       a.engine,
-		schedules:    a.schedules,
-		log:          a.log,
-		keys:         newKeyring(cfg.APIKeys),
-		maxBody:      cfg.Limits.MaxBodyBytes,
-		defaultAgent: cfg.Agents[0].Name,
-		done:         a.done,
-	}
+	a.api = api.New(api.Config{
+		Engine:       a.engine,
+		Schedules:    apiScheduler{a.schedules},
+		Logger:       a.log,
+		APIKeys:      cfg.APIKeys,
+		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		DefaultAgent: cfg.Agents[0].Name,
+		Done:         a.done,
+	})
 	root := http.NewServeMux()
-	root.Handle("/", a.api.routes())
+	root.Handle("/", a.api.Handler())
 	if cfg.Slack != nil {
 		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
 		a.schedules.SetOutcomePoster(a.slack)

@@ -354,7 +354,7 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run durable.Sch
 		if s.ctx.Err() != nil || ctx.Err() != nil {
 			return run
 		}
-		msg := err.Error()
+		msg := engine.ErrorMessage(err)
 		if engine.CodeOf(err) == engine.CodeInternal {
 			s.log.Error("start schedule run", logSchedule, e.cfg.Name, logErr, err)
 			msg = "internal error (see the brain log)"

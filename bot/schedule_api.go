@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"time"
 
+	"brain/bot/api"
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/durable"
@@ -83,26 +84,6 @@ func (i *Inspector) Schedules(ctx context.Context, cfg *config.Config, now time.
 	return scheduleStatuses(ctx, i.store, entries, now)
 }
 
-// listSchedules answers GET /v1/schedules.
-func (a *api) listSchedules(w http.ResponseWriter, r *http.Request) {
-	list, err := a.schedules.Status(r.Context())
-	if err != nil {
-		writeError(w, r, a.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]any{"schedules": list})
-}
-
-// runSchedule answers POST /v1/schedules/{name}/run: 202 with the run.
-func (a *api) runSchedule(w http.ResponseWriter, r *http.Request) {
-	run, err := a.schedules.RunNow(r.Context(), r.PathValue("name"))
-	if err != nil {
-		writeError(w, r, a.log, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, run)
-}
-
 // TriggerSchedule asks the brain daemon listening at cfg.Listen to run a
 // schedule now (POST /v1/schedules/{name}/run), with the first API key if
 // any. It is what `brain schedules run` does.
@@ -129,7 +110,7 @@ func TriggerSchedule(ctx context.Context, cfg *config.Config, name string) (Sche
 		return ScheduleRun{}, fmt.Errorf("run schedule %s: read answer: %w", name, err)
 	}
 	if resp.StatusCode != http.StatusAccepted {
-		var env errorEnvelope
+		var env api.ErrorEnvelope
 		if json.Unmarshal(body, &env) != nil || env.Error.Code == "" {
 			return ScheduleRun{}, fmt.Errorf("run schedule %s: %s from %s", name, resp.Status, base)
 		}

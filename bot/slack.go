@@ -276,5 +276,5 @@ func (b *slackBridge) explain(err error, notify func(string) error) error {
 	if ee.Code == engine.CodeNotFound {
 		return notify("This card is stale: its approval no longer exists.")
 	}
-	return notify(ee.Message)
+	return notify(engine.ErrorMessage(err))
 }

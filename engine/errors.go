@@ -5,16 +5,23 @@ import (
 	"fmt"
 )
 
-// Error codes shared by the engine and its callers; the HTTP layer maps them
-// to statuses.
+// Error codes, every one the project uses, the engine's and the HTTP
+// layer's alike, so a code is never a string literal elsewhere. bot/api maps
+// each to an HTTP status.
 const (
-	CodeInvalid    = "invalid_request"
-	CodeNotFound   = "not_found"
-	CodeConflict   = "conflict"
-	CodeForbidden  = "forbidden"
-	CodeOverloaded = "overloaded"
-	CodeInternal   = "internal"
+	CodeInvalid          = "invalid_request"
+	CodeUnauthorized     = "unauthorized"
+	CodeForbidden        = "forbidden"
+	CodeNotFound         = "not_found"
+	CodeMethodNotAllowed = "method_not_allowed"
+	CodeConflict         = "conflict"
+	CodeTooLarge         = "too_large"
+	CodeOverloaded       = "overloaded"
+	CodeInternal         = "internal"
 )
+
+// internalMessage is what a person reads for an error without a code.
+const internalMessage = "internal error"
 
 // Error is a failure with a code and a message fit to show a person.
 type Error struct {
@@ -50,4 +57,19 @@ func CodeOf(err error) string {
 		return e.Code
 	}
 	return CodeInternal
+}
+
+// ErrorMessage returns the message of the coded error in err's chain, the
+// text fit to show a person, so wrapping with fmt.Errorf("op: %w", err)
+// never changes what they read. An error without a code reads "internal
+// error": its details are for the log, not for the person.
+func ErrorMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return internalMessage
 }

@@ -1,135 +1,15 @@
-package bot
+package api
 
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"brain/engine"
 )
-
-// api serves the sessions REST API under /v1, /healthz and /metrics.
-type api struct {
-	engine       *engine.Engine
-	schedules    *Scheduler
-	log          *slog.Logger
-	keys         keyring
-	maxBody      int64
-	defaultAgent string
-	// done ends long-lived responses (SSE) when the server shuts down.
-	done <-chan struct{}
-
-	mu       sync.Mutex
-	statuses map[int]int64
-}
-
-func (a *api) routes() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", a.healthz)
-	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
-	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
-	mux.HandleFunc("GET /v1/sessions", a.auth(a.listSessions))
-	mux.HandleFunc("GET /v1/sessions/{id}", a.auth(a.getSession))
-	mux.HandleFunc("GET /v1/sessions/{id}/events", a.auth(a.listEvents))
-	mux.HandleFunc("POST /v1/sessions/{id}/events", a.auth(a.postEvent))
-	mux.HandleFunc("POST /v1/sessions/{id}/resume", a.auth(a.resume))
-	mux.HandleFunc("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
-	mux.HandleFunc("GET /v1/sessions/{id}/results", a.auth(a.results))
-	mux.HandleFunc("GET /v1/approvals", a.auth(a.listApprovals))
-	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))
-	mux.HandleFunc("POST /v1/approvals/{id}/decision", a.auth(a.decide))
-	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
-	mux.HandleFunc("GET /v1/schedules", a.auth(a.listSchedules))
-	mux.HandleFunc("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
-	return a.middleware(mux)
-}
-
-// middleware gives every response a request id, answers unrouted requests
-// and panics with the error envelope, and counts statuses.
-func (a *api) middleware(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := newRequestID()
-		w.Header().Set("X-Request-ID", id)
-		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
-		rec := &statusRecorder{ResponseWriter: w}
-		defer func() {
-			if p := recover(); p != nil {
-				if p == http.ErrAbortHandler {
-					panic(p)
-				}
-				writeError(rec, r, a.log, fmt.Errorf("panic: %v", p))
-			}
-			a.countStatus(rec.status)
-		}()
-		h, pattern := mux.Handler(r)
-		if pattern == "" {
-			probe := &discardWriter{header: http.Header{}}
-			h.ServeHTTP(probe, r)
-			writeError(rec, r, a.log, routeError(probe.status, r.Method, r.URL.Path))
-			return
-		}
-		mux.ServeHTTP(rec, r)
-	})
-}
-
-func (a *api) countStatus(status int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.statuses == nil {
-		a.statuses = map[int]int64{}
-	}
-	a.statuses[status]++
-}
-
-// auth requires a bearer key when keys are configured. With none, the
-// server only listens on loopback (config validation enforces it).
-func (a *api) auth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !a.keys.empty() && !a.keys.allows(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
-			writeError(w, r, a.log, engine.Errorf("unauthorized", "a valid bearer API key is required (Authorization: Bearer KEY)"))
-			return
-		}
-		next(w, r)
-	}
-}
-
-func (a *api) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
-}
-
-func (a *api) metrics(w http.ResponseWriter, r *http.Request) {
-	st := a.engine.Stats()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# TYPE brain_turns_running gauge\nbrain_turns_running %d\n", st.RunningTurns)
-	fmt.Fprintf(w, "# TYPE brain_turns_queued gauge\nbrain_turns_queued %d\n", st.QueuedTurns)
-	names := make([]string, 0, len(st.Counters))
-	for name := range st.Counters {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "# TYPE brain_%s_total counter\nbrain_%s_total %d\n", name, name, st.Counters[name])
-	}
-	a.mu.Lock()
-	codes := make([]int, 0, len(a.statuses))
-	for c := range a.statuses {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	fmt.Fprintf(w, "# TYPE brain_http_responses_total counter\n")
-	for _, c := range codes {
-		fmt.Fprintf(w, "brain_http_responses_total{code=\"%d\"} %d\n", c, a.statuses[c])
-	}
-	a.mu.Unlock()
-}
 
 // createSessionRequest is the body of POST /v1/sessions.
 type createSessionRequest struct {
@@ -141,13 +21,14 @@ type createSessionRequest struct {
 	Message string `json:"message"`
 }
 
-// sessionResponse is a session, plus the first message when one was sent.
-type sessionResponse struct {
+// SessionResponse is the body of POST /v1/sessions: the session, plus the
+// first message when one was sent.
+type SessionResponse struct {
 	engine.Session
 	Event *engine.Event `json:"event,omitempty"`
 }
 
-func (a *api) createSession(w http.ResponseWriter, r *http.Request) {
+func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	var req createSessionRequest
 	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
 		writeError(w, r, a.log, err)
@@ -173,7 +54,7 @@ func (a *api) createSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	resp := sessionResponse{Session: s}
+	resp := SessionResponse{Session: s}
 	if req.Message != "" {
 		// The same key makes the first message idempotent with the session.
 		inputKey := ""
@@ -194,7 +75,7 @@ func (a *api) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, resp)
 }
 
-func (a *api) listSessions(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	f := engine.SessionFilter{Limit: 100}
 	if v := r.URL.Query().Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -220,7 +101,7 @@ func (a *api) listSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
 }
 
-func (a *api) getSession(w http.ResponseWriter, r *http.Request) {
+func (a *Server) getSession(w http.ResponseWriter, r *http.Request) {
 	s, err := a.engine.Session(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, a.log, err)
@@ -272,7 +153,7 @@ func parseEventRequest(body []byte) (engine.Input, error) {
 	return engine.Input{Text: req.Text, Author: req.Author, Mode: req.Mode, IdempotencyKey: req.IdempotencyKey, Answer: req.Answer}, nil
 }
 
-func (a *api) postEvent(w http.ResponseWriter, r *http.Request) {
+func (a *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	var raw json.RawMessage
 	if err := decodeBody(w, r, a.maxBody, &raw); err != nil {
 		writeError(w, r, a.log, err)
@@ -295,7 +176,7 @@ func (a *api) postEvent(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, ev)
 }
 
-func (a *api) resume(w http.ResponseWriter, r *http.Request) {
+func (a *Server) resume(w http.ResponseWriter, r *http.Request) {
 	s, err := a.engine.Resume(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, a.log, err)
@@ -304,7 +185,7 @@ func (a *api) resume(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s)
 }
 
-func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
+func (a *Server) cancel(w http.ResponseWriter, r *http.Request) {
 	ctx, stop := context.WithTimeout(r.Context(), 30*time.Second)
 	defer stop()
 	s, err := a.engine.Cancel(ctx, r.PathValue("id"))
@@ -315,7 +196,7 @@ func (a *api) cancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s)
 }
 
-func (a *api) results(w http.ResponseWriter, r *http.Request) {
+func (a *Server) results(w http.ResponseWriter, r *http.Request) {
 	list, err := a.engine.Results(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, a.log, err)

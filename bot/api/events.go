@@ -1,4 +1,4 @@
-package bot
+package api
 
 import (
 	"encoding/json"
@@ -17,7 +17,7 @@ const sseHeartbeat = 15 * time.Second
 // listEvents answers GET /v1/sessions/{id}/events: a JSON page of events
 // after ?after=SEQ, or, with Accept: text/event-stream, a stream that starts
 // after Last-Event-ID (or ?after) and follows new events.
-func (a *api) listEvents(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	after, err := parseSeq(r.URL.Query().Get("after"), "after")
 	if err != nil {
@@ -65,7 +65,7 @@ func parseSeq(v, name string) (int64, error) {
 	return n, nil
 }
 
-func (a *api) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
+func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
 	ctx := r.Context()
 	// Check the session before committing to a stream, so a bad id is a 404.
 	if _, err := a.engine.Session(ctx, id); err != nil {

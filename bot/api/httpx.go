@@ -1,4 +1,4 @@
-package bot
+package api
 
 import (
 	"bytes"
@@ -10,45 +10,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 
 	"brain/engine"
 )
-
-// Log attribute keys.
-const (
-	logRequestID = "request_id"
-	logErr       = "err"
-	logMethod    = "method"
-	logPath      = "path"
-	logStatus    = "status"
-	logSession   = "session_id"
-	logAddr      = "addr"
-)
-
-// httpStatus maps error codes to HTTP statuses.
-var httpStatus = map[string]int{
-	engine.CodeInvalid:    http.StatusBadRequest,
-	"unauthorized":        http.StatusUnauthorized,
-	engine.CodeForbidden:  http.StatusForbidden,
-	engine.CodeNotFound:   http.StatusNotFound,
-	"method_not_allowed":  http.StatusMethodNotAllowed,
-	engine.CodeConflict:   http.StatusConflict,
-	"too_large":           http.StatusRequestEntityTooLarge,
-	engine.CodeOverloaded: http.StatusTooManyRequests,
-	engine.CodeInternal:   http.StatusInternalServerError,
-}
-
-// errorEnvelope is the body of every failed response.
-type errorEnvelope struct {
-	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
-	RequestID string `json:"request_id"`
-}
 
 type ctxKey int
 
@@ -65,28 +31,6 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// writeError answers with the JSON error envelope. Internal errors are
-// logged with the request id and shown as "internal error".
-func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	code := engine.CodeOf(err)
-	msg := err.Error()
-	status, ok := httpStatus[code]
-	if !ok {
-		status, code = http.StatusInternalServerError, engine.CodeInternal
-	}
-	if status == http.StatusInternalServerError {
-		log.Error("request failed", logRequestID, requestID(r.Context()), logMethod, r.Method, logPath, r.URL.Path, logErr, err)
-		msg = "internal error"
-	}
-	if status == http.StatusTooManyRequests {
-		w.Header().Set("Retry-After", "1")
-	}
-	var env errorEnvelope
-	env.Error.Code, env.Error.Message = code, msg
-	env.RequestID = requestID(r.Context())
-	writeJSON(w, status, env)
-}
-
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -100,7 +44,7 @@ func decodeBody(w http.ResponseWriter, r *http.Request, max int64, dst any) erro
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return engine.Errorf("too_large", "request body is over the %d-byte limit", max)
+			return engine.Errorf(engine.CodeTooLarge, "request body is over the %d-byte limit", max)
 		}
 		return engine.Errorf(engine.CodeInvalid, "read body: %v", err)
 	}
@@ -200,10 +144,3 @@ type discardWriter struct {
 func (d *discardWriter) Header() http.Header         { return d.header }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(code int)        { d.status = code }
-
-func routeError(status int, method, path string) error {
-	if status == http.StatusMethodNotAllowed {
-		return engine.Errorf("method_not_allowed", "%s is not allowed on %s", method, path)
-	}
-	return engine.Errorf(engine.CodeNotFound, "no route for %s %s", method, path)
-}

@@ -1,4 +1,4 @@
-package bot
+package api
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ var approvalStatuses = map[engine.ApprovalStatus]bool{
 }
 
 // listApprovals answers GET /v1/approvals?status=pending,unconfirmed&session_id=&limit=.
-func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
+func (a *Server) listApprovals(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := engine.ApprovalFilter{SessionID: q.Get("session_id"), Limit: 100}
 	if v := q.Get("status"); v != "" {
@@ -47,7 +47,7 @@ func (a *api) listApprovals(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"approvals": list})
 }
 
-func (a *api) getApproval(w http.ResponseWriter, r *http.Request) {
+func (a *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	ap, err := a.engine.Approval(r.Context(), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, a.log, err)
@@ -64,7 +64,7 @@ type decisionRequest struct {
 
 // decide records the first decision; a later one gets 409 naming who
 // decided. Approving starts the apply; the answer shows status applying.
-func (a *api) decide(w http.ResponseWriter, r *http.Request) {
+func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 	var req decisionRequest
 	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
 		writeError(w, r, a.log, err)
@@ -83,7 +83,7 @@ func (a *api) decide(w http.ResponseWriter, r *http.Request) {
 }
 
 // retry re-runs an unconfirmed or failed apply with the same decision id.
-func (a *api) retry(w http.ResponseWriter, r *http.Request) {
+func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		By string `json:"by"`
 	}

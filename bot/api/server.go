@@ -1,0 +1,200 @@
+// Package api serves brain's HTTP API: the sessions, approvals and
+// schedules REST routes under /v1, /healthz and /metrics, with the request
+// id, error envelope, bearer keys and strict JSON decoding every route
+// shares.
+//
+// It works on the small interfaces it declares (Engine, Schedules) and on
+// plain values, so it never imports a store, a channel, a webhook or the
+// bot that wires them (bot/layering_test.go checks it).
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"sync"
+
+	"brain/engine"
+)
+
+// Log attribute keys.
+const (
+	logRequestID = "request_id"
+	logErr       = "err"
+	logMethod    = "method"
+	logPath      = "path"
+	logSession   = "session_id"
+)
+
+// Engine is what the handlers ask of the engine; *engine.Engine has it.
+type Engine interface {
+	Stats() engine.Stats
+	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
+	Session(ctx context.Context, id string) (engine.Session, error)
+	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
+	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
+	Resume(ctx context.Context, sessionID string) (engine.Session, error)
+	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
+	Results(ctx context.Context, sessionID string) ([]engine.ResultRecord, error)
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	// Changed is closed at the session's next commit.
+	Changed(sessionID string) <-chan struct{}
+	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
+	Approval(ctx context.Context, id string) (engine.Approval, error)
+	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+}
+
+// Config is what New needs.
+type Config struct {
+	Engine    Engine
+	Schedules Schedules
+	Logger    *slog.Logger
+	// APIKeys are the bearer keys /v1 and /metrics accept. With none, no key
+	// is asked: config validation only allows that on a loopback listener.
+	APIKeys []string
+	// MaxBodyBytes caps every request body (413 too_large above it).
+	MaxBodyBytes int64
+	// DefaultAgent runs sessions created without an agent.
+	DefaultAgent string
+	// Done, once closed, ends long-lived responses (event streams), so a
+	// server shutdown need not wait for them.
+	Done <-chan struct{}
+}
+
+// Server is the HTTP API.
+type Server struct {
+	engine       Engine
+	schedules    Schedules
+	log          *slog.Logger
+	keys         keyring
+	maxBody      int64
+	defaultAgent string
+	done         <-chan struct{}
+	handler      http.Handler
+
+	mu       sync.Mutex
+	statuses map[int]int64
+}
+
+// New builds the API server; Handler serves it.
+func New(cfg Config) *Server {
+	s := &Server{
+		engine:       cfg.Engine,
+		schedules:    cfg.Schedules,
+		log:          cfg.Logger,
+		keys:         newKeyring(cfg.APIKeys),
+		maxBody:      cfg.MaxBodyBytes,
+		defaultAgent: cfg.DefaultAgent,
+		done:         cfg.Done,
+	}
+	s.handler = s.routes()
+	return s
+}
+
+// Handler serves every route of the API; anything else it answers with the
+// error envelope (404 not_found or 405 method_not_allowed).
+func (a *Server) Handler() http.Handler { return a.handler }
+
+func (a *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
+	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
+	mux.HandleFunc("GET /v1/sessions", a.auth(a.listSessions))
+	mux.HandleFunc("GET /v1/sessions/{id}", a.auth(a.getSession))
+	mux.HandleFunc("GET /v1/sessions/{id}/events", a.auth(a.listEvents))
+	mux.HandleFunc("POST /v1/sessions/{id}/events", a.auth(a.postEvent))
+	mux.HandleFunc("POST /v1/sessions/{id}/resume", a.auth(a.resume))
+	mux.HandleFunc("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
+	mux.HandleFunc("GET /v1/sessions/{id}/results", a.auth(a.results))
+	mux.HandleFunc("GET /v1/approvals", a.auth(a.listApprovals))
+	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))
+	mux.HandleFunc("POST /v1/approvals/{id}/decision", a.auth(a.decide))
+	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
+	mux.HandleFunc("GET /v1/schedules", a.auth(a.listSchedules))
+	mux.HandleFunc("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
+	return a.middleware(mux)
+}
+
+// middleware gives every response a request id, answers unrouted requests
+// and panics with the error envelope, and counts statuses.
+func (a *Server) middleware(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := newRequestID()
+		w.Header().Set("X-Request-ID", id)
+		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
+		rec := &statusRecorder{ResponseWriter: w}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				writeError(rec, r, a.log, fmt.Errorf("panic: %v", p))
+			}
+			a.countStatus(rec.status)
+		}()
+		h, pattern := mux.Handler(r)
+		if pattern == "" {
+			probe := &discardWriter{header: http.Header{}}
+			h.ServeHTTP(probe, r)
+			writeError(rec, r, a.log, routeError(probe.status, r.Method, r.URL.Path))
+			return
+		}
+		mux.ServeHTTP(rec, r)
+	})
+}
+
+func (a *Server) countStatus(status int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.statuses == nil {
+		a.statuses = map[int]int64{}
+	}
+	a.statuses[status]++
+}
+
+// auth requires a bearer key when keys are configured. With none, the
+// server only listens on loopback (config validation enforces it).
+func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !a.keys.empty() && !a.keys.allows(r.Header.Get("Authorization")) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
+			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
+			return
+		}
+		next(w, r)
+	}
+}
+
+func (a *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (a *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	st := a.engine.Stats()
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	fmt.Fprintf(w, "# TYPE brain_turns_running gauge\nbrain_turns_running %d\n", st.RunningTurns)
+	fmt.Fprintf(w, "# TYPE brain_turns_queued gauge\nbrain_turns_queued %d\n", st.QueuedTurns)
+	names := make([]string, 0, len(st.Counters))
+	for name := range st.Counters {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "# TYPE brain_%s_total counter\nbrain_%s_total %d\n", name, name, st.Counters[name])
+	}
+	a.mu.Lock()
+	codes := make([]int, 0, len(a.statuses))
+	for c := range a.statuses {
+		codes = append(codes, c)
+	}
+	sort.Ints(codes)
+	fmt.Fprintf(w, "# TYPE brain_http_responses_total counter\n")
+	for _, c := range codes {
+		fmt.Fprintf(w, "brain_http_responses_total{code=\"%d\"} %d\n", c, a.statuses[c])
+	}
+	a.mu.Unlock()
+}
