@@ -7,15 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// Inside the sandbox the command runs as this unprivileged user, mapped to
-// brain's own uid outside (a user namespace), so files it writes in
-// /workspace belong to brain.
+// Inside the sandbox the command runs as this unprivileged user. A user
+// namespace maps it to brain's own uid outside, or, when brain runs as
+// root, to Config.RunAs (see runas.go), so files it writes in /workspace
+// belong to that user.
 const (
-	sandboxUID  = "1000"
+	sandboxID   = 1000
 	sandboxUser = "sandbox"
 	hostname    = "sandbox"
 	workdir     = "/workspace"
@@ -50,33 +52,68 @@ var netEtcFiles = []string{"/etc/resolv.conf", "/etc/gai.conf"}
 
 // features is what this host's bwrap supports, found by probing at New.
 type features struct {
-	userNS        bool // explicit user namespace with --uid/--gid mapping
-	disableUserNS bool // --disable-userns (bwrap >= 0.8): no nested user namespaces
+	// userNS: a user namespace maps the sandbox user (uid 1000 inside):
+	// bwrap's (--unshare-user --uid/--gid), or as root brain's own.
+	userNS bool
+	// disableUserNS: --disable-userns (bwrap >= 0.8), no nested user
+	// namespaces; it needs bwrap's own user namespace, so not as root.
+	disableUserNS bool
 }
 
 // probeOrder lists feature sets from strongest to weakest; New uses the
-// first that runs.
-var probeOrder = []features{{userNS: true, disableUserNS: true}, {userNS: true}, {}}
+// first that runs. As root without a user namespace, setpriv switches to
+// RunAs itself.
+func (s *Sandboxes) probeOrder() []features {
+	if s.cfg.runAs != nil {
+		return []features{{userNS: true}, {}}
+	}
+	return []features{{userNS: true, disableUserNS: true}, {userNS: true}, {}}
+}
+
+// The scripts run inside before the command. setupScript runs as root in
+// the sandbox (only when brain is root): bwrap made /tmp and /dev/shm as
+// that root, so it opens them to the sandbox user. startScript runs as the
+// sandbox user: fd 4 gets one byte just before the command starts, which
+// tells a setup failure from a command's failure; then the fds are closed.
+// Each execs the rest of its arguments.
+const (
+	setupScript = `chmod 1777 /tmp /dev/shm || exit 1; exec "$@"`
+	startScript = `cd /workspace || exit 1; printf x >&4; exec 3>&- 4>&-; exec "$@"`
+)
 
 // args builds the bwrap command line that runs command with workspace
 // bound at /workspace. fd 3 receives bwrap's info (the sandbox's pid 1);
-// fd 4 receives one byte once the sandbox is set up, just before the
-// command starts, which tells a setup failure from a command's failure.
+// fd 4 receives the start byte (see startScript).
 func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string {
-	a := []string{"--unshare-all"}
-	if f.userNS {
-		a = append(a, "--unshare-user", "--uid", sandboxUID, "--gid", sandboxUID)
-		if f.disableUserNS {
-			a = append(a, "--disable-userns")
+	asRoot := s.cfg.runAs != nil
+	var a []string
+	if asRoot {
+		// Not --unshare-all: it implies bwrap's own user namespace, which
+		// would map the sandbox user to root.
+		a = append(a, "--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try")
+		if !s.cfg.Network {
+			a = append(a, "--unshare-net")
+		}
+		// Just what setpriv needs to become the sandbox user and empty the
+		// bounding set.
+		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP")
+	} else {
+		a = append(a, "--unshare-all")
+		if f.userNS {
+			id := strconv.Itoa(sandboxID)
+			a = append(a, "--unshare-user", "--uid", id, "--gid", id)
+			if f.disableUserNS {
+				a = append(a, "--disable-userns")
+			}
+		}
+		if s.cfg.Network {
+			a = append(a, "--share-net")
+		}
+		if os.Geteuid() == 0 {
+			a = append(a, "--cap-drop", "ALL")
 		}
 	}
-	if s.cfg.Network {
-		a = append(a, "--share-net")
-	}
 	a = append(a, "--die-with-parent", "--new-session", "--hostname", hostname, "--clearenv")
-	if os.Geteuid() == 0 {
-		a = append(a, "--cap-drop", "ALL")
-	}
 	for _, kv := range env {
 		a = append(a, "--setenv", kv[0], kv[1])
 	}
@@ -104,28 +141,48 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 	for _, name := range syntheticEtc {
 		a = append(a, "--ro-bind", filepath.Join(etcDir, name), "/etc/"+name)
 	}
-	a = append(a,
-		"--bind", workspace, workdir, "--chdir", workdir,
-		"--remount-ro", "/",
-		"--info-fd", "3",
-		"/bin/sh", "-c", `printf x >&4; exec 3>&- 4>&-; exec /bin/sh -c "$1"`, hostname, command)
-	return a
+	// bwrap binds every host path nosuid, and nodev unless --dev-bind:
+	// /workspace is rw,nosuid,nodev.
+	a = append(a, "--bind", workspace, workdir, "--remount-ro", "/", "--info-fd", "3")
+	if asRoot {
+		uid, gid := s.sandboxIDs(f)
+		a = append(a, "/bin/sh", "-c", setupScript, hostname,
+			s.setpriv, "--reuid="+strconv.Itoa(uid), "--regid="+strconv.Itoa(gid),
+			"--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--")
+	}
+	a = append(a, "/bin/sh", "-c", startScript, hostname)
+	if rl := s.cfg.rlimits(); len(rl) > 0 {
+		a = append(append(append(a, s.prlimit), rl...), "--")
+	}
+	return append(a, "/bin/sh", "-c", command)
+}
+
+// sandboxIDs are the sandbox user's uid and gid as the sandbox sees them.
+func (s *Sandboxes) sandboxIDs(f features) (uid, gid int) {
+	switch {
+	case f.userNS:
+		return sandboxID, sandboxID
+	case s.cfg.runAs != nil:
+		return s.cfg.runAs.uid, s.cfg.runAs.gid
+	default:
+		return os.Geteuid(), os.Getegid()
+	}
 }
 
 // syntheticEtc are files brain writes for every sandbox instead of
 // exposing the host's: the sandbox user, its group, its host name.
 var syntheticEtc = []string{"passwd", "group", "hosts", "hostname"}
 
-func writeEtc(dir string, f features) error {
-	uid := sandboxUID
-	if !f.userNS {
-		uid = fmt.Sprint(os.Geteuid())
-	}
+func (s *Sandboxes) writeEtc(dir string, f features) error {
+	u, g := s.sandboxIDs(f)
+	uid, gid := strconv.Itoa(u), strconv.Itoa(g)
+	// The sandbox user comes first, so its ids are named for it even when
+	// RunAs is nobody's.
 	files := map[string]string{
-		"passwd": "root:x:0:0:root:/root:/bin/sh\n" +
-			sandboxUser + ":x:" + uid + ":" + uid + ":" + sandboxUser + ":" + workdir + ":/bin/sh\n" +
+		"passwd": sandboxUser + ":x:" + uid + ":" + gid + ":" + sandboxUser + ":" + workdir + ":/bin/sh\n" +
+			"root:x:0:0:root:/root:/bin/sh\n" +
 			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		"group":    "root:x:0:\n" + sandboxUser + ":x:" + uid + ":\nnogroup:x:65534:\n",
+		"group":    sandboxUser + ":x:" + gid + ":\nroot:x:0:\nnogroup:x:65534:\n",
 		"hosts":    "127.0.0.1\tlocalhost\n::1\tlocalhost\n127.0.1.1\t" + hostname + "\n",
 		"hostname": hostname + "\n",
 	}
@@ -153,6 +210,18 @@ func (s *Sandboxes) probe() (features, error) {
 		return features{}, fmt.Errorf("sandbox: bwrap not found (%s): %v; %s", s.cfg.Bwrap, err, installHint)
 	}
 	s.bwrap = path
+	if len(s.cfg.rlimits()) > 0 {
+		if s.prlimit, err = toolPath("prlimit"); err != nil {
+			return features{}, fmt.Errorf("sandbox: %v: install util-linux, whose prlimit sets the limits max_processes, "+
+				"max_memory_bytes, max_cpu_seconds and max_file_bytes (or set each to -1 to turn it off)", err)
+		}
+	}
+	if s.cfg.runAs != nil {
+		if s.setpriv, err = toolPath("setpriv"); err != nil {
+			return features{}, fmt.Errorf("sandbox: %v: install util-linux, whose setpriv runs commands as run_as "+
+				"when brain runs as root", err)
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, path, "--ro-bind", "/", "/", "true").CombinedOutput(); err != nil {
@@ -164,17 +233,18 @@ func (s *Sandboxes) probe() (features, error) {
 	}
 	defer os.RemoveAll(dir)
 	var errs []error
-	for _, f := range probeOrder {
+	for _, f := range s.probeOrder() {
 		etc := filepath.Join(dir, "etc")
 		ws := filepath.Join(dir, "workspace")
-		if err := writeEtc(etc, f); err != nil {
+		if err := s.writeEtc(etc, f); err != nil {
 			return features{}, fmt.Errorf("sandbox: probe: %w", err)
 		}
-		if err := os.MkdirAll(ws, 0o700); err != nil {
+		if err := s.makeWorkspace(ws); err != nil {
 			return features{}, fmt.Errorf("sandbox: probe: %w", err)
 		}
 		cmd := exec.CommandContext(ctx, path, s.args(f, etc, ws, "true")...)
 		cmd.Env = []string{}
+		cmd.SysProcAttr = s.sysProcAttr(f)
 		// The probe has no reader for the info and start fds: send them to
 		// /dev/null.
 		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -198,4 +268,16 @@ func trimOut(b []byte) string {
 		s = s[:500] + "..."
 	}
 	return s
+}
+
+// toolPath finds a helper binary where the sandbox sees it too: under the
+// host's /usr, /bin or /sbin, which are bound at the same paths.
+func toolPath(name string) (string, error) {
+	for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin", "/usr/sbin", "/sbin"} {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not in /usr/local/bin, /usr/bin, /bin, /usr/sbin or /sbin", name)
 }

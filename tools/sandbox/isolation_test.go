@@ -100,16 +100,24 @@ func TestSandbox_Network(t *testing.T) {
 }
 
 // Every feature set New may fall back to must still run commands isolated.
+// As root, the layout of an unprivileged brain is tried too.
 func TestSandbox_FeatureFallbacks(t *testing.T) {
 	s := newTest(t, Config{})
-	for _, f := range probeOrder {
-		s.feat = f
-		if err := writeEtc(s.etcDir, f); err != nil {
-			t.Fatal(err)
-		}
-		r := sh(t, s, "f", "echo ok > f; cat f; touch /usr/x 2>/dev/null || echo ro")
-		if r.Stdout != "ok\nro\n" {
-			t.Errorf("%+v: %+v", f, r)
+	layouts := []*hostUser{s.cfg.runAs}
+	if s.cfg.runAs != nil {
+		layouts = append(layouts, nil)
+	}
+	for i, runAs := range layouts {
+		s.cfg.runAs = runAs
+		for j, f := range s.probeOrder() {
+			s.feat = f
+			if err := s.writeEtc(s.etcDir, f); err != nil {
+				t.Fatal(err)
+			}
+			r := sh(t, s, fmt.Sprintf("f%d-%d", i, j), "echo ok > f; cat f; touch /usr/x 2>/dev/null || echo ro; touch /tmp/x && id -un")
+			if r.Stdout != "ok\nro\nsandbox\n" {
+				t.Errorf("run as %v, %+v: %+v", runAs, f, r)
+			}
 		}
 	}
 }

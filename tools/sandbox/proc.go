@@ -40,9 +40,10 @@ type proc struct {
 	once    sync.Once
 }
 
-// startProc starts bwrap with args, capturing each output stream up to
-// limit bytes.
-func startProc(path string, args []string, limit int, grace time.Duration) (*proc, error) {
+// startProc starts bwrap with args and attr, capturing each output stream
+// up to limit bytes. attr must put bwrap in its own process group, so the
+// whole group can be killed at once.
+func startProc(path string, args []string, attr *syscall.SysProcAttr, limit int, grace time.Duration) (*proc, error) {
 	var files []*os.File // every pipe end, to close on failure
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -77,8 +78,7 @@ func startProc(path string, args []string, limit int, grace time.Duration) (*pro
 	cmd.Env = []string{} // bwrap itself gets none of brain's environment either
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{infoW, startW} // fds 3 and 4
-	// Its own process group, so the whole group can be killed at once.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}

@@ -2,18 +2,28 @@
 // session in a bubblewrap (bwrap) sandbox.
 //
 // Each session gets a workspace directory, Root/<session>/workspace, made
-// on its first command and bound read-write at /workspace, which is also
-// the working directory and HOME. Every command runs in a fresh bwrap with
-// new user, pid, mount, ipc, uts and cgroup namespaces (and a new network
-// namespace, with only its own loopback, unless Config.Network), as an
-// unprivileged user with no capabilities, and sees: the host's /usr (and
-// /bin, /lib... or their usrmerge symlinks) read-only; a short allow-list of
-// /etc entries (see etcFiles) plus a generated passwd, group, hosts and
-// hostname; its own /proc and a minimal /dev; an empty /tmp that lasts one
-// command; and an environment of PATH, HOME and LANG only. Brain's
-// environment, data directory, other sessions' workspaces, /home, /root and
-// the rest of the host's file system are not visible; only /workspace and
-// /tmp are writable.
+// on its first command and bound read-write, nosuid and nodev at
+// /workspace, which is also the working directory and HOME. Every command
+// runs in a fresh bwrap with new user, pid, mount, ipc, uts and cgroup
+// namespaces (and a new network namespace, with only its own loopback,
+// unless Config.Network), as an unprivileged user with no capabilities,
+// and sees: the host's /usr (and /bin, /lib... or their usrmerge symlinks)
+// read-only; a short allow-list of /etc entries (see etcFiles) plus a
+// generated passwd, group, hosts and hostname; its own /proc and a minimal
+// /dev; an empty /tmp that lasts one command; and an environment of PATH,
+// HOME and LANG only. Brain's environment, data directory, other sessions'
+// workspaces, /home, /root and the rest of the host's file system are not
+// visible; only /workspace and /tmp are writable.
+//
+// Outside, the sandbox user is brain's own user, or, when brain runs as
+// root, Config.RunAs (nobody by default), which then owns the workspaces:
+// nothing a command leaves in /workspace is root's on the host (see
+// runas.go).
+//
+// Each command is bounded (see Config and limits.go): processes and
+// threads at once, and per process memory, CPU time and file size, as
+// rlimits; and the workspace's size on disk, measured after each command:
+// over budget, the call is a tool error that names the budget.
 //
 // A command's processes live in its pid namespace and end with it: when
 // the command exits, anything it left running in the background is
@@ -30,10 +40,18 @@
 // namespaces (no seccomp filter; the kernel is shared); with Network on the
 // sandbox shares brain's network namespace, host loopback included, so it
 // can reach brain's own HTTP API and every local service; files under /usr
-// (including /usr/local) are readable; CPU, memory and disk are not
-// limited (beyond the timeout); and when brain runs as root, the sandbox
-// user maps to root outside, so root-owned files in the bound paths look
-// like its own. Run brain as an unprivileged user.
+// (including /usr/local) are readable. The limits are rlimits: memory and
+// CPU time bind each process, not the command as a whole (up to
+// MaxProcesses times as much in all), nothing bounds /tmp (a tmpfs, in
+// memory) beyond the file size, and before Linux 5.14 MaxProcesses counts
+// every process of the host user; for hard totals run brain in a cgroup
+// (systemd's MemoryMax=, TasksMax=, CPUQuota=). The workspace can grow past
+// its budget during a command; the next ones fail until files are deleted.
+// When brain runs as root, nested user namespaces stay allowed (bwrap's
+// --disable-userns needs a user namespace of bwrap's own, which would map
+// the sandbox user to root), and other host processes running as RunAs
+// could signal or trace the sandbox's processes: a dedicated user is
+// better than nobody.
 //
 // It imports only the standard library and brain/tools.
 package sandbox
@@ -71,6 +89,37 @@ type Config struct {
 	MaxOutputBytes int
 	// Bwrap is the bwrap binary; default "bwrap" on PATH.
 	Bwrap string
+
+	// RunAs is the host user commands run as when brain runs as root:
+	// "uid", "uid:gid" or user names; a uid alone takes that user's
+	// primary group. Default nobody (65534 and its group). Workspaces
+	// belong to it. Set while brain is not root, New fails: commands
+	// then run as brain's own user.
+	RunAs string
+
+	// The limits below bind each command; a negative value turns one off.
+	// All but the workspace's are rlimits set with prlimit (util-linux).
+
+	// MaxProcesses bounds the processes and threads a command runs at
+	// once (RLIMIT_NPROC, counted in the sandbox's user namespace on Linux
+	// 5.14+; before, over every process of the host user); default 1024.
+	MaxProcesses int
+	// MaxMemoryBytes bounds each process's memory (RLIMIT_DATA: heap and
+	// other private writable mappings, not reserved address space);
+	// default 4 GiB.
+	MaxMemoryBytes int64
+	// MaxCPUSeconds bounds each process's CPU time (RLIMIT_CPU): SIGXCPU,
+	// then SIGKILL a second later; default 600.
+	MaxCPUSeconds int
+	// MaxFileBytes bounds the size of each file a command writes
+	// (RLIMIT_FSIZE), in /tmp too; default 1 GiB.
+	MaxFileBytes int64
+	// MaxWorkspaceBytes bounds a session's /workspace on disk, measured
+	// after each command; over it, the call is a tool error naming the
+	// budget; default 2 GiB.
+	MaxWorkspaceBytes int64
+
+	runAs *hostUser // resolved from RunAs; nil unless brain runs as root
 }
 
 const (
@@ -88,11 +137,13 @@ const (
 
 // Sandboxes runs sandbox_exec for every session.
 type Sandboxes struct {
-	cfg    Config
-	bwrap  string
-	feat   features
-	etcDir string
-	grace  time.Duration
+	cfg     Config
+	bwrap   string
+	prlimit string // found by New; see Config.rlimits
+	setpriv string // found by New when root; see runas.go
+	feat    features
+	etcDir  string
+	grace   time.Duration
 
 	mu      sync.Mutex
 	closed  bool
@@ -123,7 +174,7 @@ func New(cfg Config) (*Sandboxes, error) {
 	if s.feat, err = s.probe(); err != nil {
 		return nil, err
 	}
-	if err := writeEtc(s.etcDir, s.feat); err != nil {
+	if err := s.writeEtc(s.etcDir, s.feat); err != nil {
 		return nil, fmt.Errorf("sandbox: write /etc files: %w", err)
 	}
 	return s, nil
@@ -158,13 +209,17 @@ func withDefaults(cfg Config) (Config, error) {
 	case cfg.MaxOutputBytes < minOutput:
 		return cfg, fmt.Errorf("sandbox: max output bytes %d is under %d", cfg.MaxOutputBytes, minOutput)
 	}
-	return cfg, nil
+	limitDefaults(&cfg)
+	cfg.runAs, err = resolveRunAs(cfg.RunAs)
+	return cfg, err
 }
 
 func newSandboxes(cfg Config) *Sandboxes {
 	return &Sandboxes{
 		cfg:     cfg,
 		bwrap:   cfg.Bwrap,
+		prlimit: "prlimit",
+		setpriv: "setpriv",
 		etcDir:  filepath.Join(cfg.Root, ".etc"), // session dirs never start with '.'
 		grace:   killGrace,
 		boxes:   map[string]*box{},
@@ -225,7 +280,7 @@ func (s *Sandboxes) Tool() tools.Definition {
 			"(long output keeps its head and tail). /workspace is the working directory and persists across " +
 			"commands of this session; keep your files there. Everything else is read-only, except /tmp, which " +
 			"is emptied after each command. Background processes end when the command ends. Installed tools " +
-			"come from the host's /usr. " + net,
+			"come from the host's /usr. " + net + s.cfg.limitsText(),
 		Input:  json.RawMessage(in),
 		Output: json.RawMessage(out),
 		// Longer than any command may run, so the engine's deadline never
@@ -289,7 +344,7 @@ func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command s
 	}
 	s.calls.Add(1)
 	defer s.calls.Done()
-	p, err := startProc(s.bwrap, args, s.cfg.MaxOutputBytes, s.grace)
+	p, err := startProc(s.bwrap, args, s.sysProcAttr(s.feat), s.cfg.MaxOutputBytes, s.grace)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, tools.Failed("sandbox_exec: could not start the sandbox: %v", err)
@@ -349,6 +404,14 @@ wait:
 		return nil, tools.Failed("sandbox_exec: the sandbox could not be set up, %s did not run: %s", quote(command), strings.TrimSpace(msg))
 	}
 	r := result{ExitCode: p.exitCode(), Notice: notice}
+	over, err := s.overBudget(b.workspace)
+	switch {
+	case err != nil:
+		return nil, tools.Failed("sandbox_exec: %s exited with %d, but the size of /workspace could not be measured against its budget: %v\noutput: %s",
+			quote(command), r.ExitCode, err, s.soFar(p))
+	case over != "":
+		return nil, tools.Failed("sandbox_exec: %s exited with %d, but %s.\noutput: %s", quote(command), r.ExitCode, over, s.soFar(p))
+	}
 	return fit(&r, p.stdout, p.stderr, s.cfg.MaxOutputBytes), nil
 }
 
@@ -365,7 +428,7 @@ func (s *Sandboxes) box(sessionID string) (*box, error) {
 		return b, nil
 	}
 	ws := filepath.Join(s.cfg.Root, dirName(sessionID), "workspace")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
+	if err := s.makeWorkspace(ws); err != nil {
 		return nil, tools.Failed("sandbox_exec: could not create the session's workspace: %v", err)
 	}
 	b := &box{sem: make(chan struct{}, 1), workspace: ws}
