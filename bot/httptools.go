@@ -42,10 +42,16 @@ func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 	}
 	if sc := cfg.Tools.SandboxExec; sc != nil {
 		sb, err := sandbox.New(sandbox.Config{
-			Root:           filepath.Join(cfg.DataDir, "sandboxes"),
-			Network:        sc.Network,
-			DefaultTimeout: time.Duration(sc.TimeoutSeconds) * time.Second,
-			MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+			Root:              filepath.Join(cfg.DataDir, "sandboxes"),
+			Network:           sc.Network,
+			DefaultTimeout:    time.Duration(sc.TimeoutSeconds) * time.Second,
+			MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
+			RunAs:             sc.RunAs,
+			MaxProcesses:      sc.MaxProcesses,
+			MaxMemoryBytes:    sc.MaxMemoryBytes,
+			MaxCPUSeconds:     sc.MaxCPUSeconds,
+			MaxFileBytes:      sc.MaxFileBytes,
+			MaxWorkspaceBytes: sc.MaxWorkspaceBytes,
 		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("tools.sandbox_exec: %w", err)

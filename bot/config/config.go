@@ -162,6 +162,15 @@ type WebFetchConfig struct {
 type SandboxExecConfig struct {
 	Network        bool `yaml:"network"`
 	TimeoutSeconds int  `yaml:"timeout_seconds"` // default 120, at most 1800
+	// RunAs is the host user sandboxed commands run as when brain runs as
+	// root (uid, uid:gid or names; default nobody). Refused when not root.
+	RunAs string `yaml:"run_as"`
+	// Per-command bounds; 0 = the sandbox's default, negative = off.
+	MaxProcesses      int   `yaml:"max_processes"`       // default 1024
+	MaxMemoryBytes    int64 `yaml:"max_memory_bytes"`    // default 4 GiB per process
+	MaxCPUSeconds     int   `yaml:"max_cpu_seconds"`     // default 600 per process
+	MaxFileBytes      int64 `yaml:"max_file_bytes"`      // default 1 GiB per file
+	MaxWorkspaceBytes int64 `yaml:"max_workspace_bytes"` // default 2 GiB, checked after each command
 }
 
 // MCPServerConfig is one entry of mcp_servers.
