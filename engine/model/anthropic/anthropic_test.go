@@ -8,42 +8,6 @@ import (
 	"brain/engine/model/modeltest"
 )
 
-// suite describes the adapter to the shared conformance tests; what follows
-// it here is what only Anthropic has.
-func suite() modeltest.Suite {
-	return modeltest.Suite{
-		New: func(c modeltest.Config) (engine.Model, error) {
-			return New(Config{BaseURL: c.BaseURL, APIKey: c.APIKey, KeyHint: c.KeyHint, Model: c.Model,
-				MaxTokens: c.MaxTokens, MaxRetries: c.MaxRetries, Timeout: c.Timeout})
-		},
-		Provider:         fakemodel.ProviderAnthropic,
-		CallIDPrefix:     "toolu_",
-		DefaultMaxTokens: DefaultMaxTokens,
-		MaxTokensKey:     "max_tokens",
-		Wire: modeltest.Wire{
-			// The adapter always streams; the system prompt is a text block.
-			Text:       `{"stream":true,"system":[{"type":"text","text":"You are terse."}]}`,
-			Tools:      `{"tools":[{"name":"weather","description":"Forecast","input_schema":` + modeltest.ToolSchema + `}]}`,
-			ToolResult: toolResultWire,
-			History:    historyWire,
-		},
-		Env: map[string]string{
-			"ANTHROPIC_API_KEY":        "bogus-env-key",
-			"ANTHROPIC_AUTH_TOKEN":     "bogus-env-token",
-			"ANTHROPIC_BASE_URL":       "http://127.0.0.1:1",
-			"ANTHROPIC_CUSTOM_HEADERS": "X-Bogus: 1",
-			"ANTHROPIC_PROFILE":        "bogus-profile",
-		},
-		LeakHeaders: []string{"X-Bogus"},
-		Errors: []modeltest.ErrorCase{
-			// Anthropic reports overload as an error event inside a stream
-			// that began with HTTP 200.
-			{Name: "overloaded mid-stream", Steps: []fakemodel.Step{fakemodel.FailMidStream(529, "Overloaded")},
-				Code: engine.ProviderUnavailable, Transient: true, Status: 529, Requests: 1},
-		},
-	}
-}
-
 // toolResultWire: the tool_use block goes back with its input, and the
 // result as a tool_result block in the next user message.
 func toolResultWire(call engine.ToolCall) string {
@@ -81,6 +45,44 @@ const historyWire = `{
 			{"type":"text","text":"time unknown."}]},
 		{"role":"user","content":[{"type":"text","text":"ok"}]}
 	]}`
+
+// suite describes the adapter to the shared conformance tests. The tests
+// after TestAnthropic_Conformance are the ones only Anthropic has.
+func suite() modeltest.Suite {
+	return modeltest.Suite{
+		New:              newModel,
+		Provider:         fakemodel.ProviderAnthropic,
+		CallIDPrefix:     "toolu_",
+		DefaultMaxTokens: DefaultMaxTokens,
+		Wire: modeltest.Wire{
+			// The adapter always streams; the system prompt is a text block.
+			Text:       `{"stream":true,"system":[{"type":"text","text":"You are terse."}]}`,
+			Tools:      `{"tools":[{"name":"weather","description":"Forecast","input_schema":` + modeltest.ToolSchema + `}]}`,
+			ToolResult: toolResultWire,
+			History:    historyWire,
+		},
+		Env: map[string]string{
+			"ANTHROPIC_API_KEY":        "bogus-env-key",
+			"ANTHROPIC_AUTH_TOKEN":     "bogus-env-token",
+			"ANTHROPIC_BASE_URL":       "http://127.0.0.1:1",
+			"ANTHROPIC_CUSTOM_HEADERS": "X-Bogus: 1",
+			"ANTHROPIC_PROFILE":        "bogus-profile",
+		},
+		LeakHeaders: []string{"X-Bogus"},
+		Errors: []modeltest.ErrorCase{
+			// Anthropic reports overload as an error event inside a stream
+			// that began with HTTP 200.
+			{Name: "overloaded mid-stream", Steps: []fakemodel.Step{fakemodel.FailMidStream(529, "Overloaded")},
+				Code: engine.ProviderUnavailable, Transient: true, Status: 529, Requests: 1},
+		},
+	}
+}
+
+// newModel maps the suite's settings onto Config.
+func newModel(c modeltest.Config) (engine.Model, error) {
+	return New(Config{BaseURL: c.BaseURL, APIKey: c.APIKey, KeyHint: c.KeyHint, Model: c.Model,
+		MaxTokens: c.MaxTokens, MaxRetries: c.MaxRetries, Timeout: c.Timeout})
+}
 
 func TestAnthropic_Conformance(t *testing.T) { modeltest.Run(t, suite()) }
 

@@ -11,9 +11,9 @@ import (
 	"brain/engine/model/fakemodel"
 )
 
-// errors: each failure becomes the ProviderError the engine acts on, after
+// failures: each failure becomes the ProviderError the engine acts on, after
 // as many requests as the retry policy allows.
-func (s Suite) errors(t *testing.T) {
+func (s Suite) failures(t *testing.T) {
 	for _, tt := range append(SharedErrors(), s.Errors...) {
 		t.Run(tt.Name, func(t *testing.T) {
 			srv := NewServer(t)

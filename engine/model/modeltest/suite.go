@@ -35,15 +35,14 @@ type Config struct {
 }
 
 // Suite describes one adapter to the conformance tests. Every field is
-// required except Errors.
+// required unless its comment says otherwise.
 type Suite struct {
 	// New builds the adapter, doing no I/O. It fails on an invalid Config;
 	// the Model is not used then.
 	New func(Config) (engine.Model, error)
 	// BasePath is appended to the fake server's root to make Config.BaseURL:
-	// "" when the SDK adds the whole path (Anthropic: v1/messages), "/v1/"
-	// when the base URL is the API root (OpenAI: chat/completions). It may be
-	// empty.
+	// empty when the SDK adds the whole path (Anthropic: v1/messages), "/v1/"
+	// when the base URL is the API root (OpenAI: chat/completions).
 	BasePath string
 	// Provider is the wire format the fake records the adapter's requests
 	// in: fakemodel.ProviderAnthropic or fakemodel.ProviderOpenAI.
@@ -51,10 +50,11 @@ type Suite struct {
 	// CallIDPrefix starts the tool call IDs the fake makes in that format.
 	CallIDPrefix string
 	// DefaultMaxTokens is the answer cap sent when neither the Config nor
-	// the request sets one; MaxTokensKey is the request body key carrying
-	// the cap.
+	// the request sets one.
 	DefaultMaxTokens int
-	MaxTokensKey     string
+	// MaxTokensKey is the request body key carrying the answer cap; empty
+	// means "max_tokens", which Anthropic and Chat Completions share.
+	MaxTokensKey string
 	// Wire is what the adapter must send, in its provider's JSON.
 	Wire Wire
 	// Env is set while the adapter is built and called, to check that it
@@ -64,7 +64,7 @@ type Suite struct {
 	Env         map[string]string
 	LeakHeaders []string
 	// Errors are failures only this provider has, checked after the shared
-	// ones (SharedErrors).
+	// ones (SharedErrors); optional.
 	Errors []ErrorCase
 }
 
@@ -115,10 +115,13 @@ func SharedErrors() []ErrorCase {
 // other tests: EnvironmentIgnored sets environment variables.
 func Run(t *testing.T, s Suite) {
 	s.validate(t)
+	if s.MaxTokensKey == "" {
+		s.MaxTokensKey = "max_tokens"
+	}
 	t.Run("TextAnswer", s.textAnswer)
 	t.Run("ToolRoundTrip", s.toolRoundTrip)
 	t.Run("HistoryMapping", s.historyMapping)
-	t.Run("Errors", s.errors)
+	t.Run("Errors", s.failures)
 	t.Run("RetryThenSuccess", s.retryThenSuccess)
 	t.Run("ConnectionRefused", s.connectionRefused)
 	t.Run("Cancelled", s.cancelled)
@@ -160,8 +163,8 @@ func (s Suite) validate(t *testing.T) {
 		t.Fatal("modeltest: Suite.New is required")
 	case s.Provider == "" || s.CallIDPrefix == "":
 		t.Fatal("modeltest: Suite.Provider and Suite.CallIDPrefix are required")
-	case s.DefaultMaxTokens <= 0 || s.MaxTokensKey == "":
-		t.Fatal("modeltest: Suite.DefaultMaxTokens and Suite.MaxTokensKey are required")
+	case s.DefaultMaxTokens <= 0:
+		t.Fatal("modeltest: Suite.DefaultMaxTokens is required")
 	case s.Wire.Text == "" || s.Wire.Tools == "" || s.Wire.ToolResult == nil || s.Wire.History == "":
 		t.Fatal("modeltest: every field of Suite.Wire is required")
 	case len(s.Env) == 0 || len(s.LeakHeaders) == 0:

@@ -13,41 +13,6 @@ import (
 	"brain/engine/model/modeltest"
 )
 
-// suite describes the adapter to the shared conformance tests; what follows
-// it here is what only Chat Completions has.
-func suite() modeltest.Suite {
-	return modeltest.Suite{
-		New: func(c modeltest.Config) (engine.Model, error) {
-			return New(Config{BaseURL: c.BaseURL, APIKey: c.APIKey, KeyHint: c.KeyHint, Model: c.Model,
-				MaxTokens: c.MaxTokens, MaxRetries: c.MaxRetries, Timeout: c.Timeout})
-		},
-		BasePath:         "/v1/",
-		Provider:         fakemodel.ProviderOpenAI,
-		CallIDPrefix:     "call_",
-		DefaultMaxTokens: DefaultMaxTokens,
-		// Not OpenAI's own host: the widely supported max_tokens is sent,
-		// and max_completion_tokens is not (Wire.Text).
-		MaxTokensKey: "max_tokens",
-		Wire: modeltest.Wire{
-			// Not streamed; the system prompt is the first message.
-			Text: `{"stream":null,"max_completion_tokens":null,"messages":[
-				{"role":"system","content":"You are terse."},
-				{"role":"user","content":"hi"}]}`,
-			Tools:      `{"tools":[{"type":"function","function":{"name":"weather","description":"Forecast","parameters":` + modeltest.ToolSchema + `}}]}`,
-			ToolResult: toolResultWire,
-			History:    historyWire,
-		},
-		Env: map[string]string{
-			"OPENAI_API_KEY":        "bogus-env-key",
-			"OPENAI_BASE_URL":       "http://127.0.0.1:1/v1/",
-			"OPENAI_ORG_ID":         "bogus-org",
-			"OPENAI_PROJECT_ID":     "bogus-project",
-			"OPENAI_CUSTOM_HEADERS": "X-Bogus: 1",
-		},
-		LeakHeaders: []string{"X-Bogus", "OpenAI-Organization", "OpenAI-Project"},
-	}
-}
-
 // toolResultWire: the call goes back with its arguments as a JSON string,
 // and the result as a "tool" message.
 func toolResultWire(call engine.ToolCall) string {
@@ -80,6 +45,43 @@ const historyWire = `{"messages":[
 	{"role":"assistant","content":"Sunny;\ntime unknown."},
 	{"role":"user","content":"ok"}
 ]}`
+
+// suite describes the adapter to the shared conformance tests. The tests
+// after TestOpenAI_Conformance are the ones only Chat Completions has.
+func suite() modeltest.Suite {
+	return modeltest.Suite{
+		New:              newModel,
+		BasePath:         "/v1/",
+		Provider:         fakemodel.ProviderOpenAI,
+		CallIDPrefix:     "call_",
+		DefaultMaxTokens: DefaultMaxTokens,
+		Wire: modeltest.Wire{
+			// Not streamed; the system prompt is the first message. Not
+			// OpenAI's own host: the widely supported max_tokens is sent
+			// (the suite checks it), max_completion_tokens is not.
+			Text: `{"stream":null,"max_completion_tokens":null,"messages":[
+				{"role":"system","content":"You are terse."},
+				{"role":"user","content":"hi"}]}`,
+			Tools:      `{"tools":[{"type":"function","function":{"name":"weather","description":"Forecast","parameters":` + modeltest.ToolSchema + `}}]}`,
+			ToolResult: toolResultWire,
+			History:    historyWire,
+		},
+		Env: map[string]string{
+			"OPENAI_API_KEY":        "bogus-env-key",
+			"OPENAI_BASE_URL":       "http://127.0.0.1:1/v1/",
+			"OPENAI_ORG_ID":         "bogus-org",
+			"OPENAI_PROJECT_ID":     "bogus-project",
+			"OPENAI_CUSTOM_HEADERS": "X-Bogus: 1",
+		},
+		LeakHeaders: []string{"X-Bogus", "OpenAI-Organization", "OpenAI-Project"},
+	}
+}
+
+// newModel maps the suite's settings onto Config.
+func newModel(c modeltest.Config) (engine.Model, error) {
+	return New(Config{BaseURL: c.BaseURL, APIKey: c.APIKey, KeyHint: c.KeyHint, Model: c.Model,
+		MaxTokens: c.MaxTokens, MaxRetries: c.MaxRetries, Timeout: c.Timeout})
+}
 
 func TestOpenAI_Conformance(t *testing.T) { modeltest.Run(t, suite()) }
 
