@@ -15,8 +15,8 @@ import (
 // reused keep-alive connection fails after the write, provided the request
 // is "replayable": no body (or a GetBody) and a GET, HEAD, OPTIONS or TRACE
 // method or an Idempotency-Key header (Request.isReplayable,
-// persistConn.shouldRetryRequest). It skips that only for a connection it
-// had not used before. So the copy
+// persistConn.shouldRetryRequest). It never does so when the connection
+// was a new one. So the copy
 //
 //   - turns keep-alives off: each request gets a connection of its own,
 //     never a reused one, and the retry condition cannot hold;
