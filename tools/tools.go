@@ -1,8 +1,9 @@
 // Package tools is the tool contract: what a tool is (Definition), what it is
 // called with (Call), how it fails (Error), JSON-Schema validation of its
-// input and output (Set), and the one secret scrubber (Scrubber) that the
-// tool families and the logs share. It is a leaf: it imports nothing of the
-// project.
+// input and output (Set), the one secret scrubber (Scrubber) that the
+// tool families and the logs share, and the one HTTP transport they
+// dispatch through (OnceTransport: each request sent at most once). It is a
+// leaf: it imports nothing of the project.
 // Tool families live in subpackages and import only this package.
 package tools
 

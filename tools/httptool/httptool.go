@@ -1,6 +1,7 @@
 // Package httptool turns a declared HTTP endpoint into a tool: the model's
 // arguments become the request, the service's JSON answer becomes the result,
-// and every failure says whether the request may have reached the service
+// the request is sent at most once (never re-sent by the transport), and
+// every failure says whether it may have reached the service
 // (tools.Error.UnknownOutcome). Configured header values are treated as
 // secrets: they never appear in errors or results.
 //
@@ -69,6 +70,9 @@ type Fact struct {
 // New checks spec and returns the tool. Errors name the tool. client nil
 // means a client of the package's own (no redirects followed, so configured
 // headers never travel to another URL); it is never http.DefaultClient.
+// Requests are sent at most once: a given client's *http.Transport (or nil
+// transport) is replaced by its tools.OnceTransport copy; another
+// RoundTripper must not re-send requests itself.
 func New(spec Spec, client *http.Client) (tools.Definition, error) {
 	e, err := newEndpoint(spec, client)
 	if err != nil {
@@ -193,6 +197,8 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 	e.scrub = tools.NewScrubber(secrets...)
 	if e.client == nil {
 		e.client = ownClient()
+	} else {
+		e.client = tools.OnceClient(e.client)
 	}
 	switch e.client.Transport.(type) {
 	case nil, *http.Transport:
@@ -203,20 +209,19 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 
 // ownClient is used when New is given no client. Redirects are not
 // followed: net/http forwards custom headers (API keys) to the new location.
+// Its transport opens a connection per request (tools.OnceTransport), so
+// it keeps no idle ones.
 func ownClient() *http.Client {
 	return &http.Client{
-		Transport: &http.Transport{
+		Transport: tools.OnceTransport(&http.Transport{
 			Proxy: http.ProxyFromEnvironment,
 			DialContext: (&net.Dialer{
 				Timeout:   30 * time.Second,
 				KeepAlive: 30 * time.Second,
 			}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          100,
-			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   10 * time.Second,
 			ExpectContinueTimeout: time.Second,
-		},
+		}),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

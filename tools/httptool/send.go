@@ -86,8 +86,9 @@ func (e *endpoint) request(ctx context.Context, input json.RawMessage, key strin
 		// The error would quote the URL; the URL was checked in New anyway.
 		return nil, tools.Failed("%s: could not build the request; nothing was sent", e.target)
 	}
-	// Without GetBody net/http cannot replay a body it already wrote (it
-	// retries some failures on reused connections, or on 307/308 redirects).
+	// The client's transport never re-sends (tools.OnceTransport); without
+	// GetBody, a caller's own RoundTripper or a 307/308 redirect cannot
+	// replay a body already written either.
 	req.GetBody = nil
 	req.Header.Set("Accept", "application/json")
 	if body != nil {

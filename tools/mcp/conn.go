@@ -20,6 +20,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"brain/tools"
 )
 
 // protocolVersion is pinned to the last revision with the initialize
@@ -43,7 +45,7 @@ type conn struct {
 	s         *server
 	client    *client.Client
 	tr        transport.Interface
-	http      *http.Transport // HTTP only: its idle connections are closed with the conn
+	http      *http.Transport // HTTP only (nil for stdio); closed with the conn
 	resources bool
 	proc      *process     // stdio only
 	stderr    *tailBuffer  // stdio only
@@ -132,10 +134,12 @@ func describeInit(ctx context.Context, err error) error {
 }
 
 // httpClient follows no redirects, so the bearer token never travels to
-// another URL.
+// another URL, and sends each request at most once (tools.OnceTransport):
+// mcp-go's POSTs carry GetBody, which lets net/http's HTTP/2 transport
+// re-send a tools/call after a stream reset.
 func httpClient() *http.Client {
 	return &http.Client{
-		Transport:     http.DefaultTransport.(*http.Transport).Clone(),
+		Transport:     tools.OnceTransport(nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

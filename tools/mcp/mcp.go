@@ -10,7 +10,9 @@
 // Bearer tokens and env values never appear in results, errors or logs.
 // A server whose connection is lost (its child died, its HTTP session was
 // forgotten) is reconnected; its tools are withdrawn meanwhile. Tools that
-// can only run as tasks are not offered.
+// can only run as tasks are not offered. Over HTTP every request is sent at
+// most once (tools.OnceTransport): a call cut off after the write has an
+// unknown outcome, never a silent second delivery.
 //
 // It imports only the standard library, mcp-go and brain/tools.
 package mcp

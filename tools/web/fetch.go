@@ -134,21 +134,20 @@ type fetcher struct {
 }
 
 // fetchClient has no proxy (a proxy would resolve and dial for us, past the
-// guard), dials only through the guard, verifies TLS, and re-checks every
-// redirect target before following it.
+// guard), dials only through the guard, verifies TLS, re-checks every
+// redirect target before following it, and sends each request at most once
+// (tools.OnceTransport: a connection per request, still dialled through the
+// guard).
 func fetchClient(cfg FetchConfig) *http.Client {
 	g := newGuard(cfg)
 	return &http.Client{
-		Transport: &http.Transport{
+		Transport: tools.OnceTransport(&http.Transport{
 			Proxy:                  nil,
 			DialContext:            g.DialContext,
 			TLSClientConfig:        &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-			ForceAttemptHTTP2:      true,
-			MaxIdleConns:           16,
-			IdleConnTimeout:        30 * time.Second,
 			TLSHandshakeTimeout:    cfg.Timeout,
 			MaxResponseHeaderBytes: 256 << 10,
-		},
+		}),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			to := req.URL.Redacted()
 			if len(via) > maxRedirects {

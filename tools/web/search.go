@@ -49,7 +49,9 @@ type SearchConfig struct {
 	Timeout time.Duration
 	// HTTPClient sends the requests; nil means a client of the package's
 	// own that does not follow redirects, so the key never travels to
-	// another host.
+	// another host. Either way a request is sent at most once: a
+	// *http.Transport (or nil transport) is replaced by its
+	// tools.OnceTransport copy.
 	HTTPClient *http.Client
 }
 
@@ -113,6 +115,8 @@ func Search(cfg SearchConfig) (tools.Definition, error) {
 	s.scrub = tools.NewScrubber(secrets...)
 	if s.client == nil {
 		s.client = ownClient()
+	} else {
+		s.client = tools.OnceClient(s.client)
 	}
 	switch s.client.Transport.(type) {
 	case nil, *http.Transport:
@@ -163,12 +167,12 @@ type searcher struct {
 }
 
 // ownClient does not follow redirects: net/http would forward custom
-// headers (X-Subscription-Token) to the new location.
+// headers (X-Subscription-Token) to the new location. A search is a read,
+// but a GET re-sent by the transport is still a second request (and a
+// second charge) at the provider, so it too is sent at most once.
 func ownClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConns = 16
 	return &http.Client{
-		Transport:     t,
+		Transport:     tools.OnceTransport(nil),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

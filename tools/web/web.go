@@ -5,7 +5,8 @@
 //
 // Failures are tools.Error values the model reads; a misconfigured
 // provider is a tool error at call time, not a crash. API keys never appear
-// in errors or results.
+// in errors or results. Every request is sent at most once
+// (tools.OnceTransport).
 //
 // It imports only the standard library and brain/tools.
 package web

@@ -1,0 +1,271 @@
+package tools_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"brain/tools"
+)
+
+// dropTarget is a raw HTTP/1.1 service that answers the first answered
+// requests of each connection with keep-alive; the next one it reads in
+// full and then closes the connection without a word, as a server does
+// that dies or times the connection out just as a request arrives. It
+// counts every request that reached it.
+type dropTarget struct {
+	ln       net.Listener
+	answered int
+	seen     atomic.Int64
+	mu       sync.Mutex
+	conns    []net.Conn
+}
+
+func newDropTarget(t *testing.T, answered int) *dropTarget {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &dropTarget{ln: ln, answered: answered}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d.mu.Lock()
+			d.conns = append(d.conns, c)
+			d.mu.Unlock()
+			wg.Go(func() { d.serve(c) })
+		}
+	})
+	t.Cleanup(func() {
+		ln.Close()
+		d.mu.Lock()
+		for _, c := range d.conns {
+			c.Close()
+		}
+		d.mu.Unlock()
+		wg.Wait()
+	})
+	return d
+}
+
+func (d *dropTarget) serve(c net.Conn) {
+	defer c.Close()
+	br := bufio.NewReader(c)
+	for n := 0; ; n++ {
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		_, err = io.Copy(io.Discard, req.Body)
+		if err != nil {
+			return
+		}
+		d.seen.Add(1)
+		if n >= d.answered {
+			return
+		}
+		body := `{"ok":true}`
+		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
+		if req.Method == http.MethodHead {
+			body = ""
+		}
+		if _, err := io.WriteString(c, head+body); err != nil {
+			return
+		}
+	}
+}
+
+func (d *dropTarget) url() string { return "http://" + d.ln.Addr().String() + "/things/1" }
+
+var methods = []string{"GET", "HEAD", "DELETE", "PUT", "POST", "PATCH", "OPTIONS"}
+
+type dispatch struct {
+	method string
+	key    bool // an Idempotency-Key header
+	body   bool
+}
+
+func (d dispatch) String() string {
+	return fmt.Sprintf("%s key=%v body=%v", d.method, d.key, d.body)
+}
+
+// replayable is net/http's own rule (Request.isReplayable): which requests
+// a plain Transport sends again after a reused connection fails.
+func (d dispatch) replayable() bool {
+	switch d.method {
+	case "GET", "HEAD", "OPTIONS":
+		return true
+	}
+	return d.key
+}
+
+func dispatches() []dispatch {
+	var all []dispatch
+	for _, m := range methods {
+		for _, key := range []bool{false, true} {
+			for _, body := range []bool{false, true} {
+				all = append(all, dispatch{m, key, body})
+			}
+		}
+	}
+	return all
+}
+
+func (d dispatch) send(t *testing.T, c *http.Client, url string) error {
+	t.Helper()
+	var body io.Reader
+	if d.body {
+		body = strings.NewReader(`{"title":"x"}`) // NewRequest sets GetBody for it
+	}
+	req, err := http.NewRequestWithContext(context.Background(), d.method, url, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.key {
+		req.Header.Set("Idempotency-Key", "sess-1:call-1")
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(io.Discard, resp.Body)
+	return err
+}
+
+// TestOnceTransport_NeverResends sends two requests, one after the other,
+// to a target that drops the second request of a connection. A plain
+// Transport reuses the connection and, for a replayable request, sends the
+// second request again on a new one: the target sees it twice. Through
+// OnceTransport the target sees each request exactly once.
+func TestOnceTransport_NeverResends(t *testing.T) {
+	for _, d := range dispatches() {
+		t.Run(d.String(), func(t *testing.T) {
+			t.Run("plain transport", func(t *testing.T) {
+				// The control: it proves the target triggers net/http's
+				// re-send, so the check below can fail.
+				target := newDropTarget(t, 1)
+				c := &http.Client{Transport: &http.Transport{}}
+				_ = d.send(t, c, target.url())
+				_ = d.send(t, c, target.url())
+				if got := target.seen.Load(); d.replayable() && got != 3 {
+					t.Fatalf("target saw %d requests for 2 sent, want 3: the plain transport re-sends a replayable request", got)
+				}
+			})
+			t.Run("once", func(t *testing.T) {
+				target := newDropTarget(t, 1)
+				c := &http.Client{Transport: tools.OnceTransport(&http.Transport{})}
+				for i := range 2 {
+					if err := d.send(t, c, target.url()); err != nil {
+						t.Fatalf("request %d: %v", i+1, err)
+					}
+				}
+				if got := target.seen.Load(); got != 2 {
+					t.Fatalf("target saw %d requests for 2 sent, want 2", got)
+				}
+			})
+			t.Run("once, connection dropped", func(t *testing.T) {
+				target := newDropTarget(t, 0)
+				c := &http.Client{Transport: tools.OnceTransport(&http.Transport{})}
+				if err := d.send(t, c, target.url()); err == nil {
+					t.Fatal("a dropped request succeeded")
+				}
+				if got := target.seen.Load(); got != 1 {
+					t.Fatalf("target saw %d requests for 1 sent, want 1", got)
+				}
+			})
+		})
+	}
+}
+
+// TestOnceTransport_KeepsBase checks the copy keeps base's dialer (tools/web
+// guards the address it dials with it) and leaves base as it was.
+func TestOnceTransport_KeepsBase(t *testing.T) {
+	target := newDropTarget(t, 1)
+	var dials atomic.Int64
+	base := &http.Transport{
+		ForceAttemptHTTP2: true,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
+		TLSClientConfig: &tls.Config{NextProtos: []string{"h2", "http/1.1"}},
+	}
+	c := &http.Client{Transport: tools.OnceTransport(base)}
+	for range 2 {
+		if err := (dispatch{method: "GET"}).send(t, c, target.url()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("base's dialer dialled %d times for 2 requests, want 2", n)
+	}
+	if base.DisableKeepAlives || base.Protocols != nil || strings.Join(base.TLSClientConfig.NextProtos, ",") != "h2,http/1.1" {
+		t.Errorf("base was changed: keep-alives off %v, protocols %v, ALPN %v", base.DisableKeepAlives, base.Protocols, base.TLSClientConfig.NextProtos)
+	}
+}
+
+// TestOnceTransport_HTTP1Only checks that a dispatch speaks HTTP/1.1 to a
+// server that offers HTTP/2, even through a base that was already used
+// (and so has HTTP/2 registered).
+func TestOnceTransport_HTTP1Only(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, r.Proto)
+	}))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	base := srv.Client().Transport.(*http.Transport)
+	proto := func(c *http.Client) string {
+		t.Helper()
+		resp, err := c.Get(srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := proto(&http.Client{Transport: base}); got != "HTTP/2.0" {
+		t.Fatalf("the base client spoke %s; the test needs a server and base that use HTTP/2", got)
+	}
+	if got := proto(&http.Client{Transport: tools.OnceTransport(base)}); got != "HTTP/1.1" {
+		t.Errorf("a dispatch spoke %s, want HTTP/1.1", got)
+	}
+}
+
+func TestOnceClient(t *testing.T) {
+	redirect := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	given := &http.Client{CheckRedirect: redirect}
+	c := tools.OnceClient(given)
+	if tr, ok := c.Transport.(*http.Transport); !ok || !tr.DisableKeepAlives {
+		t.Errorf("transport %T is not a once transport", c.Transport)
+	}
+	if c.CheckRedirect == nil || given.Transport != nil {
+		t.Error("OnceClient dropped the redirect policy or changed the given client")
+	}
+	opaque := roundTripperFunc(func(*http.Request) (*http.Response, error) { return nil, io.EOF })
+	if c := tools.OnceClient(&http.Client{Transport: opaque}); c.Transport == nil {
+		t.Error("an opaque transport was dropped")
+	} else if _, ok := c.Transport.(roundTripperFunc); !ok {
+		t.Errorf("an opaque transport was replaced by %T", c.Transport)
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
