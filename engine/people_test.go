@@ -183,11 +183,7 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	s := h.session()
 	h.send(s.ID, "report it")
 	s, evs := h.waitTurns(s.ID, 1)
-	var res struct {
-		CallID string          `json:"call_id"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(s.Result, &res); err != nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
+	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
 		t.Fatalf("session result %s", s.Result)
 	}
 	rs := results(t, evs)
