@@ -9,8 +9,9 @@ import (
 )
 
 // Payload is the typed data of one event: one type per event type. The set
-// is closed (isPayload is unexported); NewEvent and Event.Decode are the
-// only code that turns payloads into the JSON the log holds and back.
+// is closed (isPayload is unexported); NewEvent and Event.Decode (in
+// eventcodec.go) are the only code that turns payloads into the JSON the
+// log holds and back.
 //
 // Field order matters: the JSON must stay byte-for-byte what earlier
 // versions wrote, and several payloads were written from Go maps, whose keys
