@@ -51,14 +51,14 @@ func TestAPI_ConversationThroughHTTP(t *testing.T) {
 	if got.Status != engine.StatusIdle || !got.Interactive || got.Origin != engine.OriginAPI {
 		t.Fatalf("session %+v", got)
 	}
-	var agent map[string]any
+	var agent engine.AgentMessage
 	for _, ev := range evs {
 		if ev.Type == engine.EventAgentMessage {
-			_ = json.Unmarshal(ev.Data, &agent)
+			agent = payload[engine.AgentMessage](t, ev)
 		}
 	}
-	if agent["text"] != "Hello, person." {
-		t.Fatalf("agent.message %v", agent)
+	if agent.Text != "Hello, person." {
+		t.Fatalf("agent.message %+v", agent)
 	}
 	// ?after= pages.
 	var page struct{ Events []engine.Event }

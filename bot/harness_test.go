@@ -200,6 +200,20 @@ func (ta *testApp) events(id string) []engine.Event {
 	return page.Events
 }
 
+// payload decodes ev, which must carry a T.
+func payload[T engine.Payload](t *testing.T, ev engine.Event) T {
+	t.Helper()
+	p, err := ev.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := p.(T)
+	if !ok {
+		t.Fatalf("event %d %s carries %T, want %T", ev.Seq, ev.Type, p, v)
+	}
+	return v
+}
+
 func countType(evs []engine.Event, typ string) int {
 	n := 0
 	for _, ev := range evs {

@@ -199,29 +199,21 @@ func (b *linearBridge) deliver(ctx context.Context, s engine.Session, cursor *in
 
 func (b *linearBridge) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
 	id := chlinear.ActivityID(s.ID, fmt.Sprint(ev.Seq))
-	var d struct {
-		Text       string          `json:"text"`
-		CallID     string          `json:"call_id"`
-		Name       string          `json:"name"`
-		Input      json.RawMessage `json:"input"`
-		Code       string          `json:"code"`
-		Message    string          `json:"message"`
-		Outcome    string          `json:"outcome"`
-		ApprovalID string          `json:"approval_id"`
-		Decision   string          `json:"decision"`
-		By         string          `json:"by"`
-		Status     string          `json:"status"`
-		Error      string          `json:"error"`
-		Result     struct {
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
-			IsError bool `json:"is_error"`
-		} `json:"result"`
+	payload, err := ev.Decode()
+	if err != nil {
+		// Retrying cannot make it readable: skip it rather than stall the thread.
+		b.log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		return nil
 	}
-	_ = json.Unmarshal(ev.Data, &d)
-	switch ev.Type {
-	case engine.EventAgentMessage:
+	note := func(approvalID, detail string) error {
+		text := fmt.Sprintf("Approval %s: %s.", approvalID, strings.TrimPrefix(ev.Type, "approval."))
+		if detail != "" {
+			text += " " + detail
+		}
+		return b.client.Thought(ctx, agentSession, id, text, false)
+	}
+	switch d := payload.(type) {
+	case engine.AgentMessage:
 		if strings.TrimSpace(d.Text) == "" {
 			return nil
 		}
@@ -229,50 +221,44 @@ func (b *linearBridge) render(ctx context.Context, agentSession string, s engine
 			return b.client.Thought(ctx, agentSession, id, d.Text, false)
 		}
 		return b.client.Response(ctx, agentSession, id, d.Text)
-	case engine.EventToolCall:
-		calls[d.CallID] = clipText(oneLine(string(d.Input)), 200)
-	case engine.EventToolResult:
-		var text []string
-		for _, c := range d.Result.Content {
-			text = append(text, c.Text)
-		}
-		result := clipText(oneLine(strings.Join(text, " ")), 300)
+	case engine.ToolCall:
+		calls[d.ID] = clipText(oneLine(string(d.Input)), 200)
+	case engine.ToolCallResult:
+		result := clipText(oneLine(d.Result.Text()), 300)
 		if d.Result.IsError {
 			result = "error: " + result
 		}
 		return b.client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
-	case engine.EventToolProgress:
+	case engine.ToolProgress:
 		return b.client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
-	case engine.EventQuestionAsked:
-		var q engine.Question
-		if err := json.Unmarshal(ev.Data, &q); err != nil {
-			return nil
-		}
-		return b.client.Elicitation(ctx, agentSession, id, q.Text, chlinear.QuestionOptions(q))
-	case engine.EventApprovalRequested:
+	case engine.Question:
+		return b.client.Elicitation(ctx, agentSession, id, d.Text, chlinear.QuestionOptions(d))
+	case engine.ApprovalRequested:
 		a, err := b.eng.Approval(ctx, d.ApprovalID)
 		if err != nil {
 			return err
 		}
 		return b.client.Elicitation(ctx, agentSession, id, chlinear.ApprovalBody(a), chlinear.ApprovalOptions(a))
-	case engine.EventApprovalDecided:
+	case engine.ApprovalDecided:
 		verb := "Approved"
-		if d.Decision == "deny" {
+		if d.Denied() {
 			verb = "Denied"
 		}
 		return b.client.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
-	case engine.EventApprovalApplied, engine.EventApprovalFailed, engine.EventApprovalUnconfirmed, engine.EventApprovalExpired:
-		note := fmt.Sprintf("Approval %s: %s.", d.ApprovalID, strings.TrimPrefix(ev.Type, "approval."))
-		if d.Error != "" {
-			note += " " + d.Error
-		}
-		return b.client.Thought(ctx, agentSession, id, note, false)
-	case engine.EventSessionError:
-		if d.Code == "input_cancelled" {
+	case engine.ApplySucceeded:
+		return note(d.ApprovalID, "")
+	case engine.ApplyFailed:
+		return note(d.ApprovalID, d.Error)
+	case engine.ApplyUnconfirmed:
+		return note(d.ApprovalID, d.Error)
+	case engine.ApprovalExpiry:
+		return note(d.ApprovalID, "")
+	case engine.SessionError:
+		if d.Code == engine.CodeInputCancelled {
 			return nil
 		}
 		return b.client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
-	case engine.EventTurnCompleted:
+	case engine.TurnCompleted:
 		if d.Outcome == engine.OutcomeMaxIterations {
 			return b.client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
 		}

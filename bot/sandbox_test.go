@@ -29,13 +29,7 @@ func TestSandboxExec_ThroughATurn(t *testing.T) {
 		if ev.Type != engine.EventToolResult {
 			continue
 		}
-		var d struct {
-			Result struct {
-				Content []struct{ Text string }
-				IsError bool `json:"is_error"`
-			}
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+		d := payload[engine.ToolCallResult](t, ev)
 		if d.Result.IsError {
 			t.Fatalf("tool error: %s", ev.Data)
 		}

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -91,31 +90,35 @@ func (s *Scheduler) summary(ctx context.Context, sess engine.Session, inputSeq i
 	if err != nil {
 		return "", "", fmt.Errorf("read run events: %w", err)
 	}
-	status, outcome = summarize(sess, evs)
+	var payloads []engine.Payload
+	for _, ev := range evs {
+		p, err := ev.Decode()
+		if err != nil {
+			// The run still ends; its outcome is read from the rest.
+			s.log.Warn("schedule run: unreadable event left out of the outcome", logSession, sess.ID, logErr, err)
+			continue
+		}
+		payloads = append(payloads, p)
+	}
+	status, outcome = summarize(sess, payloads)
 	return status, outcome, nil
 }
 
 // summarize decides a finished run's status and outcome from its session
-// and the events from its input on: the final agent message, else the
-// committed result, for a completed run; the error for one that failed, was
-// interrupted or was cancelled.
-func summarize(sess engine.Session, evs []engine.Event) (status, outcome string) {
+// and the payloads of the events from its input on: the final agent
+// message, else the committed result, for a completed run; the error for
+// one that failed, was interrupted or was cancelled.
+func summarize(sess engine.Session, payloads []engine.Payload) (status, outcome string) {
 	var text, errMsg, turnOutcome string
-	for _, ev := range evs {
-		var d struct {
-			Text    string `json:"text"`
-			Message string `json:"message"`
-			Outcome string `json:"outcome"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
-		switch ev.Type {
-		case engine.EventAgentMessage:
+	for _, p := range payloads {
+		switch d := p.(type) {
+		case engine.AgentMessage:
 			if d.Text != "" {
 				text = d.Text
 			}
-		case engine.EventSessionError:
+		case engine.SessionError:
 			errMsg = d.Message
-		case engine.EventTurnCompleted:
+		case engine.TurnCompleted:
 			turnOutcome = d.Outcome
 		}
 	}
@@ -141,10 +144,11 @@ func summarize(sess engine.Session, evs []engine.Event) (status, outcome string)
 	if text != "" {
 		return status, text
 	}
-	var res struct {
-		Data json.RawMessage `json:"data"`
+	res, err := sess.LatestResult()
+	if err != nil {
+		return status, "(the agent's result cannot be read: " + err.Error() + ")"
 	}
-	if json.Unmarshal(sess.Result, &res) == nil && len(res.Data) > 0 {
+	if res != nil && len(res.Data) > 0 {
 		return status, string(res.Data)
 	}
 	return status, "(the agent finished without a message)"

@@ -75,13 +75,7 @@ func TestSchedules_NobodyToAskOrApprove(t *testing.T) {
 			continue
 		}
 		results++
-		var r struct {
-			Name   string `json:"name"`
-			Result struct {
-				IsError bool `json:"is_error"`
-			} `json:"result"`
-		}
-		_ = json.Unmarshal(ev.Data, &r)
+		r := payload[engine.ToolCallResult](t, ev)
 		if !r.Result.IsError || !strings.Contains(string(ev.Data), `schedule \"nightly-deploy\"`) {
 			t.Errorf("tool result does not fail naming the schedule: %s", ev.Data)
 		}
@@ -101,29 +95,35 @@ func TestSchedules_NobodyToAskOrApprove(t *testing.T) {
 }
 
 func TestSummarize(t *testing.T) {
-	ev := func(typ, data string) engine.Event { return engine.Event{Type: typ, Data: json.RawMessage(data)} }
-	done := ev(engine.EventTurnCompleted, `{"outcome":"completed"}`)
+	done := engine.TurnCompleted{Outcome: engine.OutcomeCompleted}
 	idle := engine.Session{Status: engine.StatusIdle}
 	withResult := idle
 	withResult.Result = json.RawMessage(`{"turn_id":"t","data":{"ok":true}}`)
 	cases := []struct {
 		name            string
 		sess            engine.Session
-		evs             []engine.Event
+		payloads        []engine.Payload
 		status, outcome string
 	}{
-		{"final message", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"first"}`), ev(engine.EventAgentMessage, `{"text":"last"}`), done}, durable.RunCompleted, "last"},
-		{"result without message", withResult, []engine.Event{done}, durable.RunCompleted, `{"ok":true}`},
-		{"nothing said", idle, []engine.Event{done}, durable.RunCompleted, "(the agent finished without a message)"},
-		{"max iterations is done", idle, []engine.Event{ev(engine.EventAgentMessage, `{"text":"partial"}`), ev(engine.EventTurnCompleted, `{"outcome":"max_iterations"}`)}, durable.RunCompleted, "partial"},
-		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Event{ev(engine.EventAgentMessage, `{"text":"hm"}`), ev(engine.EventSessionError, `{"message":"invalid api key"}`)}, durable.RunFailed, "invalid api key"},
+		{"final message", idle, []engine.Payload{engine.AgentMessage{Text: "first"}, engine.AgentMessage{Text: "last"}, done}, durable.RunCompleted, "last"},
+		{"result without message", withResult, []engine.Payload{done}, durable.RunCompleted, `{"ok":true}`},
+		{"nothing said", idle, []engine.Payload{done}, durable.RunCompleted, "(the agent finished without a message)"},
+		{"max iterations is done", idle, []engine.Payload{engine.AgentMessage{Text: "partial"}, engine.TurnCompleted{Outcome: engine.OutcomeMaxIterations}}, durable.RunCompleted, "partial"},
+		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Payload{engine.AgentMessage{Text: "hm"}, engine.SessionError{Message: "invalid api key"}}, durable.RunFailed, "invalid api key"},
 		{"interrupted", engine.Session{Status: engine.StatusInterrupted}, nil, durable.RunInterrupted, "the run stopped with status interrupted"},
-		{"cancelled turn", idle, []engine.Event{ev(engine.EventTurnCompleted, `{"outcome":"cancelled"}`)}, durable.RunInterrupted, "the run was cancelled before it finished"},
+		{"cancelled turn", idle, []engine.Payload{engine.TurnCompleted{Outcome: engine.OutcomeCancelled}}, durable.RunInterrupted, "the run was cancelled before it finished"},
 		{"cancelled before it ran", idle, nil, durable.RunInterrupted, "the run was cancelled before it finished"},
 	}
+	t.Run("unreadable result", func(t *testing.T) {
+		sess := engine.Session{ID: "ses_1", Status: engine.StatusIdle, Result: json.RawMessage(`{"call_id":5}`)}
+		status, outcome := summarize(sess, []engine.Payload{done})
+		if status != durable.RunCompleted || !strings.HasPrefix(outcome, "(the agent's result cannot be read: decode the result of session ses_1: ") {
+			t.Fatalf("summarize = %s %q", status, outcome)
+		}
+	})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			status, outcome := summarize(c.sess, c.evs)
+			status, outcome := summarize(c.sess, c.payloads)
 			if status != c.status || outcome != c.outcome {
 				t.Fatalf("summarize = %s %q, want %s %q", status, outcome, c.status, c.outcome)
 			}

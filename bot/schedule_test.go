@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -290,8 +289,7 @@ func TestSchedules_DSTThroughApp(t *testing.T) {
 				if s.Origin != engine.OriginSchedule || s.Interactive || s.StartedBy != r.Schedule {
 					t.Errorf("session %+v", s)
 				}
-				var in engine.Input
-				_ = json.Unmarshal(evs[0].Data, &in)
+				in := payload[engine.Input](t, evs[0])
 				want := fmt.Sprintf("Scheduled run of %s for %s.", r.Schedule, r.FireTime.In(loc).Format(time.RFC3339))
 				if evs[0].Type != engine.EventUserMessage || !strings.HasSuffix(in.Text, want) {
 					t.Errorf("input %q, want it to end with %q", in.Text, want)

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -44,41 +43,31 @@ func splitThreadKey(key string) (channel, ts string, ok bool) {
 }
 
 func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event) error {
-	var d struct {
-		Text       string          `json:"text"`
-		Name       string          `json:"name"`
-		Data       json.RawMessage `json:"data"`
-		Code       string          `json:"code"`
-		Message    string          `json:"message"`
-		ApprovalID string          `json:"approval_id"`
-		Reason     string          `json:"reason"`
-		Author     string          `json:"author"`
-		Answer     *engine.Answer  `json:"answer"`
+	payload, err := ev.Decode()
+	if err != nil {
+		// Retrying cannot make it readable: skip it rather than stall the thread.
+		b.log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		return nil
 	}
-	_ = json.Unmarshal(ev.Data, &d)
-	switch ev.Type {
-	case engine.EventTurnStarted:
+	switch d := payload.(type) {
+	case engine.TurnStarted:
 		return b.poster.SetStatus(ctx, channel, threadTS, "is thinking…")
-	case engine.EventToolCall:
+	case engine.ToolCall:
 		return b.poster.SetStatus(ctx, channel, threadTS, "is using "+d.Name+"…")
-	case engine.EventToolProgress:
+	case engine.ToolProgress:
 		return b.poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
-	case engine.EventAgentMessage:
+	case engine.AgentMessage:
 		_, err := b.poster.Reply(ctx, channel, threadTS, d.Text)
 		return err
-	case engine.EventTurnCompleted:
+	case engine.TurnCompleted:
 		return b.poster.ClearStatus(ctx, channel, threadTS)
-	case engine.EventQuestionAsked:
-		var q engine.Question
-		if err := json.Unmarshal(ev.Data, &q); err != nil {
-			return nil
-		}
-		ts, err := b.poster.PostQuestion(ctx, channel, threadTS, q, s.ID)
+	case engine.Question:
+		ts, err := b.poster.PostQuestion(ctx, channel, threadTS, d, s.ID)
 		if err != nil {
 			return err
 		}
-		return b.store.SetPostedQuestion(ctx, b.now(), engine.OriginSlack, s.ID, durable.PostedQuestion{MessageRef: ts, Question: q})
-	case engine.EventUserMessage:
+		return b.store.SetPostedQuestion(ctx, b.now(), engine.OriginSlack, s.ID, durable.PostedQuestion{MessageRef: ts, Question: d})
+	case engine.Input:
 		if d.Answer == nil {
 			return nil
 		}
@@ -87,12 +76,12 @@ func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, thr
 			text += " by <@" + d.Author + ">"
 		}
 		return b.closeQuestion(ctx, s.ID, channel, text+": *"+d.Answer.Text+"*")
-	case engine.EventSessionStatus:
-		if d.Reason == "cancelled" || strings.HasPrefix(d.Reason, "turn cancelled") {
+	case engine.SessionStatus:
+		if d.Cancelled() {
 			return b.closeQuestion(ctx, s.ID, channel, "closed (cancelled)")
 		}
 		return nil
-	case engine.EventApprovalRequested:
+	case engine.ApprovalRequested:
 		a, err := b.eng.Approval(ctx, d.ApprovalID)
 		if err != nil {
 			return err
@@ -102,19 +91,18 @@ func (b *slackBridge) render(ctx context.Context, s engine.Session, channel, thr
 			return err
 		}
 		return b.store.SetApprovalMessage(ctx, b.now(), engine.OriginSlack, a.ID, ts)
-	case engine.EventApprovalDecided, engine.EventApprovalApplied, engine.EventApprovalFailed,
-		engine.EventApprovalUnconfirmed, engine.EventApprovalExpired, engine.EventApprovalRetried:
-		ts, ok, err := b.store.ApprovalMessage(ctx, engine.OriginSlack, d.ApprovalID)
+	case engine.ApprovalUpdate:
+		ts, ok, err := b.store.ApprovalMessage(ctx, engine.OriginSlack, d.UpdatedApproval())
 		if err != nil || !ok {
 			return err
 		}
-		a, err := b.eng.Approval(ctx, d.ApprovalID)
+		a, err := b.eng.Approval(ctx, d.UpdatedApproval())
 		if err != nil {
 			return err
 		}
 		return b.poster.UpdateApproval(ctx, channel, ts, a)
-	case engine.EventSessionError:
-		if d.Code == "input_cancelled" {
+	case engine.SessionError:
+		if d.Code == engine.CodeInputCancelled {
 			return nil // one notice per failure is enough
 		}
 		_, err := b.poster.PostError(ctx, channel, threadTS, d.Code, d.Message, s.ID)

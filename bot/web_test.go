@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -43,13 +42,7 @@ tools:
 		if ev.Type != engine.EventToolResult {
 			continue
 		}
-		var d struct {
-			Result struct {
-				Content []struct{ Text string }
-				IsError bool `json:"is_error"`
-			}
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+		d := payload[engine.ToolCallResult](t, ev)
 		if d.Result.IsError {
 			t.Fatalf("tool error: %s", ev.Data)
 		}

@@ -13,13 +13,6 @@ import (
 	"brain/tools"
 )
 
-// More event types of the approval lifecycle.
-const (
-	EventApprovalFailed  = "approval.failed"
-	EventApprovalExpired = "approval.expired"
-	EventApprovalRetried = "approval.retried"
-)
-
 // proposeCall runs an approval tool's preview and returns the outcome that
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
@@ -116,13 +109,16 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		e.expire(ctx, a.ID)
 		return Approval{}, Errorf(CodeConflict, "approval %s expired at %s", a.ID, a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 	}
-	decision, status := "deny", ApprovalDenied
+	decision, status := DecisionDeny, ApprovalDenied
 	if d.Approve {
-		decision, status = "approve", ApprovalApplying
+		decision, status = DecisionApprove, ApprovalApplying
 	}
 	decisionID := e.newID("dec")
 	now := e.now()
-	data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "decision": decision, "by": d.By, "decision_id": decisionID, "tool": a.Tool, "title": a.Card.Title})
+	evs, err := e.events("", ApprovalDecided{ApprovalID: a.ID, Decision: decision, By: d.By, DecisionID: decisionID, Tool: a.Tool, Title: a.Card.Title})
+	if err != nil {
+		return Approval{}, err
+	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: now,
 		Update: func(a *Approval) error {
@@ -135,7 +131,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 			}
 			return nil
 		},
-		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalDecided, Data: data}},
+		Events: evs,
 	})
 	if err != nil {
 		return Approval{}, err
@@ -205,7 +201,10 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	if err := e.authorize(ctx, a, d); err != nil {
 		return Approval{}, err
 	}
-	data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "by": d.By, "decision_id": a.DecisionID, "attempt": a.Attempts + 1})
+	evs, err := e.events("", ApprovalRetried{ApprovalID: a.ID, By: d.By, DecisionID: a.DecisionID, Attempt: a.Attempts + 1})
+	if err != nil {
+		return Approval{}, err
+	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: e.now(),
 		Update: func(a *Approval) error {
@@ -216,7 +215,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 			a.Attempts++
 			return nil
 		},
-		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalRetried, Data: data}},
+		Events: evs,
 	})
 	if err != nil {
 		return Approval{}, err
@@ -261,21 +260,30 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 			out.Text = fmt.Sprintf("applied; its output was over %d bytes and is not kept", e.maxOutputBytes)
 		}
 	}
-	status, typ := ApprovalApplied, EventApprovalApplied
+	var status ApprovalStatus
+	var outcome Payload
 	switch {
 	case out.IsError && out.Unknown:
-		status, typ = ApprovalUnconfirmed, EventApprovalUnconfirmed
+		status = ApprovalUnconfirmed
+		outcome = ApplyUnconfirmed{ApprovalID: a.ID, Status: status, Tool: a.Tool, DecisionID: a.DecisionID, Error: out.Text}
 	case out.IsError:
-		status, typ = ApprovalFailed, EventApprovalFailed
+		status = ApprovalFailed
+		outcome = ApplyFailed{ApprovalID: a.ID, Status: status, Tool: a.Tool, DecisionID: a.DecisionID, Error: out.Text}
+	default:
+		status = ApprovalApplied
+		done := ApplySucceeded{ApprovalID: a.ID, Status: status, Tool: a.Tool, DecisionID: a.DecisionID}
+		if len(raw) > 0 && json.Valid(raw) {
+			done.Output = raw
+		}
+		outcome = done
 	}
-	detail := map[string]any{"approval_id": a.ID, "status": status, "tool": a.Tool, "decision_id": a.DecisionID}
-	if out.IsError {
-		detail["error"] = out.Text
-	} else if len(raw) > 0 && json.Valid(raw) {
-		detail["output"] = raw
+	evs, err := e.events("", outcome)
+	if err != nil {
+		// Left applying: the next start marks it unconfirmed.
+		log.Error("record apply outcome", logErr, err)
+		return
 	}
-	data, _ := json.Marshal(detail)
-	_, _, err := e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
+	_, _, err = e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
 		ID: a.ID, Now: e.now(),
 		Update: func(cur *Approval) error {
 			if cur.Status != ApprovalApplying {
@@ -291,7 +299,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 			}
 			return nil
 		},
-		Events: []Event{{ID: e.newID("evt"), Type: typ, Data: data}},
+		Events: evs,
 	})
 	if err != nil {
 		// Left applying: the next start marks it unconfirmed.
@@ -335,8 +343,12 @@ func (e *Engine) ExpireApprovals(ctx context.Context) error {
 // expire records that a pending approval expired; a decision that won the
 // race is left alone.
 func (e *Engine) expire(ctx context.Context, id string) {
-	data, _ := json.Marshal(map[string]any{"approval_id": id})
-	_, _, err := e.commitApproval(ctx, ApprovalCommit{
+	evs, err := e.events("", ApprovalExpiry{ApprovalID: id})
+	if err != nil {
+		e.log.Error("expire approval", "approval_id", id, logErr, err)
+		return
+	}
+	_, _, err = e.commitApproval(ctx, ApprovalCommit{
 		ID: id, Now: e.now(),
 		Update: func(a *Approval) error {
 			if a.Status != ApprovalPending {
@@ -345,7 +357,7 @@ func (e *Engine) expire(ctx context.Context, id string) {
 			a.Status = ApprovalExpired
 			return nil
 		},
-		Events: []Event{{ID: e.newID("evt"), Type: EventApprovalExpired, Data: data}},
+		Events: evs,
 	})
 	if err != nil && !errors.Is(err, errNothingToDo) {
 		e.log.Error("expire approval", "approval_id", id, logErr, err)
@@ -365,8 +377,11 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 	}
 	for _, a := range stuck {
 		msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
-		data, _ := json.Marshal(map[string]any{"approval_id": a.ID, "status": ApprovalUnconfirmed, "tool": a.Tool, "decision_id": a.DecisionID, "error": msg})
-		_, _, err := e.commitApproval(ctx, ApprovalCommit{
+		evs, err := e.events("", ApplyUnconfirmed{ApprovalID: a.ID, Status: ApprovalUnconfirmed, Tool: a.Tool, DecisionID: a.DecisionID, Error: msg})
+		if err != nil {
+			return fmt.Errorf("approval %s: %w", a.ID, err)
+		}
+		_, _, err = e.commitApproval(ctx, ApprovalCommit{
 			ID: a.ID, Now: e.now(),
 			Update: func(cur *Approval) error {
 				if cur.Status != ApprovalApplying {
@@ -375,7 +390,7 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 				cur.Status, cur.Error = ApprovalUnconfirmed, msg
 				return nil
 			},
-			Events: []Event{{ID: e.newID("evt"), Type: EventApprovalUnconfirmed, Data: data}},
+			Events: evs,
 		})
 		if err != nil && !errors.Is(err, errNothingToDo) {
 			return fmt.Errorf("approval %s: %w", a.ID, err)

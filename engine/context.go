@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
-	"strings"
 )
 
 // buildMessages rebuilds the model's context from the event log. The log is
@@ -14,69 +13,58 @@ import (
 //   - the model's output and tool results of a failed turn stay in the log for
 //     audit but leave the context (resume restarts from the checkpoint); the
 //     input of that turn stays, since it was acknowledged.
-func buildMessages(evs []Event) []Message {
+//
+// Events that cannot be decoded are left out; the error names each of them.
+func buildMessages(evs []Event) ([]Message, error) {
+	var unreadable []error
+	payloads := make([]Payload, len(evs))
 	failed := map[string]bool{}
-	inputs := map[string]Event{}
-	for _, ev := range evs {
-		switch ev.Type {
-		case EventTurnCompleted:
-			var d struct {
-				Outcome string `json:"outcome"`
-			}
-			if json.Unmarshal(ev.Data, &d) == nil && d.Outcome == OutcomeFailed {
+	inputs := map[string]Input{}
+	for i, ev := range evs {
+		p, err := ev.Decode()
+		if err != nil {
+			unreadable = append(unreadable, err)
+			continue
+		}
+		payloads[i] = p
+		switch p := p.(type) {
+		case TurnCompleted:
+			if p.Outcome == OutcomeFailed {
 				failed[ev.TurnID] = true
 			}
-		case EventUserMessage:
-			inputs[ev.ID] = ev
+		case Input:
+			inputs[ev.ID] = p
 		}
 	}
 	var b builder
-	for _, ev := range evs {
+	for i, ev := range evs {
 		if failed[ev.TurnID] && ev.Type != EventTurnStarted {
 			continue
 		}
-		switch ev.Type {
-		case EventTurnStarted:
-			var d struct {
-				InputIDs []string `json:"input_ids"`
-			}
-			_ = json.Unmarshal(ev.Data, &d)
-			for _, id := range d.InputIDs {
+		switch p := payloads[i].(type) {
+		case TurnStarted:
+			for _, id := range p.InputIDs {
 				if in, ok := inputs[id]; ok {
 					b.userText(inputMessageText(in))
 				}
 			}
-		case EventAgentMessage:
-			var d struct {
-				Text string `json:"text"`
-			}
-			_ = json.Unmarshal(ev.Data, &d)
-			b.assistant().Text += d.Text
-		case EventToolCall:
-			var c ToolCall
-			if json.Unmarshal(ev.Data, &c) == nil {
-				a := b.assistant()
-				a.ToolCalls = append(a.ToolCalls, c)
-			}
-		case EventSessionContext:
-			var d struct {
-				Text string `json:"text"`
-			}
-			_ = json.Unmarshal(ev.Data, &d)
-			b.userText("Context: " + d.Text)
-		case EventApprovalDecided, EventApprovalApplied, EventApprovalFailed, EventApprovalUnconfirmed, EventApprovalExpired:
-			b.userText(approvalNote(ev))
-		case EventToolResult:
-			var d toolResultData
-			if json.Unmarshal(ev.Data, &d) == nil {
-				u := b.user()
-				u.ToolResults = append(u.ToolResults, ToolResult{
-					CallID: d.CallID, Name: d.Name, Content: d.Result.text(), IsError: d.Result.IsError,
-				})
-			}
+		case AgentMessage:
+			b.assistant().Text += p.Text
+		case ToolCall:
+			a := b.assistant()
+			a.ToolCalls = append(a.ToolCalls, p)
+		case SessionContext:
+			b.userText("Context: " + p.Text)
+		case ApprovalDecided, ApplySucceeded, ApplyFailed, ApplyUnconfirmed, ApprovalExpiry:
+			b.userText(approvalNote(p))
+		case ToolCallResult:
+			u := b.user()
+			u.ToolResults = append(u.ToolResults, ToolResult{
+				CallID: p.CallID, Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
+			})
 		}
 	}
-	return b.msgs
+	return b.msgs, errors.Join(unreadable...)
 }
 
 // builder appends to the last message when the role matches, so the result
@@ -102,9 +90,7 @@ func (b *builder) userText(text string) {
 	u.Text += text
 }
 
-func inputMessageText(ev Event) string {
-	var in Input
-	_ = json.Unmarshal(ev.Data, &in)
+func inputMessageText(in Input) string {
 	if a := in.Answer; a != nil {
 		if a.Value != "" {
 			return fmt.Sprintf("Answer to your question: %s (option value %q)", a.Text, a.Value)
@@ -115,32 +101,22 @@ func inputMessageText(ev Event) string {
 }
 
 // approvalNote tells the model what became of a proposal it made.
-func approvalNote(ev Event) string {
-	var d struct {
-		ApprovalID string          `json:"approval_id"`
-		Tool       string          `json:"tool"`
-		Title      string          `json:"title"`
-		Decision   string          `json:"decision"`
-		By         string          `json:"by"`
-		Output     json.RawMessage `json:"output"`
-		Error      string          `json:"error"`
-	}
-	_ = json.Unmarshal(ev.Data, &d)
-	switch ev.Type {
-	case EventApprovalDecided:
+func approvalNote(p Payload) string {
+	switch p := p.(type) {
+	case ApprovalDecided:
 		verb := "approved"
-		if d.Decision == "deny" {
+		if p.Denied() {
 			verb = "denied; it will not be applied"
 		}
-		return fmt.Sprintf("[approval %s (%s %q): %s by %s]", d.ApprovalID, d.Tool, d.Title, verb, d.By)
-	case EventApprovalApplied:
-		return fmt.Sprintf("[approval %s: applied; output: %s]", d.ApprovalID, clip(string(d.Output), 2000))
-	case EventApprovalFailed:
-		return fmt.Sprintf("[approval %s: apply failed, nothing was changed: %s]", d.ApprovalID, d.Error)
-	case EventApprovalUnconfirmed:
-		return fmt.Sprintf("[approval %s: unconfirmed, it may or may not have been applied: %s]", d.ApprovalID, d.Error)
-	case EventApprovalExpired:
-		return fmt.Sprintf("[approval %s: expired without a decision; it was not applied]", d.ApprovalID)
+		return fmt.Sprintf("[approval %s (%s %q): %s by %s]", p.ApprovalID, p.Tool, p.Title, verb, p.By)
+	case ApplySucceeded:
+		return fmt.Sprintf("[approval %s: applied; output: %s]", p.ApprovalID, clip(string(p.Output), 2000))
+	case ApplyFailed:
+		return fmt.Sprintf("[approval %s: apply failed, nothing was changed: %s]", p.ApprovalID, p.Error)
+	case ApplyUnconfirmed:
+		return fmt.Sprintf("[approval %s: unconfirmed, it may or may not have been applied: %s]", p.ApprovalID, p.Error)
+	case ApprovalExpiry:
+		return fmt.Sprintf("[approval %s: expired without a decision; it was not applied]", p.ApprovalID)
 	}
 	return ""
 }
@@ -150,30 +126,4 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// toolResultData is the data of a tool.result event.
-type toolResultData struct {
-	CallID string        `json:"call_id"`
-	Name   string        `json:"name"`
-	Result toolResultDoc `json:"result"`
-}
-
-type toolResultDoc struct {
-	Content        []contentPart `json:"content"`
-	IsError        bool          `json:"is_error"`
-	UnknownOutcome bool          `json:"unknown_outcome"`
-}
-
-type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-func (d toolResultDoc) text() string {
-	var parts []string
-	for _, c := range d.Content {
-		parts = append(parts, c.Text)
-	}
-	return strings.Join(parts, "\n")
 }

@@ -112,7 +112,7 @@ func TestEngine_QueuedInputRunsTogetherInNextTurn(t *testing.T) {
 	_, evs := h.waitTurns(s.ID, 2)
 
 	started := ofType(evs, engine.EventTurnStarted)
-	ids := data(t, started[1])["input_ids"].([]any)
+	ids := payload[engine.TurnStarted](t, started[1]).InputIDs
 	if len(ids) != 2 || ids[0] != two.ID || ids[1] != three.ID {
 		t.Fatalf("second turn took %v, want [%s %s]", ids, two.ID, three.ID)
 	}
@@ -141,10 +141,10 @@ func TestEngine_InterruptModeCancelsRunningTurn(t *testing.T) {
 	}
 	s, evs := h.waitTurns(s.ID, 2)
 	done := ofType(evs, engine.EventTurnCompleted)
-	if got := data(t, done[0])["outcome"]; got != engine.OutcomeCancelled {
+	if got := payload[engine.TurnCompleted](t, done[0]).Outcome; got != engine.OutcomeCancelled {
 		t.Fatalf("first turn outcome %v", got)
 	}
-	if got := data(t, done[1])["outcome"]; got != engine.OutcomeCompleted {
+	if got := payload[engine.TurnCompleted](t, done[1]).Outcome; got != engine.OutcomeCompleted {
 		t.Fatalf("second turn outcome %v", got)
 	}
 	if s.Status != engine.StatusIdle {
@@ -191,12 +191,12 @@ func TestEngine_TransientProviderFailureInterruptsThenResume(t *testing.T) {
 	if len(errs) != 1 {
 		t.Fatalf("%d session.error events\n%s", len(errs), dump(evs))
 	}
-	d := data(t, errs[0])
-	if d["input_id"] != in.ID || d["code"] != engine.ProviderUnavailable {
-		t.Fatalf("session.error data %v", d)
+	d := payload[engine.SessionError](t, errs[0])
+	if d.InputID != in.ID || d.Code != engine.ProviderUnavailable {
+		t.Fatalf("session.error data %+v", d)
 	}
 	last := evs[len(evs)-1]
-	if last.Type != engine.EventSessionStatus || data(t, last)["status"] != "interrupted" {
+	if last.Type != engine.EventSessionStatus || payload[engine.SessionStatus](t, last).Status != "interrupted" {
 		t.Fatalf("last event %s %s", last.Type, last.Data)
 	}
 
@@ -227,9 +227,9 @@ func TestEngine_PermanentProviderFailureFails(t *testing.T) {
 	s := h.session()
 	h.send(s.ID, "hello")
 	_, evs := h.waitFor(s.ID, "failed", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusFailed })
-	d := data(t, ofType(evs, engine.EventSessionError)[0])
-	if d["code"] != engine.ProviderAuth {
-		t.Fatalf("code %v", d["code"])
+	d := payload[engine.SessionError](t, ofType(evs, engine.EventSessionError)[0])
+	if d.Code != engine.ProviderAuth {
+		t.Fatalf("code %v", d.Code)
 	}
 }
 
@@ -246,7 +246,7 @@ func TestEngine_FailureCancelsQueuedInput(t *testing.T) {
 	close(block)
 	_, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	errs := ofType(evs, engine.EventSessionError)
-	if len(errs) != 2 || data(t, errs[1])["input_id"] != queued.ID || data(t, errs[1])["code"] != "input_cancelled" {
+	if len(errs) != 2 || payload[engine.SessionError](t, errs[1]).InputID != queued.ID || payload[engine.SessionError](t, errs[1]).Code != "input_cancelled" {
 		t.Fatalf("session errors:\n%s", dump(errs))
 	}
 }
@@ -448,7 +448,7 @@ func TestEngine_RecoverAfterCrash(t *testing.T) {
 		t.Fatalf("recovered result: %+v", rs)
 	}
 	errs := ofType(evs, engine.EventSessionError)
-	if len(errs) != 1 || data(t, errs[0])["input_id"] != in.ID {
+	if len(errs) != 1 || payload[engine.SessionError](t, errs[0]).InputID != in.ID {
 		t.Fatalf("session.error:\n%s", dump(errs))
 	}
 	if _, err := h.eng.Resume(context.Background(), s.ID); err != nil {

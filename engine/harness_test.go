@@ -192,38 +192,25 @@ func dump(evs []engine.Event) string {
 	return out
 }
 
-func data(t *testing.T, ev engine.Event) map[string]any {
+// payload decodes ev, which must carry a T.
+func payload[T engine.Payload](t *testing.T, ev engine.Event) T {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(ev.Data, &m); err != nil {
-		t.Fatalf("event %d data: %v", ev.Seq, err)
+	p, err := ev.Decode()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return m
+	v, ok := p.(T)
+	if !ok {
+		t.Fatalf("event %d %s carries %T, want %T", ev.Seq, ev.Type, p, v)
+	}
+	return v
 }
 
-// toolResult decodes a tool.result event's result.
-type toolResult struct {
-	CallID string `json:"call_id"`
-	Name   string `json:"name"`
-	Result struct {
-		Content []struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		} `json:"content"`
-		IsError        bool `json:"is_error"`
-		UnknownOutcome bool `json:"unknown_outcome"`
-	} `json:"result"`
-}
-
-func results(t *testing.T, evs []engine.Event) []toolResult {
+func results(t *testing.T, evs []engine.Event) []engine.ToolCallResult {
 	t.Helper()
-	var out []toolResult
+	var out []engine.ToolCallResult
 	for _, ev := range ofType(evs, engine.EventToolResult) {
-		var r toolResult
-		if err := json.Unmarshal(ev.Data, &r); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, r)
+		out = append(out, payload[engine.ToolCallResult](t, ev))
 	}
 	return out
 }
@@ -234,7 +221,7 @@ func outcome(t *testing.T, evs []engine.Event) string {
 	if len(done) == 0 {
 		t.Fatal("no turn.completed")
 	}
-	return data(t, done[len(done)-1])["outcome"].(string)
+	return payload[engine.TurnCompleted](t, done[len(done)-1]).Outcome
 }
 
 // addTool adds two numbers; calls counts its runs.

@@ -74,8 +74,7 @@ func TestEngine_AnswerByValueLabelAndText(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got engine.Input
-			_ = json.Unmarshal(ev.Data, &got)
+			got := payload[engine.Input](t, ev)
 			if got.Answer == nil || got.Answer.Value != c.wantValue || got.Answer.Text != c.wantText {
 				t.Fatalf("recorded answer %+v", got.Answer)
 			}
@@ -120,7 +119,7 @@ func TestEngine_SteeringWaitsForTheAnswer(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, evs := h.waitTurns(s.ID, 2)
-	ids := data(t, ofType(evs, engine.EventTurnStarted)[1])["input_ids"].([]any)
+	ids := payload[engine.TurnStarted](t, ofType(evs, engine.EventTurnStarted)[1]).InputIDs
 	if len(ids) != 2 || ids[0] != steer.ID || ids[1] != answer.ID {
 		t.Fatalf("second turn inputs %v, want steering then answer", ids)
 	}
@@ -184,11 +183,7 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	s := h.session()
 	h.send(s.ID, "report it")
 	s, evs := h.waitTurns(s.ID, 1)
-	var res struct {
-		CallID string          `json:"call_id"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(s.Result, &res); err != nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
+	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
 		t.Fatalf("session result %s", s.Result)
 	}
 	rs := results(t, evs)
@@ -562,7 +557,7 @@ func TestEngine_ProgressIsRecorded(t *testing.T) {
 	h.send(s.ID, "import")
 	_, evs := h.waitTurns(s.ID, 1)
 	progress := ofType(evs, engine.EventToolProgress)
-	if len(progress) != 2 || !strings.Contains(string(progress[0].Data), `"phase":"downloading"`) || !strings.Contains(string(progress[0].Data), `"call_id":"toolu_imp"`) {
+	if len(progress) != 2 || !strings.Contains(string(payload[engine.ToolProgress](t, progress[0]).Data), `"phase":"downloading"`) || payload[engine.ToolProgress](t, progress[0]).CallID != "toolu_imp" {
 		t.Fatalf("progress events:\n%s", dump(progress))
 	}
 	if rs := results(t, evs); rs[0].Result.IsError {

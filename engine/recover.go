@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -34,32 +34,34 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 	byID := map[string]Event{}
 	open := map[string]ToolCall{}
 	var order []string
+	var unreadable []error
 	for _, ev := range evs {
-		switch ev.Type {
-		case EventUserMessage:
-			byID[ev.ID] = ev
-		case EventTurnStarted:
+		if ev.Type == EventUserMessage {
+			byID[ev.ID] = ev // only its id is needed
+			continue
+		}
+		p, err := ev.Decode()
+		if err != nil {
+			unreadable = append(unreadable, err)
+			continue
+		}
+		switch p := p.(type) {
+		case TurnStarted:
 			turnID = ev.TurnID
-			var d struct {
-				InputIDs []string `json:"input_ids"`
-			}
-			_ = json.Unmarshal(ev.Data, &d)
 			inputs = inputs[:0]
-			for _, id := range d.InputIDs {
+			for _, id := range p.InputIDs {
 				inputs = append(inputs, byID[id])
 			}
-		case EventToolCall:
-			var c ToolCall
-			if json.Unmarshal(ev.Data, &c) == nil {
-				open[c.ID] = c
-				order = append(order, c.ID)
-			}
-		case EventToolResult:
-			var d toolResultData
-			if json.Unmarshal(ev.Data, &d) == nil {
-				delete(open, d.CallID)
-			}
+		case ToolCall:
+			open[p.ID] = p
+			order = append(order, p.ID)
+		case ToolCallResult:
+			delete(open, p.CallID)
 		}
+	}
+	if err := errors.Join(unreadable...); err != nil {
+		// Repair what can be read; the session still ends interrupted.
+		e.log.Warn("unreadable events skipped while recovering", logSession, s.ID, logErr, err)
 	}
 	t := &turn{id: turnID, session: s}
 	for _, id := range order {
@@ -72,6 +74,6 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 			return err
 		}
 	}
-	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, "interrupted",
+	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, CodeInterrupted,
 		"brain stopped while this turn was running; resume to continue")
 }

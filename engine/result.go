@@ -33,3 +33,17 @@ func (e *Engine) resultOutcome(ctx context.Context, t *turn, call ToolCall, tool
 	out.Text = fmt.Sprintf("Result committed to the session: %s", out.Text)
 	return out
 }
+
+// LatestResult decodes the session's latest committed result (the data of
+// its last result.committed event); nil when it has none.
+func (s Session) LatestResult() (*ResultRecord, error) {
+	if len(s.Result) == 0 || string(s.Result) == "null" {
+		return nil, nil
+	}
+	p, err := decodeAs[ResultRecord](s.Result)
+	if err != nil {
+		return nil, fmt.Errorf("decode the result of session %s: %w", s.ID, err)
+	}
+	r := p.(ResultRecord)
+	return &r, nil
+}

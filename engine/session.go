@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -60,8 +59,11 @@ func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool
 	if created {
 		e.count("sessions_created")
 		if n.Context != "" {
-			data, _ := json.Marshal(map[string]string{"text": n.Context})
-			res, err := e.commit(ctx, Commit{SessionID: got.ID, Events: []Event{{ID: e.newID("evt"), Type: EventSessionContext, Data: data}}})
+			evs, err := e.events("", SessionContext{Text: n.Context})
+			if err != nil {
+				return Session{}, false, err
+			}
+			res, err := e.commit(ctx, Commit{SessionID: got.ID, Events: evs})
 			if err != nil {
 				return Session{}, false, fmt.Errorf("record session context: %w", err)
 			}
@@ -127,14 +129,14 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 		}
 		in.Answer = a
 	}
-	data, err := json.Marshal(in)
+	evs, err := e.events("", in)
 	if err != nil {
-		return Event{}, false, fmt.Errorf("encode input: %w", err)
+		return Event{}, false, err
 	}
 	res, err := e.commit(ctx, Commit{
 		SessionID: sessionID,
 		InputKey:  in.IdempotencyKey,
-		Events:    []Event{{ID: e.newID("evt"), Type: EventUserMessage, Data: data}},
+		Events:    evs,
 		Update: func(s *Session) error {
 			if s.Status == StatusInterrupted || s.Status == StatusFailed {
 				return Errorf(CodeConflict, "resume the %s session before sending input", s.Status)
@@ -176,6 +178,10 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 // checkpoint: the broken turn's events stay in the log for audit but leave
 // the model's context. Resuming an idle session changes nothing.
 func (e *Engine) Resume(ctx context.Context, sessionID string) (Session, error) {
+	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonResumed})
+	if err != nil {
+		return Session{}, err
+	}
 	res, err := e.commit(ctx, Commit{
 		SessionID: sessionID,
 		Update: func(s *Session) error {
@@ -189,7 +195,7 @@ func (e *Engine) Resume(ctx context.Context, sessionID string) (Session, error) 
 				return Errorf(CodeConflict, "the session is %s; only an interrupted or failed session can be resumed", s.Status)
 			}
 		},
-		Events: []Event{statusEvent(e.newID("evt"), StatusIdle, "resumed")},
+		Events: evs,
 	})
 	if errors.Is(err, errNothingToDo) {
 		return e.Session(ctx, sessionID)
@@ -235,6 +241,10 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 	if err != nil {
 		return Session{}, err
 	}
+	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonCancelled})
+	if err != nil {
+		return Session{}, err
+	}
 	res, err := e.commit(ctx, Commit{
 		SessionID: sessionID,
 		Update: func(s *Session) error {
@@ -250,7 +260,7 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 			}
 			return nil
 		},
-		Events: []Event{statusEvent(e.newID("evt"), StatusIdle, "cancelled")},
+		Events: evs,
 	})
 	if errors.Is(err, errNothingToDo) {
 		return e.Session(ctx, sessionID)
@@ -323,7 +333,17 @@ func (e *Engine) pendingInputs(ctx context.Context, s Session) ([]Event, error) 
 	return out, nil
 }
 
-func statusEvent(id string, st Status, reason string) Event {
-	data, _ := json.Marshal(map[string]string{"status": string(st), "reason": reason})
-	return Event{ID: id, Type: EventSessionStatus, Data: data}
+// events builds one event per payload, for the turn (empty for none), each
+// with a new id.
+func (e *Engine) events(turnID string, ps ...Payload) ([]Event, error) {
+	evs := make([]Event, 0, len(ps))
+	for _, p := range ps {
+		ev, err := NewEvent(p)
+		if err != nil {
+			return nil, err
+		}
+		ev.ID, ev.TurnID = e.newID("evt"), turnID
+		evs = append(evs, ev)
+	}
+	return evs, nil
 }

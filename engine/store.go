@@ -70,10 +70,12 @@ type CommitResult struct {
 	Duplicate bool
 }
 
-// ResultRecord is one committed value of the session's result tool.
+// ResultRecord is one committed value of the session's result tool, and
+// the payload of result.committed. Its fields are in the order of their
+// JSON keys, as earlier versions wrote them (see Payload).
 type ResultRecord struct {
-	TurnID     string          `json:"turn_id"`
 	CallID     string          `json:"call_id"`
-	ReportedAt time.Time       `json:"reported_at"`
 	Data       json.RawMessage `json:"data"`
+	ReportedAt time.Time       `json:"reported_at"`
+	TurnID     string          `json:"turn_id"`
 }

@@ -161,25 +161,24 @@ func (e *Engine) checkOutput(tool *tools.Tool, out json.RawMessage) toolOutcome 
 // behaviour opened: a question, an approval or a session result.
 func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out toolOutcome) error {
 	c := Commit{SessionID: t.session.ID}
-	var extra []Event
+	// The session keeps the open question and the latest result as the
+	// data of their events: doc, set below once that event is built.
+	var opened Payload
+	var doc json.RawMessage
 	switch {
 	case out.question != nil:
-		q, _ := json.Marshal(out.question)
-		extra = append(extra, Event{ID: e.newID("evt"), Type: EventQuestionAsked, TurnID: t.id, Data: q})
-		c.Update = func(s *Session) error { s.Question = q; return nil }
+		opened = *out.question
+		c.Update = func(s *Session) error { s.Question = doc; return nil }
 	case out.approval != nil:
 		a := out.approval
-		data, _ := json.Marshal(map[string]any{
-			"approval_id": a.ID, "tool": a.Tool, "call_id": a.CallID, "title": a.Card.Title, "facts": a.Card.Facts,
-			"input": a.Input, "requested_by": a.RequestedBy, "expires_at": a.ExpiresAt,
-		})
-		extra = append(extra, Event{ID: e.newID("evt"), Type: EventApprovalRequested, TurnID: t.id, Data: data})
+		opened = ApprovalRequested{
+			ApprovalID: a.ID, Tool: a.Tool, CallID: a.CallID, Title: a.Card.Title, Facts: a.Card.Facts,
+			Input: a.Input, RequestedBy: a.RequestedBy, ExpiresAt: a.ExpiresAt,
+		}
 		c.NewApproval = a
 	case out.result != nil:
-		r := out.result
-		doc, _ := json.Marshal(map[string]any{"turn_id": r.TurnID, "call_id": r.CallID, "reported_at": r.ReportedAt, "data": r.Data})
-		extra = append(extra, Event{ID: e.newID("evt"), Type: EventResultCommitted, TurnID: t.id, Data: doc})
-		c.Result = r
+		opened = *out.result
+		c.Result = out.result
 		c.Update = func(s *Session) error {
 			if s.Status != StatusRunning {
 				return errTurnEnded
@@ -188,19 +187,19 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 			return nil
 		}
 	}
-	data, err := json.Marshal(toolResultData{
-		CallID: call.ID,
-		Name:   call.Name,
-		Result: toolResultDoc{
-			Content:        []contentPart{{Type: "text", Text: out.Text}},
-			IsError:        out.IsError,
-			UnknownOutcome: out.Unknown,
-		},
-	})
-	if err != nil {
-		return fmt.Errorf("encode tool result: %w", err)
+	var extra []Event
+	if opened != nil {
+		var err error
+		if extra, err = e.events(t.id, opened); err != nil {
+			return fmt.Errorf("record tool result: %w", err)
+		}
+		doc = extra[0].Data
 	}
-	c.Events = append([]Event{{ID: e.newID("evt"), Type: EventToolResult, TurnID: t.id, Data: data}}, extra...)
+	res, err := e.events(t.id, ToolCallResult{CallID: call.ID, Name: call.Name, Result: textResult(out.Text, out.IsError, out.Unknown)})
+	if err != nil {
+		return fmt.Errorf("record tool result: %w", err)
+	}
+	c.Events = append(res, extra...)
 	_, err = e.commit(ctx, c)
 	if errors.Is(err, errTurnEnded) {
 		return e.recordResult(ctx, t, call, failed("%v", errTurnEnded))
@@ -215,10 +214,10 @@ func (e *Engine) recordProgress(ctx context.Context, t *turn, call ToolCall, pro
 	if !json.Valid(progress) {
 		return errors.New("progress is not valid JSON")
 	}
-	data, _ := json.Marshal(map[string]any{"call_id": call.ID, "name": call.Name, "data": progress})
-	_, err := e.commit(ctx, Commit{
-		SessionID: t.session.ID,
-		Events:    []Event{{ID: e.newID("evt"), Type: EventToolProgress, TurnID: t.id, Data: data}},
-	})
+	evs, err := e.events(t.id, ToolProgress{CallID: call.ID, Name: call.Name, Data: progress})
+	if err != nil {
+		return err
+	}
+	_, err = e.commit(ctx, Commit{SessionID: t.session.ID, Events: evs})
 	return err
 }

@@ -78,7 +78,10 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	for i, in := range inputs {
 		ids[i] = in.ID
 	}
-	started, _ := json.Marshal(map[string]any{"input_ids": ids})
+	evs, err := e.events(t.id, TurnStarted{InputIDs: ids}, SessionStatus{Status: StatusRunning, Reason: ReasonTurnStarted})
+	if err != nil {
+		return nil, err
+	}
 	cursor := inputs[len(inputs)-1].Seq
 	res, err := e.commit(ctx, Commit{
 		SessionID: id,
@@ -89,10 +92,7 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 			s.Status, s.InputCursor = StatusRunning, cursor
 			return nil
 		},
-		Events: []Event{
-			{ID: e.newID("evt"), Type: EventTurnStarted, TurnID: t.id, Data: started},
-			withTurn(statusEvent(e.newID("evt"), StatusRunning, "turn started"), t.id),
-		},
+		Events: evs,
 	})
 	if err != nil {
 		return nil, err
@@ -103,7 +103,12 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	t.messages = buildMessages(history)
+	var unreadable error
+	t.messages, unreadable = buildMessages(history)
+	if unreadable != nil {
+		// The model's context is rebuilt without them, as if never written.
+		e.log.Warn("unreadable events left out of the context", logSession, id, logErr, unreadable)
+	}
 	t.tools = map[string]*tools.Tool{}
 	for _, tool := range agent.toolsFor(inputText(inputs)) {
 		t.tools[tool.Name] = tool
@@ -179,8 +184,11 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) error {
 	var evs []Event
 	if resp.Text != "" {
-		data, _ := json.Marshal(map[string]string{"text": resp.Text})
-		evs = append(evs, Event{ID: e.newID("evt"), Type: EventAgentMessage, TurnID: t.id, Data: data})
+		ev, err := e.events(t.id, AgentMessage{Text: resp.Text})
+		if err != nil {
+			return err
+		}
+		evs = append(evs, ev...)
 	}
 	for i, c := range resp.ToolCalls {
 		if c.ID == "" {
@@ -191,12 +199,12 @@ func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse
 			resp.ToolCalls[i].Input = json.RawMessage(`{}`)
 			c = resp.ToolCalls[i]
 		}
-		data, err := json.Marshal(c)
+		// Arguments that are not JSON are kept as text (see NewEvent).
+		ev, err := e.events(t.id, c)
 		if err != nil {
-			// The model produced arguments that are not JSON; keep them as text.
-			data, _ = json.Marshal(map[string]any{"call_id": c.ID, "name": c.Name, "input": string(c.Input)})
+			return err
 		}
-		evs = append(evs, Event{ID: e.newID("evt"), Type: EventToolCall, TurnID: t.id, Data: data})
+		evs = append(evs, ev...)
 	}
 	if len(evs) > 0 {
 		if _, err := e.commit(ctx, Commit{SessionID: t.session.ID, Events: evs}); err != nil {
@@ -220,16 +228,17 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 	if outcome == "" {
 		outcome = OutcomeCancelled
 	}
-	done, _ := json.Marshal(map[string]any{"outcome": outcome, "rounds": t.rounds, "usage": t.usage})
 	next := StatusIdle
 	if outcome == OutcomeQuestion {
 		next = StatusAwaitingInput
 	}
-	evs := []Event{
-		{ID: e.newID("evt"), Type: EventTurnCompleted, TurnID: t.id, Data: done},
-		withTurn(statusEvent(e.newID("evt"), next, "turn "+outcome), t.id),
+	evs, err := e.events(t.id,
+		TurnCompleted{Outcome: outcome, Rounds: t.rounds, Usage: t.usage},
+		SessionStatus{Status: next, Reason: turnEndReason(outcome)})
+	if err != nil {
+		return err
 	}
-	_, err := e.commit(ctx, Commit{
+	_, err = e.commit(ctx, Commit{
 		SessionID: t.session.ID,
 		Update: func(s *Session) error {
 			s.Status = StatusIdle
@@ -260,11 +269,11 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 		}
 		return
 	}
-	status, code, msg := StatusInterrupted, "internal", "internal error; resume to continue"
+	status, code, msg := StatusInterrupted, CodeInternal, "internal error; resume to continue"
 	var pe *ProviderError
 	switch {
 	case errors.Is(cause, errShutdown):
-		code, msg = "interrupted", "brain shut down while this turn was running; resume to continue"
+		code, msg = CodeInterrupted, "brain shut down while this turn was running; resume to continue"
 	case errors.As(err, &pe):
 		code, msg = pe.Code, pe.Error()
 		if !pe.Transient {
@@ -290,20 +299,20 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 	if err != nil {
 		return err
 	}
-	var evs []Event
 	inputID := ""
 	if len(inputs) > 0 {
 		inputID = inputs[len(inputs)-1].ID
 	}
-	evs = append(evs, errorEvent(e.newID("evt"), turnID, inputID, code, msg))
+	ps := []Payload{SessionError{InputID: inputID, Code: code, Message: msg}}
 	for _, q := range queued {
-		evs = append(evs, errorEvent(e.newID("evt"), turnID, q.ID, "input_cancelled",
-			"not run: the session stopped before this message; resume and send it again"))
+		ps = append(ps, SessionError{InputID: q.ID, Code: CodeInputCancelled,
+			Message: "not run: the session stopped before this message; resume and send it again"})
 	}
-	done, _ := json.Marshal(map[string]any{"outcome": OutcomeFailed, "code": code})
-	evs = append(evs,
-		Event{ID: e.newID("evt"), Type: EventTurnCompleted, TurnID: turnID, Data: done},
-		withTurn(statusEvent(e.newID("evt"), status, code), turnID))
+	ps = append(ps, TurnCompleted{Outcome: OutcomeFailed, Code: code}, SessionStatus{Status: status, Reason: code})
+	evs, err := e.events(turnID, ps...)
+	if err != nil {
+		return err
+	}
 	_, err = e.commit(ctx, Commit{
 		SessionID: sessionID,
 		Update: func(s *Session) error {
@@ -318,22 +327,14 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 	return err
 }
 
-func errorEvent(id, turnID, inputID, code, msg string) Event {
-	data, _ := json.Marshal(map[string]string{"input_id": inputID, "code": code, "message": msg})
-	return Event{ID: id, Type: EventSessionError, TurnID: turnID, Data: data}
-}
-
-func withTurn(ev Event, turnID string) Event {
-	ev.TurnID = turnID
-	return ev
-}
-
-// inputText joins the text of a turn's inputs, for conditional tools.
+// inputText joins the text of a turn's inputs, for conditional tools. An
+// input that cannot be decoded is left out here as it is left out of the
+// context; buildMessages, which reads the same events, reports it.
 func inputText(inputs []Event) string {
 	var b strings.Builder
 	for _, ev := range inputs {
-		var in Input
-		if json.Unmarshal(ev.Data, &in) == nil {
+		p, err := ev.Decode()
+		if in, ok := p.(Input); ok && err == nil {
 			b.WriteString(in.Text)
 			b.WriteByte('\n')
 		}

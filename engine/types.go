@@ -29,7 +29,7 @@ const (
 	OriginSchedule = "schedule"
 )
 
-// Event types.
+// Event types; each has its payload type (see Payload).
 const (
 	EventUserMessage         = "user.message"
 	EventAgentMessage        = "agent.message"
@@ -40,7 +40,10 @@ const (
 	EventApprovalRequested   = "approval.requested"
 	EventApprovalDecided     = "approval.decided"
 	EventApprovalApplied     = "approval.applied"
+	EventApprovalFailed      = "approval.failed"
 	EventApprovalUnconfirmed = "approval.unconfirmed"
+	EventApprovalExpired     = "approval.expired"
+	EventApprovalRetried     = "approval.retried"
 	EventResultCommitted     = "result.committed"
 	EventSessionError        = "session.error"
 	EventSessionContext      = "session.context"

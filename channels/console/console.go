@@ -3,13 +3,11 @@
 package console
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
 	"brain/engine"
-	"brain/tools"
 )
 
 // maxShown bounds how much of a tool's input or result is printed.
@@ -20,43 +18,22 @@ type Printer struct {
 	W io.Writer
 }
 
-// Print renders one event; events a person need not see print nothing.
+// Print renders one event; events a person need not see print nothing, and
+// one that cannot be decoded prints the error.
 func (p Printer) Print(ev engine.Event) {
-	switch ev.Type {
-	case engine.EventAgentMessage:
-		var d struct{ Text string }
-		_ = json.Unmarshal(ev.Data, &d)
+	payload, err := ev.Decode()
+	if err != nil {
+		fmt.Fprintf(p.W, "! %v\n", err)
+		return
+	}
+	switch d := payload.(type) {
+	case engine.AgentMessage:
 		fmt.Fprintf(p.W, "\n%s\n", strings.TrimSpace(d.Text))
-	case engine.EventToolCall:
-		var d struct {
-			Name  string          `json:"name"`
-			Input json.RawMessage `json:"input"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+	case engine.ToolCall:
 		fmt.Fprintf(p.W, "  -> %s %s\n", d.Name, clip(string(d.Input)))
-	case engine.EventToolProgress:
-		var d struct {
-			Name string          `json:"name"`
-			Data json.RawMessage `json:"data"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+	case engine.ToolProgress:
 		fmt.Fprintf(p.W, "     %s: %s\n", d.Name, clip(string(d.Data)))
-	case engine.EventToolResult:
-		var d struct {
-			Name   string `json:"name"`
-			Result struct {
-				Content []struct {
-					Text string `json:"text"`
-				} `json:"content"`
-				IsError        bool `json:"is_error"`
-				UnknownOutcome bool `json:"unknown_outcome"`
-			} `json:"result"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
-		var text []string
-		for _, c := range d.Result.Content {
-			text = append(text, c.Text)
-		}
+	case engine.ToolCallResult:
 		mark := "<-"
 		if d.Result.IsError {
 			mark = "<- error:"
@@ -64,59 +41,37 @@ func (p Printer) Print(ev engine.Event) {
 				mark = "<- error (outcome unknown):"
 			}
 		}
-		fmt.Fprintf(p.W, "  %s %s\n", mark, clip(strings.Join(text, " ")))
-	case engine.EventQuestionAsked:
-		var q engine.Question
-		_ = json.Unmarshal(ev.Data, &q)
-		fmt.Fprintf(p.W, "\n? %s\n", q.Text)
-		for i, o := range q.Options {
+		fmt.Fprintf(p.W, "  %s %s\n", mark, clip(d.Result.Text()))
+	case engine.Question:
+		fmt.Fprintf(p.W, "\n? %s\n", d.Text)
+		for i, o := range d.Options {
 			fmt.Fprintf(p.W, "  %d) %s\n", i+1, o.Label)
 		}
-		if len(q.Options) > 0 {
+		if len(d.Options) > 0 {
 			fmt.Fprintln(p.W, "  (type a number, or write an answer)")
 		}
-	case engine.EventApprovalRequested:
-		var d struct {
-			ApprovalID string       `json:"approval_id"`
-			Title      string       `json:"title"`
-			Facts      []tools.Fact `json:"facts"`
-		}
-		_ = json.Unmarshal(ev.Data, &d)
+	case engine.ApprovalRequested:
 		fmt.Fprintf(p.W, "\n  [approval %s] %s\n", d.ApprovalID, d.Title)
 		for _, f := range d.Facts {
 			fmt.Fprintf(p.W, "    %s: %s\n", f.Label, clip(f.Value))
 		}
-	case engine.EventApprovalDecided, engine.EventApprovalApplied, engine.EventApprovalFailed,
-		engine.EventApprovalUnconfirmed, engine.EventApprovalExpired:
-		var d struct {
-			ApprovalID string          `json:"approval_id"`
-			Decision   string          `json:"decision"`
-			By         string          `json:"by"`
-			Output     json.RawMessage `json:"output"`
-			Error      string          `json:"error"`
+	case engine.ApprovalDecided:
+		verb := "approved"
+		if d.Denied() {
+			verb = "denied"
 		}
-		_ = json.Unmarshal(ev.Data, &d)
-		switch ev.Type {
-		case engine.EventApprovalDecided:
-			verb := "approved"
-			if d.Decision == "deny" {
-				verb = "denied"
-			}
-			fmt.Fprintf(p.W, "  [approval %s] %s by %s\n", d.ApprovalID, verb, d.By)
-		case engine.EventApprovalApplied:
-			fmt.Fprintf(p.W, "  [approval %s] applied: %s\n", d.ApprovalID, clip(string(d.Output)))
-		case engine.EventApprovalExpired:
-			fmt.Fprintf(p.W, "  [approval %s] expired\n", d.ApprovalID)
-		default:
-			fmt.Fprintf(p.W, "  [approval %s] %s: %s\n", d.ApprovalID, strings.TrimPrefix(ev.Type, "approval."), d.Error)
-		}
-	case engine.EventSessionError:
-		var d struct{ Code, Message string }
-		_ = json.Unmarshal(ev.Data, &d)
+		fmt.Fprintf(p.W, "  [approval %s] %s by %s\n", d.ApprovalID, verb, d.By)
+	case engine.ApplySucceeded:
+		fmt.Fprintf(p.W, "  [approval %s] applied: %s\n", d.ApprovalID, clip(string(d.Output)))
+	case engine.ApprovalExpiry:
+		fmt.Fprintf(p.W, "  [approval %s] expired\n", d.ApprovalID)
+	case engine.ApplyFailed:
+		fmt.Fprintf(p.W, "  [approval %s] failed: %s\n", d.ApprovalID, d.Error)
+	case engine.ApplyUnconfirmed:
+		fmt.Fprintf(p.W, "  [approval %s] unconfirmed: %s\n", d.ApprovalID, d.Error)
+	case engine.SessionError:
 		fmt.Fprintf(p.W, "! %s: %s\n", d.Code, d.Message)
-	case engine.EventTurnCompleted:
-		var d struct{ Outcome string }
-		_ = json.Unmarshal(ev.Data, &d)
+	case engine.TurnCompleted:
 		if d.Outcome != engine.OutcomeCompleted {
 			fmt.Fprintf(p.W, "  (turn ended: %s)\n", d.Outcome)
 		}

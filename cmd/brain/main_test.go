@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/engine"
 	"brain/engine/model/fakemodel"
 )
 
@@ -147,11 +148,21 @@ func (d *daemon) get(path string, out any) {
 	}
 }
 
-type apiEvent struct {
-	ID   string          `json:"id"`
-	Seq  int64           `json:"seq"`
-	Type string          `json:"type"`
-	Data json.RawMessage `json:"data"`
+// apiEvent is an event as GET /v1/sessions/{id}/events lists it.
+type apiEvent = engine.Event
+
+// sessionError decodes a session.error event.
+func sessionError(t *testing.T, ev apiEvent) engine.SessionError {
+	t.Helper()
+	p, err := ev.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := p.(engine.SessionError)
+	if !ok {
+		t.Fatalf("event %d %s carries %T", ev.Seq, ev.Type, p)
+	}
+	return e
 }
 
 type apiSession struct {
@@ -222,11 +233,7 @@ func TestServe_SIGKILLMidTurnLosesNoAcknowledgedInput(t *testing.T) {
 			}
 		}
 		if ev.Type == "session.error" {
-			var e struct {
-				InputID string `json:"input_id"`
-			}
-			_ = json.Unmarshal(ev.Data, &e)
-			errorsFor = append(errorsFor, e.InputID)
+			errorsFor = append(errorsFor, sessionError(t, ev).InputID)
 		}
 	}
 	for id, found := range acked {
@@ -288,9 +295,7 @@ func TestServe_ShutdownInterruptsTurnsPastGrace(t *testing.T) {
 	var code string
 	for _, ev := range d.events(s.ID) {
 		if ev.Type == "session.error" {
-			var e struct{ Code string }
-			_ = json.Unmarshal(ev.Data, &e)
-			code = e.Code
+			code = sessionError(t, ev).Code
 		}
 	}
 	if code != "interrupted" {
