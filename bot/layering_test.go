@@ -12,7 +12,9 @@ import (
 // engine/durable, the records kept beside the log) but never each other;
 // bot/config imports nothing of the project; bot/api works on interfaces
 // and plain values, so it imports engine (for its types) and nothing of the
-// store, channels, webhooks or the rest of bot.
+// store, channels, webhooks or the rest of bot; bot/schedule works on
+// interfaces too, with the run records of engine/durable and its config
+// types.
 func TestLayering(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go command not on PATH")
@@ -37,6 +39,8 @@ func TestLayering(t *testing.T) {
 			return []string{"brain/engine", "brain/engine/durable", "brain/tools"}
 		case pkg == "brain/bot/api":
 			return []string{"brain/engine", "brain/tools"}
+		case pkg == "brain/bot/schedule":
+			return []string{"brain/engine", "brain/engine/durable", "brain/tools", "brain/bot/config"}
 		case pkg == "brain/bot":
 			return []string{"*"}
 		case pkg == "brain/cmd/brain":
