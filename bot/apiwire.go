@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"brain/bot/api"
+	"brain/bot/schedule"
 	"brain/engine"
 )
 
@@ -16,7 +17,7 @@ var (
 // conversions of runs and post_to targets compile only while both sides
 // have the same fields, so `brain schedules` and GET /v1/schedules cannot
 // drift apart.
-type apiScheduler struct{ s *Scheduler }
+type apiScheduler struct{ s *schedule.Scheduler }
 
 func (a apiScheduler) Status(ctx context.Context) ([]api.ScheduleStatus, error) {
 	list, err := a.s.Status(ctx)

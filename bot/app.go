@@ -20,6 +20,7 @@ import (
 
 	"brain/bot/api"
 	"brain/bot/config"
+	"brain/bot/schedule"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -51,7 +52,7 @@ type App struct {
 	// closers are closed after the engine stops (sandboxes, MCP clients).
 	closers []io.Closer
 
-	schedules *Scheduler
+	schedules *schedule.Scheduler
 	slack     *slackBridge
 	linear    *linearBridge
 
@@ -131,7 +132,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
-	if a.schedules, err = newScheduler(cfg, a.engine, a.store, a.log, clock); err != nil {
+	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
 	a.api = api.New(api.Config{
@@ -165,6 +166,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 
 // Engine is the app's engine, for embedding and tests.
 func (a *App) Engine() *engine.Engine { return a.engine }
+
+// Schedules is the app's scheduler.
+func (a *App) Schedules() *schedule.Scheduler { return a.schedules }
+
+// SetOutcomePoster sets what posts schedule outcomes to post_to targets
+// (the Slack integration). Call it between New and Start.
+func (a *App) SetOutcomePoster(p schedule.OutcomePoster) { a.schedules.SetOutcomePoster(p) }
 
 // Addr is the address the API listens on, once started.
 func (a *App) Addr() string {
@@ -222,7 +230,10 @@ func (a *App) Shutdown(ctx context.Context) error {
 			}
 		}
 		if a.schedules != nil {
-			a.schedules.Stop() // runs stay recorded; the next start watches them again
+			// Runs stay recorded; the next start watches them again.
+			if err := a.schedules.Stop(ctx); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if err := a.engine.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("engine stop: %w", err))

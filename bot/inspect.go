@@ -4,10 +4,19 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"brain/bot/config"
+	"brain/bot/schedule"
 	"brain/engine"
 	"brain/store/sqlite"
+)
+
+// ScheduleStatus and ScheduleRun are the scheduler's views of a schedule and
+// of one run, named here so cmd/brain needs only bot.
+type (
+	ScheduleStatus = schedule.Status
+	ScheduleRun    = schedule.Run
 )
 
 // Inspector reads sessions straight from the database, for the CLI. It takes
@@ -39,6 +48,12 @@ func (i *Inspector) Session(ctx context.Context, id string) (engine.Session, []e
 	}
 	evs, err := i.store.Events(ctx, id, 0, 0)
 	return s, evs, err
+}
+
+// Schedules describes the configured schedules and their recorded runs, for
+// the CLI; it works whether or not brain serve runs.
+func (i *Inspector) Schedules(ctx context.Context, cfg *config.Config, now time.Time) ([]ScheduleStatus, error) {
+	return schedule.Statuses(ctx, cfg, i.store, now)
 }
 
 // Close closes the database.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/bot/config"
+	"brain/bot/schedule"
 	"brain/engine"
 	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
@@ -38,6 +39,8 @@ func (c *testClock) Set(t time.Time) {
 type fakePoster struct {
 	PostFunc func(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error
 }
+
+var _ schedule.OutcomePoster = (*fakePoster)(nil)
 
 func (p *fakePoster) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
 	return p.PostFunc(ctx, s, run, outcome)
@@ -72,7 +75,7 @@ type scheduleApp struct {
 	dir    string // config.yaml and data live here; reuse it to restart
 	fake   *fakemodel.Server
 	clock  *testClock
-	poster OutcomePoster
+	poster schedule.OutcomePoster
 	opts   Options
 	edit   func(*config.Config) // changes the loaded config (keys validation would refuse)
 }
@@ -170,80 +173,6 @@ func fireTimes(runs []durable.ScheduleRun, loc *time.Location) []string {
 		out[len(runs)-1-i] = r.FireTime.In(loc).Format(time.RFC3339) // oldest first
 	}
 	return out
-}
-
-func entry(t *testing.T, spec, zone string) *scheduleEntry {
-	t.Helper()
-	entries, err := parseSchedules(&config.Config{Schedules: []config.ScheduleConfig{{Name: "s", Cron: spec, Timezone: zone}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return entries[0]
-}
-
-func TestScheduler_FireTimesAcrossDST(t *testing.T) {
-	cases := []struct {
-		name, spec, zone, from string
-		want                   []string
-	}{
-		{"spring: 02:30 does not exist, fires when the clock jumps", "30 2 * * *", "Europe/Paris", "2026-03-27T12:00:00+01:00",
-			[]string{"2026-03-28T02:30:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-30T02:30:00+02:00"}},
-		{"spring: 09:00 keeps local time", "0 9 * * *", "Europe/Paris", "2026-03-28T12:00:00+01:00",
-			[]string{"2026-03-29T09:00:00+02:00", "2026-03-30T09:00:00+02:00"}},
-		{"autumn: 02:30 happens twice, fires once", "30 2 * * *", "Europe/Paris", "2026-10-24T12:00:00+02:00",
-			[]string{"2026-10-25T02:30:00+02:00", "2026-10-26T02:30:00+01:00"}},
-		{"autumn: 09:00 keeps local time", "0 9 * * *", "Europe/Paris", "2026-10-24T12:00:00+02:00",
-			[]string{"2026-10-25T09:00:00+01:00", "2026-10-26T09:00:00+01:00"}},
-		{"autumn: started in the repeated hour after 02:30 fired", "30 2 * * *", "Europe/Paris", "2026-10-25T02:15:00+01:00",
-			[]string{"2026-10-26T02:30:00+01:00"}},
-		{"spring: hourly, the missing hour merges into the jump", "0 * * * *", "Europe/Paris", "2026-03-29T00:30:00+01:00",
-			[]string{"2026-03-29T01:00:00+01:00", "2026-03-29T03:00:00+02:00", "2026-03-29T04:00:00+02:00"}},
-		{"autumn: hourly, each local hour once", "0 * * * *", "Europe/Paris", "2026-10-25T01:30:00+02:00",
-			[]string{"2026-10-25T02:00:00+02:00", "2026-10-25T03:00:00+01:00", "2026-10-25T04:00:00+01:00"}},
-		{"New York spring", "30 2 * * *", "America/New_York", "2026-03-07T12:00:00-05:00",
-			[]string{"2026-03-08T03:00:00-04:00", "2026-03-09T02:30:00-04:00"}},
-		{"New York autumn", "30 1 * * *", "America/New_York", "2026-10-31T12:00:00-04:00",
-			[]string{"2026-11-01T01:30:00-04:00", "2026-11-02T01:30:00-05:00"}},
-		{"weekdays in UTC", "0 9 * * 1-5", "UTC", "2026-03-27T10:00:00Z",
-			[]string{"2026-03-30T09:00:00Z", "2026-03-31T09:00:00Z"}},
-		{"@every counts elapsed time", "@every 90m", "Europe/Paris", "2026-03-29T01:00:00+01:00",
-			[]string{"2026-03-29T03:30:00+02:00", "2026-03-29T05:00:00+02:00"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			e := entry(t, c.spec, c.zone)
-			at, err := time.Parse(time.RFC3339, c.from)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for range c.want {
-				at = e.next(at)
-				got = append(got, at.In(e.loc).Format(time.RFC3339))
-			}
-			if strings.Join(got, " ") != strings.Join(c.want, " ") {
-				t.Fatalf("fire times\n got %v\nwant %v", got, c.want)
-			}
-		})
-	}
-}
-
-func TestScheduler_DueRunsOnlyTheMostRecent(t *testing.T) {
-	e := entry(t, "0 9 * * *", "Europe/Paris")
-	loc := e.loc
-	from := time.Date(2026, 3, 27, 12, 0, 0, 0, loc)
-	at, n := e.due(from, time.Date(2026, 3, 30, 10, 0, 0, 0, loc))
-	if n != 3 || !at.Equal(time.Date(2026, 3, 30, 9, 0, 0, 0, loc)) {
-		t.Fatalf("due = %s, %d; want 2026-03-30 09:00, 3", at, n)
-	}
-	if at, n := e.due(from, from.Add(time.Hour)); !at.IsZero() || n != 0 {
-		t.Fatalf("due with nothing due = %s, %d", at, n)
-	}
-	// A spec that never matches again has no next fire time.
-	never := entry(t, "0 0 30 2 *", "UTC")
-	if next := never.next(from); !next.IsZero() {
-		t.Fatalf("next of 30 February = %s", next)
-	}
 }
 
 // TestSchedules_DSTThroughApp ticks a real app through both DST changes of
@@ -393,18 +322,20 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 	second.tick(fire) // an older time changes nothing
 	// A second process on the same database, started before the fire time,
 	// loses the claim.
-	other, err := newScheduler(second.app.cfg, second.app.engine, second.app.store, second.app.log, clock.Now)
+	before := func() time.Time { return fire.Add(-time.Minute) }
+	other, err := schedule.New(second.app.cfg, second.app.engine, second.app.store, second.app.log, before)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.started = true
-	for _, e := range other.entries {
-		e.last = fire.Add(-time.Minute)
+	if err := other.Start(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	if err := other.Tick(context.Background(), fire.Add(time.Minute)); err != nil {
 		t.Fatalf("losing a claim is not an error: %v", err)
 	}
-	other.Stop()
+	if err := other.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	runs := second.runs("daily")
 	if len(runs) != 1 || runs[0].Status != durable.RunInterrupted || runs[0].SessionID != sessionID {
 		t.Fatalf("runs after restart: %+v", runs)
@@ -451,9 +382,6 @@ func TestSchedules_LoopFiresOnTime(t *testing.T) {
 	ta := startScheduleApp(t, scheduleApp{dir: t.TempDir(), fake: fake, clock: clock}, `schedules:
   - {name: nine, cron: "0 9 * * *", prompt: Go.}
 `)
-	if d := ta.app.Schedules().untilNext(fire.Add(-time.Hour)); d != maxSleep {
-		t.Fatalf("sleep an hour before = %s, want the cap %s", d, maxSleep)
-	}
 	deadline := time.Now().Add(20 * time.Second)
 	for len(ta.runs("nine")) == 0 {
 		clock.Set(follow())

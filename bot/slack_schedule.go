@@ -6,14 +6,15 @@ import (
 	"time"
 
 	"brain/bot/config"
+	"brain/bot/schedule"
 )
 
-var _ OutcomePoster = (*slackBridge)(nil)
+var _ schedule.OutcomePoster = (*slackBridge)(nil)
 
 // PostScheduleOutcome posts a scheduled run's outcome as a new message in
 // post_to.slack_channel and marks its thread: a reply there starts an
 // interactive session that sees the outcome as context.
-func (b *slackBridge) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error {
+func (b *slackBridge) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
 	channel := s.PostTo.SlackChannel
 	if channel == "" {
 		return nil

@@ -1,4 +1,14 @@
-package bot
+// Package schedule runs the configured schedules: it computes each cron
+// expression's fire times in the schedule's zone (across DST changes),
+// claims every fire time in the database so it runs once across restarts
+// and processes, starts a non-interactive session per run, watches it to
+// its end, and records and posts the outcome.
+//
+// It works on the small Engine interface it declares, on durable.Runs for
+// the run records and on bot/config's schedule types; it never imports the
+// bot that wires it, the HTTP API, a store, a channel or a webhook
+// (bot/layering_test.go checks it).
+package schedule
 
 import (
 	"context"
@@ -20,6 +30,8 @@ const (
 	logSchedule = "schedule"
 	logFireTime = "fire_time"
 	logRunState = "run_status"
+	logSession  = "session_id"
+	logErr      = "err"
 )
 
 const (
@@ -41,13 +53,25 @@ const (
 // occurrences) when post_to has a target; an implementation ignores the
 // targets it does not serve. Errors are logged, not retried.
 type OutcomePoster interface {
-	PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run ScheduleRun, outcome string) error
+	PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run Run, outcome string) error
 }
 
-// ScheduleRun is one occurrence of a schedule: its fire time (in the
+// Engine is what the scheduler asks of the engine; *engine.Engine has it.
+type Engine interface {
+	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
+	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
+	Session(ctx context.Context, id string) (engine.Session, error)
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	// Changed is closed at the session's next commit.
+	Changed(sessionID string) <-chan struct{}
+}
+
+var _ Engine = (*engine.Engine)(nil)
+
+// Run is one occurrence of a schedule: its fire time (in the
 // schedule's zone), what triggered it, the session it started and how it
 // ended. Status is running, completed, failed, interrupted or skipped.
-type ScheduleRun struct {
+type Run struct {
 	Schedule  string    `json:"schedule"`
 	FireTime  time.Time `json:"fire_time"`
 	Trigger   string    `json:"trigger"` // cron | manual
@@ -58,11 +82,11 @@ type ScheduleRun struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func viewRun(r durable.ScheduleRun, loc *time.Location) ScheduleRun {
+func viewRun(r durable.ScheduleRun, loc *time.Location) Run {
 	if loc == nil {
 		loc = time.UTC
 	}
-	return ScheduleRun{
+	return Run{
 		Schedule: r.Schedule, FireTime: r.FireTime.In(loc), Trigger: r.Trigger, SessionID: r.SessionID,
 		Status: r.Status, Outcome: r.Outcome, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -74,7 +98,7 @@ func viewRun(r durable.ScheduleRun, loc *time.Location) ScheduleRun {
 // A background loop calls Tick at the next fire time; tests call Tick
 // themselves with their own clock.
 type Scheduler struct {
-	engine *engine.Engine
+	engine Engine
 	store  durable.Runs
 	log    *slog.Logger
 	clock  func() time.Time
@@ -90,6 +114,9 @@ type Scheduler struct {
 	ctx    context.Context // ends watchers and the loop at Stop
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	// ended is closed once the loop and every watcher are done, after Stop.
+	ended    chan struct{}
+	waitOnce sync.Once
 
 	posterMu sync.Mutex
 	poster   OutcomePoster
@@ -131,7 +158,9 @@ func parseSchedules(cfg *config.Config) ([]*scheduleEntry, error) {
 	return out, nil
 }
 
-func newScheduler(cfg *config.Config, eng *engine.Engine, store durable.Runs, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
+// New parses the configured schedules (enabled or not) and builds their
+// scheduler; it starts nothing. Start begins firing them.
+func New(cfg *config.Config, eng Engine, store durable.Runs, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err
@@ -141,6 +170,7 @@ func newScheduler(cfg *config.Config, eng *engine.Engine, store durable.Runs, lo
 		s.byName[e.cfg.Name] = e
 	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.ended = make(chan struct{})
 	return s, nil
 }
 
@@ -196,15 +226,32 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// Stop ends the loop and the watchers and waits for them. Runs still
-// running stay so in the database; the next Start watches them again.
-// Safe to call twice, and before Start.
-func (s *Scheduler) Stop() {
+// Stop ends the loop and the watchers and waits for them, or until ctx is
+// done. Runs still running stay so in the database; the next Start watches
+// them again. Safe to call twice, concurrently, and before Start; a
+// Scheduler once stopped does not start again.
+func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
 	s.cancel()
-	s.wg.Wait()
+	s.waitOnce.Do(func() {
+		go func() {
+			s.wg.Wait()
+			close(s.ended)
+		}()
+	})
+	select {
+	case <-s.ended:
+		return nil
+	case <-ctx.Done():
+	}
+	select {
+	case <-s.ended: // both were ready
+		return nil
+	default:
+		return fmt.Errorf("stop schedules: %w", ctx.Err())
+	}
 }
 
 // loop calls Tick when the next occurrence is due (checking at least every
@@ -282,15 +329,15 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) error {
 
 // RunNow runs a schedule at once, enabled or not, with fire time now. With
 // overlap skip, a run still in progress makes it fail with a conflict.
-func (s *Scheduler) RunNow(ctx context.Context, name string) (ScheduleRun, error) {
+func (s *Scheduler) RunNow(ctx context.Context, name string) (Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.byName[name]
 	if !ok {
-		return ScheduleRun{}, engine.Errorf(engine.CodeNotFound, "no schedule named %q", name)
+		return Run{}, engine.Errorf(engine.CodeNotFound, "no schedule named %q", name)
 	}
 	if !s.started || s.stopped {
-		return ScheduleRun{}, engine.Errorf(engine.CodeOverloaded, "brain is starting or shutting down; retry shortly")
+		return Run{}, engine.Errorf(engine.CodeOverloaded, "brain is starting or shutting down; retry shortly")
 	}
 	return s.fire(ctx, e, s.clock(), durable.TriggerManual)
 }
@@ -299,28 +346,28 @@ func (s *Scheduler) RunNow(ctx context.Context, name string) (ScheduleRun, error
 // and a run in progress, a cron occurrence is recorded as skipped and a
 // manual one is refused. A fire time claimed before is a conflict.
 // Called with s.mu held.
-func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, trigger string) (ScheduleRun, error) {
+func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, trigger string) (Run, error) {
 	now := s.clock()
 	run := durable.ScheduleRun{Schedule: e.cfg.Name, FireTime: at, Trigger: trigger, Status: durable.RunRunning, CreatedAt: now, UpdatedAt: now}
 	if e.cfg.Overlap != "allow" {
 		busy, err := s.activeRun(ctx, e.cfg.Name)
 		if err != nil {
-			return ScheduleRun{}, err
+			return Run{}, err
 		}
 		if busy != nil {
 			what := fmt.Sprintf("the run for %s (session %s) is still in progress", busy.FireTime.In(e.loc).Format(time.RFC3339), orNone(busy.SessionID))
 			if trigger == durable.TriggerManual {
-				return ScheduleRun{}, engine.Errorf(engine.CodeConflict, "schedule %q has overlap: skip and %s; wait for it to finish", e.cfg.Name, what)
+				return Run{}, engine.Errorf(engine.CodeConflict, "schedule %q has overlap: skip and %s; wait for it to finish", e.cfg.Name, what)
 			}
 			run.Status, run.Outcome = durable.RunSkipped, "skipped: "+what
 		}
 	}
 	claimed, err := s.store.ClaimRun(ctx, run)
 	if err != nil {
-		return ScheduleRun{}, err
+		return Run{}, err
 	}
 	if !claimed {
-		return ScheduleRun{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
+		return Run{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
 	}
 	log := s.log.With(logSchedule, e.cfg.Name, logFireTime, at.In(e.loc).Format(time.RFC3339))
 	if run.Status == durable.RunSkipped {
@@ -391,88 +438,4 @@ func later(a, b time.Time) time.Time {
 		return a
 	}
 	return b
-}
-
-// Schedules is the app's scheduler.
-func (a *App) Schedules() *Scheduler { return a.schedules }
-
-// SetOutcomePoster sets what posts schedule outcomes to post_to targets
-// (the Slack integration). Call it between New and Start.
-func (a *App) SetOutcomePoster(p OutcomePoster) { a.schedules.SetOutcomePoster(p) }
-
-// next returns the first fire time strictly after t, zero when there is
-// none. Cron fields are matched against the local wall clock: a local time
-// that occurs twice (clocks go back) fires at its first occurrence only; a
-// local time that does not exist (clocks go forward) fires at the instant
-// the clock jumps past it.
-func (e *scheduleEntry) next(t time.Time) time.Time {
-	if e.spec == nil {
-		return e.sched.Next(t)
-	}
-	w := wallClock(t.In(e.loc))
-	// Wall times that map to an instant at or before t (the second pass of
-	// a repeated hour, times merged into a jump) are passed over.
-	for range 100 {
-		w = e.spec.Next(w)
-		if w.IsZero() {
-			return time.Time{}
-		}
-		if at := localInstant(w, e.loc); at.After(t) {
-			return at
-		}
-	}
-	return time.Time{}
-}
-
-// due returns the most recent fire time in (from, now] (zero when none) and
-// how many fire times that interval holds.
-func (e *scheduleEntry) due(from, now time.Time) (time.Time, int) {
-	var last time.Time
-	n := 0
-	for at := e.next(from); !at.IsZero() && !at.After(now); at = e.next(at) {
-		last = at
-		n++
-	}
-	return last, n
-}
-
-// wallClock reads t's local date and time as a UTC time, a clock without
-// DST for matching cron fields.
-func wallClock(t time.Time) time.Time {
-	y, mo, d := t.Date()
-	h, mi, s := t.Clock()
-	return time.Date(y, mo, d, h, mi, s, t.Nanosecond(), time.UTC)
-}
-
-// localInstant returns the instant at which the wall clock of loc shows w
-// (a wall time read as UTC): the earlier one when it shows it twice, the
-// instant it jumps past w when it never shows it. time.Date alone does not
-// say which it picks in either case.
-func localInstant(w time.Time, loc *time.Location) time.Time {
-	guess := time.Date(w.Year(), w.Month(), w.Day(), w.Hour(), w.Minute(), w.Second(), w.Nanosecond(), loc)
-	start, end := guess.ZoneBounds()
-	offsets := []time.Time{guess}
-	if !start.IsZero() {
-		offsets = append(offsets, start.Add(-time.Second))
-	}
-	if !end.IsZero() {
-		offsets = append(offsets, end)
-	}
-	var best time.Time
-	for _, z := range offsets {
-		_, off := z.Zone()
-		at := w.Add(-time.Duration(off) * time.Second).In(loc)
-		if wallClock(at).Equal(w) && (best.IsZero() || at.Before(best)) {
-			best = at
-		}
-	}
-	if !best.IsZero() {
-		return best
-	}
-	for _, b := range []time.Time{start, end} {
-		if !b.IsZero() && wallClock(b).After(w) && !wallClock(b.Add(-time.Nanosecond)).After(w) {
-			return b
-		}
-	}
-	return guess
 }
