@@ -45,6 +45,12 @@ var (
 	ErrOverloaded = &Error{Code: CodeOverloaded}
 )
 
+// ErrInvariant marks a call a Store refused because the caller broke the
+// store's contract (a commit without a session id, event data that is not
+// JSON). It is a bug, not bad input: it carries no code, so the API answers
+// 500 "internal error" and logs it, instead of a 400 that blames the client.
+var ErrInvariant = errors.New("store invariant violated")
+
 // Errorf builds an Error with a code.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}

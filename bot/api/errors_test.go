@@ -40,6 +40,7 @@ func TestWriteError(t *testing.T) {
 		{"unknown code", engine.Errorf("teapot", "short and stout"), 500, "internal", "internal error"},
 		{"plain", errors.New("sql: database is closed"), 500, "internal", "internal error"},
 		{"wrapped plain", fmt.Errorf("load session: %w", errors.New("sql: database is closed")), 500, "internal", "internal error"},
+		{"store invariant", fmt.Errorf("commit: %w: event 0 has no id", engine.ErrInvariant), 500, "internal", "internal error"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -161,12 +161,12 @@ func testCommitApprovalRejects(t *testing.T, open func() Store) {
 		want error
 	}{
 		{"not found", engine.ApprovalCommit{ID: "nope", Now: t0, Update: approve}, engine.ErrNotFound},
-		{"zero Now", engine.ApprovalCommit{ID: "a1", Update: approve}, engine.ErrInvalid},
-		{"empty id", engine.ApprovalCommit{Now: t0, Update: approve}, engine.ErrInvalid},
+		{"zero Now", engine.ApprovalCommit{ID: "a1", Update: approve}, engine.ErrInvariant},
+		{"empty id", engine.ApprovalCommit{Now: t0, Update: approve}, engine.ErrInvariant},
 		{"event without id", engine.ApprovalCommit{ID: "a1", Now: t0, Update: approve,
-			Events: []engine.Event{{Type: engine.EventApprovalDecided}}}, engine.ErrInvalid},
+			Events: []engine.Event{{Type: engine.EventApprovalDecided}}}, engine.ErrInvariant},
 		{"output not JSON", engine.ApprovalCommit{ID: "a1", Now: t0,
-			Update: func(a *engine.Approval) error { a.Output = json.RawMessage("ENG-42"); return nil }}, engine.ErrInvalid},
+			Update: func(a *engine.Approval) error { a.Output = json.RawMessage("ENG-42"); return nil }}, engine.ErrInvariant},
 		// The approval row is updated before the events go in: the
 		// conflict rolls the update back.
 		{"reused event id", engine.ApprovalCommit{ID: "a1", Now: t0, Update: approve,

@@ -147,12 +147,12 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 	}{
 		{"update error", func(*engine.Session) error { return errBusy }, testApproval("a2", t0), errBusy},
 		{"duplicate id", nil, testApproval("a1", t0.Add(time.Hour)), engine.ErrConflict},
-		{"no id", nil, testApproval("", t0), engine.ErrInvalid},
+		{"no id", nil, testApproval("", t0), engine.ErrInvariant},
 		{"input not JSON", nil, func() engine.Approval {
 			a := testApproval("a3", t0)
 			a.Input = json.RawMessage(`{"x":`)
 			return a
-		}(), engine.ErrInvalid},
+		}(), engine.ErrInvariant},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -398,10 +398,10 @@ func testCommitRejects(t *testing.T, open func() Store) {
 		c    engine.Commit
 		want error
 	}{
-		{"zero Now", engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e2", "x")}}, engine.ErrInvalid},
-		{"empty session id", engine.Commit{Now: t0}, engine.ErrInvalid},
-		{"event without id", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{Type: engine.EventAgentMessage}}}, engine.ErrInvalid},
-		{"invalid JSON", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{ID: "e2", Type: "x", Data: json.RawMessage(`{`)}}}, engine.ErrInvalid},
+		{"zero Now", engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e2", "x")}}, engine.ErrInvariant},
+		{"empty session id", engine.Commit{Now: t0}, engine.ErrInvariant},
+		{"event without id", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{Type: engine.EventAgentMessage}}}, engine.ErrInvariant},
+		{"invalid JSON", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{ID: "e2", Type: "x", Data: json.RawMessage(`{`)}}}, engine.ErrInvariant},
 		// e2 is fine, e1 is taken: the whole commit is rolled back.
 		{"reused event id", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{userMessage("e2", "x"), userMessage("e1", "x")}}, engine.ErrConflict},
 	}

@@ -185,8 +185,8 @@ func testClaimRunValidates(t *testing.T, open func() Store) {
 		{Schedule: "x", FireTime: t0, Status: durable.RunRunning, UpdatedAt: t0, Trigger: "webhook"},
 	}
 	for _, r := range bad {
-		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvalid) {
-			t.Errorf("ClaimRun(%+v) = %v, want invalid", r, err)
+		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvariant) {
+			t.Errorf("ClaimRun(%+v) = %v, want an invariant error", r, err)
 		}
 	}
 }

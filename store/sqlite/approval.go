@@ -58,11 +58,11 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 // and nothing is written.
 func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
 	if c.ID == "" {
-		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "commit approval: empty id")
+		return engine.Approval{}, nil, invariant("commit approval: empty id")
 	}
 	op := "commit approval " + c.ID
 	if c.Now.IsZero() {
-		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "%s: Now is zero", op)
+		return engine.Approval{}, nil, invariant("%s: Now is zero", op)
 	}
 	if err := validateEvents(op, c.Events); err != nil {
 		return engine.Approval{}, nil, err
@@ -112,7 +112,7 @@ func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) 
 		next.Attempts = upd.Attempts
 	}
 	if len(next.Output) > 0 && !json.Valid(next.Output) {
-		return engine.Approval{}, nil, engine.Errorf(engine.CodeInvalid, "commit approval %s: output is not valid JSON", c.ID)
+		return engine.Approval{}, nil, invariant("commit approval %s: output is not valid JSON", c.ID)
 	}
 	now := c.Now.UTC()
 	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decision_id = ?, decided_by = ?,
@@ -165,13 +165,13 @@ func appendToSession(ctx context.Context, tx *sql.Tx, sessionID string, now time
 // read back or the engine could not apply.
 func validateApproval(op string, a engine.Approval) error {
 	if a.ID == "" {
-		return engine.Errorf(engine.CodeInvalid, "%s: new approval has no id", op)
+		return invariant("%s: new approval has no id", op)
 	}
 	if len(a.Input) > 0 && !json.Valid(a.Input) {
-		return engine.Errorf(engine.CodeInvalid, "%s: approval %s: input is not valid JSON", op, a.ID)
+		return invariant("%s: approval %s: input is not valid JSON", op, a.ID)
 	}
 	if len(a.Output) > 0 && !json.Valid(a.Output) {
-		return engine.Errorf(engine.CodeInvalid, "%s: approval %s: output is not valid JSON", op, a.ID)
+		return invariant("%s: approval %s: output is not valid JSON", op, a.ID)
 	}
 	return nil
 }

@@ -54,17 +54,17 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 // that is not JSON would break every later read of the log.
 func validateCommit(c engine.Commit) error {
 	if c.SessionID == "" {
-		return engine.Errorf(engine.CodeInvalid, "commit: empty session id")
+		return invariant("commit: empty session id")
 	}
 	if c.Now.IsZero() {
-		return engine.Errorf(engine.CodeInvalid, "commit session %s: Now is zero", c.SessionID)
+		return invariant("commit session %s: Now is zero", c.SessionID)
 	}
 	op := "commit session " + c.SessionID
 	if err := validateEvents(op, c.Events); err != nil {
 		return err
 	}
 	if c.Result != nil && len(c.Result.Data) > 0 && !json.Valid(c.Result.Data) {
-		return engine.Errorf(engine.CodeInvalid, "%s: result data is not valid JSON", op)
+		return invariant("%s: result data is not valid JSON", op)
 	}
 	if c.NewApproval != nil {
 		return validateApproval(op, *c.NewApproval)
@@ -77,10 +77,10 @@ func validateCommit(c engine.Commit) error {
 func validateEvents(op string, evs []engine.Event) error {
 	for i, ev := range evs {
 		if ev.ID == "" {
-			return engine.Errorf(engine.CodeInvalid, "%s: event %d has no id", op, i)
+			return invariant("%s: event %d has no id", op, i)
 		}
 		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return engine.Errorf(engine.CodeInvalid, "%s: event %s: data is not valid JSON", op, ev.ID)
+			return invariant("%s: event %s: data is not valid JSON", op, ev.ID)
 		}
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"brain/engine"
 	"brain/engine/durable"
 )
 
@@ -21,13 +20,13 @@ var (
 func validateRun(op string, r durable.ScheduleRun) error {
 	switch {
 	case r.Schedule == "":
-		return engine.Errorf(engine.CodeInvalid, "%s: empty schedule", op)
+		return invariant("%s: empty schedule", op)
 	case r.FireTime.IsZero():
-		return engine.Errorf(engine.CodeInvalid, "%s %s: zero fire time", op, r.Schedule)
+		return invariant("%s %s: zero fire time", op, r.Schedule)
 	case !runStatuses[r.Status]:
-		return engine.Errorf(engine.CodeInvalid, "%s %s: unknown status %q", op, r.Schedule, r.Status)
+		return invariant("%s %s: unknown status %q", op, r.Schedule, r.Status)
 	case r.UpdatedAt.IsZero():
-		return engine.Errorf(engine.CodeInvalid, "%s %s: zero updated time", op, r.Schedule)
+		return invariant("%s %s: zero updated time", op, r.Schedule)
 	}
 	return nil
 }
@@ -47,7 +46,7 @@ func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, er
 		return false, err
 	}
 	if !runTriggers[run.Trigger] {
-		return false, engine.Errorf(engine.CodeInvalid, "claim run %s: unknown trigger %q", run.Schedule, run.Trigger)
+		return false, invariant("claim run %s: unknown trigger %q", run.Schedule, run.Trigger)
 	}
 	res, err := s.write.ExecContext(ctx, `INSERT INTO schedule_runs (`+runColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (schedule, fire_time) DO NOTHING`,

@@ -27,7 +27,7 @@ const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, 
 // calls with the same key serialize and exactly one inserts.
 func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
 	if sess.ID == "" {
-		return engine.Session{}, false, engine.Errorf(engine.CodeInvalid, "create session: empty id")
+		return engine.Session{}, false, invariant("create session: empty id")
 	}
 	sess.LastSeq = 0
 	if sess.UpdatedAt.IsZero() {

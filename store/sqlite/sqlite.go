@@ -2,9 +2,11 @@
 // on a single SQLite file (github.com/mattn/go-sqlite3) with embedded,
 // versioned migrations.
 //
-// It imports engine (and engine/durable) and nothing else of the project. database/sql and sqlite
-// errors stop here: callers see engine errors (ErrNotFound, ErrConflict,
-// ErrInvalid) or errors wrapped with the operation that failed.
+// It imports engine (and engine/durable) and nothing else of the project.
+// database/sql and sqlite errors stop here: callers see engine errors
+// (ErrNotFound, ErrConflict), ErrInvariant for a call that broke the store's
+// contract (a bug: shown as an internal error), or errors wrapped with the
+// operation that failed.
 package sqlite
 
 import (
@@ -178,6 +180,11 @@ func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 type queryer interface {
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// invariant reports a broken store contract (see engine.ErrInvariant).
+func invariant(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", engine.ErrInvariant, fmt.Sprintf(format, args...))
 }
 
 func notFound(kind, id string) error {
