@@ -1,7 +1,6 @@
 package tools_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -10,86 +9,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 )
-
-// dropTarget is a raw HTTP/1.1 service that answers the first answered
-// requests of each connection with keep-alive; the next one it reads in
-// full and then closes the connection without a word, as a server does
-// that dies or times the connection out just as a request arrives. It
-// counts every request that reached it.
-type dropTarget struct {
-	ln       net.Listener
-	answered int
-	seen     atomic.Int64
-	mu       sync.Mutex
-	conns    []net.Conn
-}
-
-func newDropTarget(t *testing.T, answered int) *dropTarget {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &dropTarget{ln: ln, answered: answered}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d.mu.Lock()
-			d.conns = append(d.conns, c)
-			d.mu.Unlock()
-			wg.Go(func() { d.serve(c) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		d.mu.Lock()
-		for _, c := range d.conns {
-			c.Close()
-		}
-		d.mu.Unlock()
-		wg.Wait()
-	})
-	return d
-}
-
-func (d *dropTarget) serve(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for n := 0; ; n++ {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		_, err = io.Copy(io.Discard, req.Body)
-		if err != nil {
-			return
-		}
-		d.seen.Add(1)
-		if n >= d.answered {
-			return
-		}
-		body := `{"ok":true}`
-		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
-		if req.Method == http.MethodHead {
-			body = ""
-		}
-		if _, err := io.WriteString(c, head+body); err != nil {
-			return
-		}
-	}
-}
-
-func (d *dropTarget) url() string { return "http://" + d.ln.Addr().String() + "/things/1" }
 
 var methods = []string{"GET", "HEAD", "DELETE", "PUT", "POST", "PATCH", "OPTIONS"}
 
@@ -125,13 +50,14 @@ func dispatches() []dispatch {
 	return all
 }
 
-func (d dispatch) send(t *testing.T, c *http.Client, url string) error {
+// send sends d to the target's /things/1 through c.
+func (d dispatch) send(t *testing.T, c *http.Client, target *toolstest.DropTarget) error {
 	t.Helper()
 	var body io.Reader
 	if d.body {
 		body = strings.NewReader(`{"title":"x"}`) // NewRequest sets GetBody for it
 	}
-	req, err := http.NewRequestWithContext(context.Background(), d.method, url, body)
+	req, err := http.NewRequestWithContext(context.Background(), d.method, target.URL()+"/things/1", body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,33 +84,33 @@ func TestOnceTransport_NeverResends(t *testing.T) {
 			t.Run("plain transport", func(t *testing.T) {
 				// The control: it proves the target triggers net/http's
 				// re-send, so the check below can fail.
-				target := newDropTarget(t, 1)
+				target := toolstest.NewDropTarget(t, 1, nil)
 				c := &http.Client{Transport: &http.Transport{}}
-				_ = d.send(t, c, target.url())
-				_ = d.send(t, c, target.url())
-				if got := target.seen.Load(); d.replayable() && got != 3 {
+				_ = d.send(t, c, target)
+				_ = d.send(t, c, target)
+				if got := len(target.Requests()); d.replayable() && got != 3 {
 					t.Fatalf("target saw %d requests for 2 sent, want 3: the plain transport re-sends a replayable request", got)
 				}
 			})
 			t.Run("once", func(t *testing.T) {
-				target := newDropTarget(t, 1)
+				target := toolstest.NewDropTarget(t, 1, nil)
 				c := &http.Client{Transport: tools.OnceTransport(&http.Transport{})}
 				for i := range 2 {
-					if err := d.send(t, c, target.url()); err != nil {
+					if err := d.send(t, c, target); err != nil {
 						t.Fatalf("request %d: %v", i+1, err)
 					}
 				}
-				if got := target.seen.Load(); got != 2 {
+				if got := len(target.Requests()); got != 2 {
 					t.Fatalf("target saw %d requests for 2 sent, want 2", got)
 				}
 			})
 			t.Run("once, connection dropped", func(t *testing.T) {
-				target := newDropTarget(t, 0)
+				target := toolstest.NewDropTarget(t, 0, nil)
 				c := &http.Client{Transport: tools.OnceTransport(&http.Transport{})}
-				if err := d.send(t, c, target.url()); err == nil {
+				if err := d.send(t, c, target); err == nil {
 					t.Fatal("a dropped request succeeded")
 				}
-				if got := target.seen.Load(); got != 1 {
+				if got := len(target.Requests()); got != 1 {
 					t.Fatalf("target saw %d requests for 1 sent, want 1", got)
 				}
 			})
@@ -195,7 +121,7 @@ func TestOnceTransport_NeverResends(t *testing.T) {
 // TestOnceTransport_KeepsBase checks the copy keeps base's dialer (tools/web
 // guards the address it dials with it) and leaves base as it was.
 func TestOnceTransport_KeepsBase(t *testing.T) {
-	target := newDropTarget(t, 1)
+	target := toolstest.NewDropTarget(t, 1, nil)
 	var dials atomic.Int64
 	base := &http.Transport{
 		ForceAttemptHTTP2: true,
@@ -207,7 +133,7 @@ func TestOnceTransport_KeepsBase(t *testing.T) {
 	}
 	c := &http.Client{Transport: tools.OnceTransport(base)}
 	for range 2 {
-		if err := (dispatch{method: "GET"}).send(t, c, target.url()); err != nil {
+		if err := (dispatch{method: "GET"}).send(t, c, target); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,116 +1,76 @@
 package mcp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	brainmcp "brain/tools/mcp"
+	"brain/tools/toolstest"
 )
 
-// rawMCP is a streamable HTTP MCP server written by hand on a raw TCP
-// listener, so the test decides what happens to each connection: it
-// answers the first request of a connection with keep-alive and, on the
-// next one, reads the request in full and closes the connection without a
-// word. With dropCalls it does that to every tools/call, wherever it comes.
-// It counts the tools/call requests that reached it.
-type rawMCP struct {
-	ln        net.Listener
-	dropCalls bool
-	calls     atomic.Int64
-	mu        sync.Mutex
-	conns     []net.Conn
-}
+// rawMCP is a streamable HTTP MCP server on a drop target, so the test
+// decides what happens to each connection: it answers the first request of
+// a connection with keep-alive and drops the next. With dropCalls it drops
+// every tools/call too, wherever it comes.
+type rawMCP struct{ *toolstest.DropTarget }
 
-func newRawMCP(t *testing.T, dropCalls bool) *rawMCP {
+func newRawMCP(t *testing.T, dropCalls bool) rawMCP {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &rawMCP{ln: ln, dropCalls: dropCalls}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			m.mu.Lock()
-			m.conns = append(m.conns, c)
-			m.mu.Unlock()
-			wg.Go(func() { m.serve(c) })
+	return rawMCP{toolstest.NewDropTarget(t, 1, func(req *http.Request, body []byte) (toolstest.Response, bool) {
+		msg := parse(body)
+		if dropCalls && msg.Method == "tools/call" {
+			return toolstest.Response{}, false
 		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		m.mu.Lock()
-		for _, c := range m.conns {
-			c.Close()
-		}
-		m.mu.Unlock()
-		wg.Wait()
-	})
-	return m
+		return answer(req.Method, msg.Method, msg.ID), true
+	})}
 }
 
-func (m *rawMCP) config() brainmcp.ServerConfig {
-	return brainmcp.ServerConfig{ID: "raw", Transport: brainmcp.TransportHTTP, URL: "http://" + m.ln.Addr().String() + "/mcp", BearerToken: token}
+func (m rawMCP) config() brainmcp.ServerConfig {
+	return brainmcp.ServerConfig{ID: "raw", Transport: brainmcp.TransportHTTP, URL: m.URL() + "/mcp", BearerToken: token}
 }
 
-func (m *rawMCP) serve(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for n := 0; ; n++ {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		body, err := io.ReadAll(req.Body)
-		if err != nil {
-			return
-		}
-		var msg struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		_ = json.Unmarshal(body, &msg)
-		if msg.Method == "tools/call" {
-			m.calls.Add(1)
-		}
-		if n > 0 || (m.dropCalls && msg.Method == "tools/call") {
-			return
-		}
-		if _, err := io.WriteString(c, answer(req.Method, msg.Method, msg.ID)); err != nil {
-			return
+// calls counts the tools/call requests that reached the server.
+func (m rawMCP) calls() int {
+	n := 0
+	for _, r := range m.Requests() {
+		if parse(r.Body).Method == "tools/call" {
+			n++
 		}
 	}
+	return n
 }
 
-// answer is the whole HTTP response to one request.
-func answer(httpMethod, method string, id json.RawMessage) string {
-	response := func(status, header, body string) string {
-		return fmt.Sprintf("HTTP/1.1 %s\r\n%sContent-Length: %d\r\n\r\n%s", status, header, len(body), body)
-	}
-	result := func(v string) string {
-		return response("200 OK", "Content-Type: application/json\r\nMcp-Session-Id: raw-session\r\n",
-			fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, v))
+// message is the part of a JSON-RPC message the server looks at.
+type message struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+}
+
+func parse(body []byte) message {
+	var msg message
+	_ = json.Unmarshal(body, &msg)
+	return msg
+}
+
+// answer is the response to one request.
+func answer(httpMethod, method string, id json.RawMessage) toolstest.Response {
+	result := func(v string) toolstest.Response {
+		return toolstest.Response{
+			Header: http.Header{"Content-Type": {"application/json"}, "Mcp-Session-Id": {"raw-session"}},
+			Body:   fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":%s}`, id, v),
+		}
 	}
 	switch {
 	case httpMethod == http.MethodGet:
-		return response("405 Method Not Allowed", "", "") // no server-sent stream
+		return toolstest.Response{Status: http.StatusMethodNotAllowed} // no server-sent stream
 	case httpMethod != http.MethodPost:
-		return response("200 OK", "", "")
+		return toolstest.Response{}
 	case len(id) == 0:
-		return response("202 Accepted", "", "") // a notification
+		return toolstest.Response{Status: http.StatusAccepted} // a notification
 	case method == "initialize":
 		return result(`{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"raw","version":"1"}}`)
 	case method == "tools/list":
@@ -118,8 +78,7 @@ func answer(httpMethod, method string, id json.RawMessage) string {
 	case method == "tools/call":
 		return result(`{"content":[{"type":"text","text":"written"}]}`)
 	}
-	return response("200 OK", "Content-Type: application/json\r\n",
-		fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id))
+	return toolstest.JSON(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"method not found"}}`, id))
 }
 
 // TestHTTP_AtMostOnce connects to a server that drops the second request of
@@ -145,7 +104,7 @@ func TestHTTP_AtMostOnce(t *testing.T) {
 			t.Errorf("call %d: content %q", i+1, got)
 		}
 	}
-	if got := srv.calls.Load(); got != 2 {
+	if got := srv.calls(); got != 2 {
 		t.Fatalf("server saw %d tools/call requests for 2 calls, want 2", got)
 	}
 
@@ -155,7 +114,7 @@ func TestHTTP_AtMostOnce(t *testing.T) {
 	if te == nil || !te.UnknownOutcome {
 		t.Fatalf("a dropped call: error %+v, want an unknown outcome", te)
 	}
-	if got := dropping.calls.Load(); got != 1 {
+	if got := dropping.calls(); got != 1 {
 		t.Fatalf("server saw %d tools/call requests for 1 call, want 1", got)
 	}
 }

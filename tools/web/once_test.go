@@ -1,91 +1,21 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 	"brain/tools/web"
 )
 
-// dropTarget is a raw HTTP/1.1 service that answers the first answered
-// requests of each connection with keep-alive; the next one it reads in
-// full and then closes the connection without a word. It counts every
-// request that reached it.
-type dropTarget struct {
-	ln       net.Listener
-	answered int
-	seen     atomic.Int64
-	mu       sync.Mutex
-	conns    []net.Conn
+// answer is a reply both web_fetch and a search provider read.
+func answer(*http.Request, []byte) (toolstest.Response, bool) {
+	return toolstest.JSON(`{"results":[{"title":"Result","url":"https://example.org/","content":"text"}]}`), true
 }
-
-func newDropTarget(t *testing.T, answered int) *dropTarget {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &dropTarget{ln: ln, answered: answered}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			d.mu.Lock()
-			d.conns = append(d.conns, c)
-			d.mu.Unlock()
-			wg.Go(func() { d.serve(c) })
-		}
-	})
-	t.Cleanup(func() {
-		ln.Close()
-		d.mu.Lock()
-		for _, c := range d.conns {
-			c.Close()
-		}
-		d.mu.Unlock()
-		wg.Wait()
-	})
-	return d
-}
-
-func (d *dropTarget) serve(c net.Conn) {
-	defer c.Close()
-	br := bufio.NewReader(c)
-	for n := 0; ; n++ {
-		req, err := http.ReadRequest(br)
-		if err != nil {
-			return
-		}
-		if _, err := io.Copy(io.Discard, req.Body); err != nil {
-			return
-		}
-		d.seen.Add(1)
-		if n >= d.answered {
-			return
-		}
-		// An answer both web_fetch and a search provider read.
-		body := `{"results":[{"title":"Result","url":"https://example.org/","content":"text"}]}`
-		head := fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body))
-		if _, err := io.WriteString(c, head+body); err != nil {
-			return
-		}
-	}
-}
-
-func (d *dropTarget) url() string { return "http://" + d.ln.Addr().String() }
 
 // TestDispatch_AtMostOnce calls each web tool twice against a target that
 // drops the second request of a connection: the target sees each call
@@ -112,9 +42,9 @@ func TestDispatch_AtMostOnce(t *testing.T) {
 	} {
 		// One tool, so its client (and any connection it keeps) serves
 		// every call.
-		compile := func(t *testing.T, d *dropTarget) (*tools.Tool, tools.Call) {
+		compile := func(t *testing.T, d *toolstest.DropTarget) (*tools.Tool, tools.Call) {
 			t.Helper()
-			def, err := tc.tool(d.url())
+			def, err := tc.tool(d.URL())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,26 +52,26 @@ func TestDispatch_AtMostOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			in := json.RawMessage(strings.ReplaceAll(tc.input, "URL", d.url()))
+			in := json.RawMessage(strings.ReplaceAll(tc.input, "URL", d.URL()))
 			return tool, tools.Call{Input: in, SessionID: "s", ToolCallID: "c"}
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			target := newDropTarget(t, 1)
+			target := toolstest.NewDropTarget(t, 1, answer)
 			tool, call := compile(t, target)
 			for i := range 2 {
 				if _, err := tool.Run(context.Background(), call); err != nil {
 					t.Fatalf("call %d: %v", i+1, err)
 				}
 			}
-			if got := target.seen.Load(); got != 2 {
+			if got := len(target.Requests()); got != 2 {
 				t.Fatalf("target saw %d requests for 2 calls, want 2", got)
 			}
 
-			dropping := newDropTarget(t, 0)
+			dropping := toolstest.NewDropTarget(t, 0, nil)
 			tool, call = compile(t, dropping)
 			_, err := tool.Run(context.Background(), call)
 			toolErr(t, err, true)
-			if got := dropping.seen.Load(); got != 1 {
+			if got := len(dropping.Requests()); got != 1 {
 				t.Fatalf("target saw %d requests for 1 call, want 1", got)
 			}
 		})
