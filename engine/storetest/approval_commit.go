@@ -35,12 +35,12 @@ func decide(by string, at time.Time) func(*engine.Approval) error {
 func testCommitApproval(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "file it")}})
-	addApproval(t, st, "s1", testApproval("a1", t0)) // seq 2
+	CreateSession(t, st, Session("s1", T0))
+	Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "file it")}})
+	addApproval(t, st, "s1", Approval("a1", T0)) // seq 2
 	before := getApproval(t, st, "a1")
 
-	now := t0.Add(time.Minute)
+	now := T0.Add(time.Minute)
 	decidedAt := now.In(time.FixedZone("PST", -8*3600))
 	got, evs, err := st.CommitApproval(ctx, engine.ApprovalCommit{
 		ID:  "a1",
@@ -100,7 +100,7 @@ func testCommitApproval(t *testing.T, open func() Store) {
 		t.Errorf("session: LastSeq %d UpdatedAt %v Status %s, want 4 %v idle", s.LastSeq, s.UpdatedAt, s.Status, now)
 	}
 	// And Commit continues after them.
-	res := commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{{ID: "e5", Type: engine.EventToolResult}}})
+	res := Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{{ID: "e5", Type: engine.EventToolResult}}})
 	if res.Events[0].Seq != 5 {
 		t.Errorf("next Commit seq = %d, want 5", res.Events[0].Seq)
 	}
@@ -111,16 +111,16 @@ func testCommitApproval(t *testing.T, open func() Store) {
 	if err != nil || len(evs) != 0 || got.Attempts != 2 || !got.UpdatedAt.Equal(now.Add(time.Hour)) {
 		t.Fatalf("CommitApproval without events = %+v, %v, %v", got, evs, err)
 	}
-	if s2, _ := st.Session(ctx, "s1"); s2.LastSeq != 5 || !s2.UpdatedAt.Equal(t0) {
-		t.Errorf("session after event-less CommitApproval: LastSeq %d UpdatedAt %v, want 5 %v", s2.LastSeq, s2.UpdatedAt, t0)
+	if s2, _ := st.Session(ctx, "s1"); s2.LastSeq != 5 || !s2.UpdatedAt.Equal(T0) {
+		t.Errorf("session after event-less CommitApproval: LastSeq %d UpdatedAt %v, want 5 %v", s2.LastSeq, s2.UpdatedAt, T0)
 	}
 }
 
 func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	addApproval(t, st, "s1", testApproval("a1", t0))
+	CreateSession(t, st, Session("s1", T0))
+	addApproval(t, st, "s1", Approval("a1", T0))
 	before := getApproval(t, st, "a1")
 
 	for _, want := range []error{
@@ -128,7 +128,7 @@ func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
 		engine.Errorf(engine.CodeConflict, "approval a1 was denied"),
 		&busyError{engine.StatusRunning},
 	} {
-		_, evs, err := st.CommitApproval(ctx, engine.ApprovalCommit{ID: "a1", Now: t0.Add(time.Hour),
+		_, evs, err := st.CommitApproval(ctx, engine.ApprovalCommit{ID: "a1", Now: T0.Add(time.Hour),
 			Update: func(a *engine.Approval) error {
 				a.Status = engine.ApprovalDenied
 				a.Attempts = 7
@@ -150,26 +150,26 @@ func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
 func testCommitApprovalRejects(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	addApproval(t, st, "s1", testApproval("a1", t0)) // event req-a1
+	CreateSession(t, st, Session("s1", T0))
+	addApproval(t, st, "s1", Approval("a1", T0)) // event req-a1
 	before := getApproval(t, st, "a1")
-	approve := decide("U1", t0)
+	approve := decide("U1", T0)
 
 	tests := []struct {
 		name string
 		c    engine.ApprovalCommit
 		want error
 	}{
-		{"not found", engine.ApprovalCommit{ID: "nope", Now: t0, Update: approve}, engine.ErrNotFound},
+		{"not found", engine.ApprovalCommit{ID: "nope", Now: T0, Update: approve}, engine.ErrNotFound},
 		{"zero Now", engine.ApprovalCommit{ID: "a1", Update: approve}, engine.ErrInvariant},
-		{"empty id", engine.ApprovalCommit{Now: t0, Update: approve}, engine.ErrInvariant},
-		{"event without id", engine.ApprovalCommit{ID: "a1", Now: t0, Update: approve,
+		{"empty id", engine.ApprovalCommit{Now: T0, Update: approve}, engine.ErrInvariant},
+		{"event without id", engine.ApprovalCommit{ID: "a1", Now: T0, Update: approve,
 			Events: []engine.Event{{Type: engine.EventApprovalDecided}}}, engine.ErrInvariant},
-		{"output not JSON", engine.ApprovalCommit{ID: "a1", Now: t0,
+		{"output not JSON", engine.ApprovalCommit{ID: "a1", Now: T0,
 			Update: func(a *engine.Approval) error { a.Output = json.RawMessage("ENG-42"); return nil }}, engine.ErrInvariant},
 		// The approval row is updated before the events go in: the
 		// conflict rolls the update back.
-		{"reused event id", engine.ApprovalCommit{ID: "a1", Now: t0, Update: approve,
+		{"reused event id", engine.ApprovalCommit{ID: "a1", Now: T0, Update: approve,
 			Events: []engine.Event{{ID: "req-a1", Type: engine.EventApprovalDecided}}}, engine.ErrConflict},
 	}
 	for _, tt := range tests {
@@ -197,8 +197,8 @@ func testCommitApprovalRace(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	stores := [2]Store{open(), open()}
 	st := stores[0]
-	createSession(t, st, testSession("s1", t0))
-	addApproval(t, st, "s1", testApproval("a1", t0))
+	CreateSession(t, st, Session("s1", T0))
+	addApproval(t, st, "s1", Approval("a1", T0))
 
 	const n = 50
 	var (
@@ -214,9 +214,9 @@ func testCommitApprovalRace(t *testing.T, open func() Store) {
 			<-start
 			results[i], _, errs[i] = stores[i%2].CommitApproval(ctx, engine.ApprovalCommit{
 				ID:     "a1",
-				Now:    t0.Add(time.Minute),
-				Update: decide(fmt.Sprintf("U%02d", i), t0.Add(time.Minute)),
-				Events: []engine.Event{{ID: eventID("decided", i), Type: engine.EventApprovalDecided}},
+				Now:    T0.Add(time.Minute),
+				Update: decide(fmt.Sprintf("U%02d", i), T0.Add(time.Minute)),
+				Events: []engine.Event{{ID: EventID("decided", i), Type: engine.EventApprovalDecided}},
 			})
 		}()
 	}
@@ -245,7 +245,7 @@ func testCommitApprovalRace(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatalf("Events: %v", err)
 	}
-	if want := []string{"req-a1", eventID("decided", winner)}; !slices.Equal(ids(evs), want) {
+	if want := []string{"req-a1", EventID("decided", winner)}; !slices.Equal(ids(evs), want) {
 		t.Errorf("events = %v, want %v", ids(evs), want)
 	}
 	if s := seqs(evs); !slices.Equal(s, []int64{1, 2}) {

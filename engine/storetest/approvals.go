@@ -13,31 +13,11 @@ import (
 	"brain/tools"
 )
 
-func testApproval(id string, created time.Time) engine.Approval {
-	return engine.Approval{
-		ID:     id,
-		TurnID: "t1",
-		CallID: "call-" + id,
-		Tool:   "linear_create_issue",
-		Agent:  "default",
-		Input:  json.RawMessage(`{"team":"ENG","title":"Fix login"}`),
-		Card: tools.Card{Title: "Create issue", Facts: []tools.Fact{
-			{Label: "Team", Value: "ENG"},
-			{Label: "Title", Value: "Fix login — \"quoted\" & <escaped>"},
-		}},
-		RequestedBy: "U123",
-		Status:      engine.ApprovalPending,
-		CreatedAt:   created,
-		ExpiresAt:   created.Add(time.Hour),
-		UpdatedAt:   created,
-	}
-}
-
 // addApproval commits a as a NewApproval of sessionID together with its
 // approval.requested event.
 func addApproval(tb testing.TB, st engine.Store, sessionID string, a engine.Approval) {
 	tb.Helper()
-	commit(tb, st, engine.Commit{SessionID: sessionID, NewApproval: &a,
+	Commit(tb, st, engine.Commit{SessionID: sessionID, NewApproval: &a,
 		Events: []engine.Event{{ID: "req-" + a.ID, Type: engine.EventApprovalRequested, TurnID: a.TurnID}}})
 }
 
@@ -69,9 +49,9 @@ func approvalIDs(as []engine.Approval) []string {
 
 func testApprovalRoundTrip(t *testing.T, open func() Store) {
 	st := open()
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
-	pending := testApproval("a1", t0)
+	pending := Approval("a1", T0)
 	pending.SessionID = "ignored" // Commit.SessionID wins
 	addApproval(t, st, "s1", pending)
 	want := inUTC(pending)
@@ -82,16 +62,16 @@ func testApprovalRoundTrip(t *testing.T, open func() Store) {
 
 	// Every optional field set, in another zone, with an empty fact list.
 	zone := time.FixedZone("PST", -8*3600)
-	done := testApproval("a2", t0.In(zone))
+	done := Approval("a2", T0.In(zone))
 	done.Card = tools.Card{Title: "Empty", Facts: []tools.Fact{}}
 	done.Status = engine.ApprovalApplied
 	done.DecisionID = "dec-1"
 	done.DecidedBy = "U999"
-	done.DecidedAt = t0.Add(time.Minute).In(zone)
+	done.DecidedAt = T0.Add(time.Minute).In(zone)
 	done.Output = json.RawMessage(` {"issue": "ENG-42"} `)
 	done.Error = "first attempt timed out"
 	done.Attempts = 2
-	done.UpdatedAt = t0.Add(2 * time.Minute)
+	done.UpdatedAt = T0.Add(2 * time.Minute)
 	addApproval(t, st, "s1", done)
 	want = inUTC(done)
 	want.SessionID = "s1"
@@ -102,15 +82,15 @@ func testApprovalRoundTrip(t *testing.T, open func() Store) {
 
 func testCommitNewApprovalDefaults(t *testing.T, open func() Store) {
 	st := open()
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
-	now := t0.Add(time.Second)
-	a := testApproval("a1", time.Time{})
+	now := T0.Add(time.Second)
+	a := Approval("a1", time.Time{})
 	a.Status = ""
 	a.UpdatedAt = time.Time{}
 	a.Input = nil
 	a.Card = tools.Card{}
-	commit(t, st, engine.Commit{SessionID: "s1", Now: now, NewApproval: &a})
+	Commit(t, st, engine.Commit{SessionID: "s1", Now: now, NewApproval: &a})
 
 	got := getApproval(t, st, "a1")
 	if !got.CreatedAt.Equal(now) || !got.UpdatedAt.Equal(now) {
@@ -127,10 +107,10 @@ func testCommitNewApprovalDefaults(t *testing.T, open func() Store) {
 func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
-	a := testApproval("a1", t0)
-	res := commit(t, st, engine.Commit{SessionID: "s1", NewApproval: &a,
+	a := Approval("a1", T0)
+	res := Commit(t, st, engine.Commit{SessionID: "s1", NewApproval: &a,
 		Update: func(s *engine.Session) error { s.Status = engine.StatusAwaitingInput; return nil },
 		Events: []engine.Event{{ID: "e1", Type: engine.EventToolCall}, {ID: "e2", Type: engine.EventApprovalRequested}}})
 	if got := seqs(res.Events); !slices.Equal(got, []int64{1, 2}) {
@@ -145,11 +125,11 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 		a      engine.Approval
 		want   error
 	}{
-		{"update error", func(*engine.Session) error { return errBusy }, testApproval("a2", t0), errBusy},
-		{"duplicate id", nil, testApproval("a1", t0.Add(time.Hour)), engine.ErrConflict},
-		{"no id", nil, testApproval("", t0), engine.ErrInvariant},
+		{"update error", func(*engine.Session) error { return errBusy }, Approval("a2", T0), errBusy},
+		{"duplicate id", nil, Approval("a1", T0.Add(time.Hour)), engine.ErrConflict},
+		{"no id", nil, Approval("", T0), engine.ErrInvariant},
 		{"input not JSON", nil, func() engine.Approval {
-			a := testApproval("a3", t0)
+			a := Approval("a3", T0)
 			a.Input = json.RawMessage(`{"x":`)
 			return a
 		}(), engine.ErrInvariant},
@@ -157,7 +137,7 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := tt.a
-			_, err := st.Commit(ctx, engine.Commit{SessionID: "s1", Now: t0.Add(time.Hour), NewApproval: &a,
+			_, err := st.Commit(ctx, engine.Commit{SessionID: "s1", Now: T0.Add(time.Hour), NewApproval: &a,
 				Update: tt.update,
 				Events: []engine.Event{{ID: "never-" + tt.name, Type: engine.EventApprovalRequested}}})
 			if !errors.Is(err, tt.want) {
@@ -173,8 +153,8 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 	if got := approvalIDs(as); !slices.Equal(got, []string{"a1"}) {
 		t.Errorf("approvals after failed commits = %v, want [a1]", got)
 	}
-	if !as[0].CreatedAt.Equal(t0) {
-		t.Errorf("a1 CreatedAt = %v, want the original %v", as[0].CreatedAt, t0)
+	if !as[0].CreatedAt.Equal(T0) {
+		t.Errorf("a1 CreatedAt = %v, want the original %v", as[0].CreatedAt, T0)
 	}
 	evs, _ := st.Events(ctx, "s1", 0, 0)
 	if got := ids(evs); !slices.Equal(got, []string{"e1", "e2"}) {
@@ -188,8 +168,8 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 func testApprovalsFilter(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	createSession(t, st, testSession("s2", t0))
+	CreateSession(t, st, Session("s1", T0))
+	CreateSession(t, st, Session("s2", T0))
 
 	// Created in order a..f a minute apart, except e and f share a time (id
 	// breaks the tie); each expires ten minutes after creation.
@@ -206,7 +186,7 @@ func testApprovalsFilter(t *testing.T, open func() Store) {
 		{"e", "s1", engine.ApprovalPending, 4},
 		{"f", "s2", engine.ApprovalApplying, 4},
 	} {
-		a := testApproval(r.id, t0.Add(time.Duration(r.minute)*time.Minute))
+		a := Approval(r.id, T0.Add(time.Duration(r.minute)*time.Minute))
 		a.ExpiresAt = a.CreatedAt.Add(10 * time.Minute)
 		a.Status = r.status
 		addApproval(t, st, r.session, a)
@@ -223,10 +203,10 @@ func testApprovalsFilter(t *testing.T, open func() Store) {
 		{"session", engine.ApprovalFilter{SessionID: "s2"}, []string{"f", "d", "c"}},
 		{"unknown session", engine.ApprovalFilter{SessionID: "nope"}, nil},
 		// b expires at minute 11, c at 12: "before 12" is strict.
-		{"expires before", engine.ApprovalFilter{ExpiresBefore: t0.Add(12 * time.Minute)}, []string{"b", "a"}},
+		{"expires before", engine.ApprovalFilter{ExpiresBefore: T0.Add(12 * time.Minute)}, []string{"b", "a"}},
 		{"pending sweep", engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending},
-			ExpiresBefore: t0.Add(12*time.Minute + time.Nanosecond)}, []string{"c", "b"}},
-		{"expires before, other zone", engine.ApprovalFilter{ExpiresBefore: t0.Add(12 * time.Minute).In(time.FixedZone("X", 5*3600))}, []string{"b", "a"}},
+			ExpiresBefore: T0.Add(12*time.Minute + time.Nanosecond)}, []string{"c", "b"}},
+		{"expires before, other zone", engine.ApprovalFilter{ExpiresBefore: T0.Add(12 * time.Minute).In(time.FixedZone("X", 5*3600))}, []string{"b", "a"}},
 		{"limit", engine.ApprovalFilter{Limit: 2}, []string{"f", "e"}},
 		{"combined", engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, SessionID: "s1", Limit: 1}, []string{"e"}},
 	}

@@ -26,11 +26,11 @@ func testDeliveryCursors(t *testing.T, open func() Store) {
 		t.Errorf("cursor before any delivery = %d, want 0", got)
 	}
 	for _, seq := range []int64{3, 7} {
-		if err := st.SetDeliveryCursor(ctx, t0, engine.OriginSlack, "s1", seq); err != nil {
+		if err := st.SetDeliveryCursor(ctx, T0, engine.OriginSlack, "s1", seq); err != nil {
 			t.Fatalf("SetDeliveryCursor(%d): %v", seq, err)
 		}
 	}
-	if err := st.SetDeliveryCursor(ctx, t0, engine.OriginLinear, "s1", 2); err != nil {
+	if err := st.SetDeliveryCursor(ctx, T0, engine.OriginLinear, "s1", 2); err != nil {
 		t.Fatal(err)
 	}
 	if got := cursor(engine.OriginSlack, "s1"); got != 7 {
@@ -51,7 +51,7 @@ func testApprovalMessages(t *testing.T, open func() Store) {
 		t.Fatalf("ApprovalMessage before one is set = %q, %v, %v; want none", ref, ok, err)
 	}
 	for _, ref := range []string{"1700000000.000100", "1700000000.000200"} {
-		if err := st.SetApprovalMessage(ctx, t0, engine.OriginSlack, "a1", ref); err != nil {
+		if err := st.SetApprovalMessage(ctx, T0, engine.OriginSlack, "a1", ref); err != nil {
 			t.Fatalf("SetApprovalMessage(%s): %v", ref, err)
 		}
 	}
@@ -84,10 +84,10 @@ func testPostedQuestions(t *testing.T, open func() Store) {
 	want := durable.PostedQuestion{MessageRef: "1700000000.000300", Question: engine.Question{
 		ID: "q1", Text: "Deploy where — \"prod\" or <staging>?",
 		Options: []engine.Option{{Label: "Prod", Value: "prod"}, {Label: "Staging", Value: "staging"}},
-		CallID:  "call-1", TurnID: "t1", AskedAt: t0.UTC(),
+		CallID:  "call-1", TurnID: "t1", AskedAt: T0.UTC(),
 	}}
 	for _, q := range []durable.PostedQuestion{first, want} {
-		if err := st.SetPostedQuestion(ctx, t0, engine.OriginSlack, "s1", q); err != nil {
+		if err := st.SetPostedQuestion(ctx, T0, engine.OriginSlack, "s1", q); err != nil {
 			t.Fatalf("SetPostedQuestion(%s): %v", q.Question.ID, err)
 		}
 	}
@@ -97,7 +97,7 @@ func testPostedQuestions(t *testing.T, open func() Store) {
 	if _, ok := get(engine.OriginLinear, "s1"); ok {
 		t.Error("PostedQuestion on another platform: ok")
 	}
-	if err := st.SetPostedQuestion(ctx, t0, engine.OriginSlack, "s2", first); err != nil {
+	if err := st.SetPostedQuestion(ctx, T0, engine.OriginSlack, "s2", first); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,7 +114,7 @@ func testPostedQuestions(t *testing.T, open func() Store) {
 		t.Errorf("clearing twice = %v, want nil", err)
 	}
 	// A question posted after one was closed is open again.
-	if err := st.SetPostedQuestion(ctx, t0.Add(time.Minute), engine.OriginSlack, "s1", first); err != nil {
+	if err := st.SetPostedQuestion(ctx, T0.Add(time.Minute), engine.OriginSlack, "s1", first); err != nil {
 		t.Fatal(err)
 	}
 	if got, ok := get(engine.OriginSlack, "s1"); !ok || !reflect.DeepEqual(got, first) {
@@ -130,7 +130,7 @@ func testThreadContexts(t *testing.T, open func() Store) {
 		t.Fatalf("ThreadContext before one is set = %q, %v, %v; want none", note, ok, err)
 	}
 	for _, note := range []string{"first", "The run \"digest\" said:\nall good"} {
-		if err := st.SetThreadContext(ctx, t0, thread, note); err != nil {
+		if err := st.SetThreadContext(ctx, T0, thread, note); err != nil {
 			t.Fatalf("SetThreadContext: %v", err)
 		}
 	}
@@ -138,7 +138,7 @@ func testThreadContexts(t *testing.T, open func() Store) {
 		t.Errorf("ThreadContext = %q, %v, %v; want the last note set", note, ok, err)
 	}
 	// An empty note still marks the thread as one brain started.
-	if err := st.SetThreadContext(ctx, t0, "slack:T1:C1:2.0", ""); err != nil {
+	if err := st.SetThreadContext(ctx, T0, "slack:T1:C1:2.0", ""); err != nil {
 		t.Fatal(err)
 	}
 	if note, ok, err := st.ThreadContext(ctx, "slack:T1:C1:2.0"); !ok || note != "" || err != nil {

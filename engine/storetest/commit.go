@@ -16,11 +16,11 @@ import (
 func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	createSession(t, st, testSession("s2", t0)) // seqs are per session
+	CreateSession(t, st, Session("s1", T0))
+	CreateSession(t, st, Session("s2", T0)) // seqs are per session
 
-	now := t0.Add(time.Second)
-	first := commit(t, st, engine.Commit{SessionID: "s1", Now: now, Events: []engine.Event{
+	now := T0.Add(time.Second)
+	first := Commit(t, st, engine.Commit{SessionID: "s1", Now: now, Events: []engine.Event{
 		userMessage("e1", "hello"),
 		{ID: "e2", Type: engine.EventTurnStarted, TurnID: "t1"},
 	}})
@@ -31,8 +31,8 @@ func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
 		t.Errorf("session after first commit: LastSeq %d UpdatedAt %v, want 2 %v",
 			first.Session.LastSeq, first.Session.UpdatedAt, now)
 	}
-	commit(t, st, engine.Commit{SessionID: "s2", Events: []engine.Event{userMessage("x1", "other")}})
-	second := commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{
+	Commit(t, st, engine.Commit{SessionID: "s2", Events: []engine.Event{userMessage("x1", "other")}})
+	second := Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{
 		{ID: "e3", Type: engine.EventAgentMessage, TurnID: "t1", Data: json.RawMessage(`{"text":"hi"}`)},
 	}})
 	if got := seqs(second.Events); !slices.Equal(got, []int64{3}) {
@@ -61,10 +61,10 @@ func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
 
 func testCommitEventDefaults(t *testing.T, open func() Store) {
 	st := open()
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
 	stamped := time.Date(2024, 1, 2, 3, 4, 5, 6, time.FixedZone("X", -7200))
-	res := commit(t, st, engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{
+	res := Commit(t, st, engine.Commit{SessionID: "s1", Now: T0, Events: []engine.Event{
 		{ID: "e1", Type: engine.EventSessionStatus},                    // no data, no time
 		{ID: "e2", Type: engine.EventToolProgress, CreatedAt: stamped}, // caller's time kept
 		{ID: "e3", Type: engine.EventToolResult, Data: json.RawMessage(" [1, 2 ,3] ")},
@@ -76,8 +76,8 @@ func testCommitEventDefaults(t *testing.T, open func() Store) {
 	if !reflect.DeepEqual(evs, res.Events) {
 		t.Errorf("stored events\n%+v\ndiffer from Commit's\n%+v", evs, res.Events)
 	}
-	if string(evs[0].Data) != "{}" || evs[0].CreatedAt != t0.UTC() {
-		t.Errorf("event without data/time: Data %s CreatedAt %v, want {} %v", evs[0].Data, evs[0].CreatedAt, t0.UTC())
+	if string(evs[0].Data) != "{}" || evs[0].CreatedAt != T0.UTC() {
+		t.Errorf("event without data/time: Data %s CreatedAt %v, want {} %v", evs[0].Data, evs[0].CreatedAt, T0.UTC())
 	}
 	if evs[1].CreatedAt != stamped.UTC() {
 		t.Errorf("stamped event CreatedAt = %v, want %v", evs[1].CreatedAt, stamped.UTC())
@@ -93,13 +93,13 @@ func testCommitEventDefaults(t *testing.T, open func() Store) {
 func testCommitUpdateChangesSession(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	orig := createSession(t, st, testSession("s1", t0))
+	orig := CreateSession(t, st, Session("s1", T0))
 
 	question := json.RawMessage(`{"id":"q1","text":"Pick one","options":[{"label":"A","value":"a"}]}`)
 	result := json.RawMessage(`{"turn_id":"t1","data":{"n":1}}`)
-	res := commit(t, st, engine.Commit{
+	res := Commit(t, st, engine.Commit{
 		SessionID: "s1",
-		Now:       t0.Add(time.Minute),
+		Now:       T0.Add(time.Minute),
 		Update: func(s *engine.Session) error {
 			s.Status = engine.StatusAwaitingInput
 			s.InputCursor = 1
@@ -120,7 +120,7 @@ func testCommitUpdateChangesSession(t *testing.T, open func() Store) {
 	want.Question = question
 	want.Result = result
 	want.LastSeq = 2
-	want.UpdatedAt = t0.Add(time.Minute).UTC()
+	want.UpdatedAt = T0.Add(time.Minute).UTC()
 	if !reflect.DeepEqual(res.Session, want) {
 		t.Errorf("Commit session\n%+v\nwant\n%+v", res.Session, want)
 	}
@@ -133,7 +133,7 @@ func testCommitUpdateChangesSession(t *testing.T, open func() Store) {
 	}
 
 	// A cleared question reads back as nil.
-	res = commit(t, st, engine.Commit{SessionID: "s1", Update: func(s *engine.Session) error {
+	res = Commit(t, st, engine.Commit{SessionID: "s1", Update: func(s *engine.Session) error {
 		if !reflect.DeepEqual(s.Question, question) {
 			t.Errorf("Update saw Question %s, want %s", s.Question, question)
 		}
@@ -159,8 +159,8 @@ func (e *busyError) Error() string { return "session is " + string(e.status) }
 func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
+	CreateSession(t, st, Session("s1", T0))
+	Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
 
 	tests := []struct {
 		name  string
@@ -179,9 +179,9 @@ func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := st.Commit(ctx, engine.Commit{
 				SessionID: "s1",
-				Now:       t0.Add(time.Hour),
+				Now:       T0.Add(time.Hour),
 				InputKey:  "k-" + tt.name,
-				Result:    &engine.ResultRecord{TurnID: "t1", ReportedAt: t0, Data: []byte(`{}`)},
+				Result:    &engine.ResultRecord{TurnID: "t1", ReportedAt: T0, Data: []byte(`{}`)},
 				Update: func(s *engine.Session) error {
 					s.Status = engine.StatusFailed
 					return tt.err
@@ -198,9 +198,9 @@ func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatalf("Session: %v", err)
 	}
-	if s.LastSeq != 1 || s.Status != engine.StatusIdle || !s.UpdatedAt.Equal(t0) {
+	if s.LastSeq != 1 || s.Status != engine.StatusIdle || !s.UpdatedAt.Equal(T0) {
 		t.Errorf("session after aborted commits: LastSeq %d Status %s UpdatedAt %v; want 1 idle %v",
-			s.LastSeq, s.Status, s.UpdatedAt, t0)
+			s.LastSeq, s.Status, s.UpdatedAt, T0)
 	}
 	evs, _ := st.Events(ctx, "s1", 0, 0)
 	if got := ids(evs); !slices.Equal(got, []string{"e1"}) {
@@ -210,7 +210,7 @@ func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 		t.Errorf("results after aborted commits = %d, want 0", len(rs))
 	}
 	// The aborted commits' input keys were not recorded.
-	res := commit(t, st, engine.Commit{SessionID: "s1", InputKey: "k-sentinel", Events: []engine.Event{userMessage("e2", "retry")}})
+	res := Commit(t, st, engine.Commit{SessionID: "s1", InputKey: "k-sentinel", Events: []engine.Event{userMessage("e2", "retry")}})
 	if res.Duplicate || res.Events[0].Seq != 2 {
 		t.Errorf("retry after abort: Duplicate %v seq %d, want false 2", res.Duplicate, res.Events[0].Seq)
 	}
@@ -221,7 +221,7 @@ func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 // keeps taking writes (an open transaction left behind would block them).
 func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
 	st := open()
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
 	func() {
 		defer func() {
@@ -229,7 +229,7 @@ func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
 				t.Fatal("panic in Update did not propagate")
 			}
 		}()
-		st.Commit(context.Background(), engine.Commit{SessionID: "s1", Now: t0,
+		st.Commit(context.Background(), engine.Commit{SessionID: "s1", Now: T0,
 			Update: func(*engine.Session) error { panic("boom") },
 			Events: []engine.Event{userMessage("lost", "x")}})
 	}()
@@ -237,7 +237,7 @@ func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
 	// Writes go through again (within the timeout) and nothing was written.
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	res, err := st.Commit(ctx, engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{userMessage("e1", "x")}})
+	res, err := st.Commit(ctx, engine.Commit{SessionID: "s1", Now: T0, Events: []engine.Event{userMessage("e1", "x")}})
 	if err != nil {
 		t.Fatalf("Commit after a panicking Update: %v", err)
 	}
@@ -250,7 +250,7 @@ func testCommitPendingInput(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
 	for _, id := range []string{"quiet", "queued", "taken"} {
-		createSession(t, st, testSession(id, t0))
+		CreateSession(t, st, Session(id, T0))
 	}
 	pending := func() []string {
 		t.Helper()
@@ -263,21 +263,21 @@ func testCommitPendingInput(t *testing.T, open func() Store) {
 		return out
 	}
 
-	commit(t, st, engine.Commit{SessionID: "quiet", Events: []engine.Event{{ID: "q1", Type: engine.EventAgentMessage}}})
-	commit(t, st, engine.Commit{SessionID: "queued", Events: []engine.Event{userMessage("u1", "a"), userMessage("u2", "b")}})
-	commit(t, st, engine.Commit{SessionID: "taken", Events: []engine.Event{userMessage("t1", "a")}})
+	Commit(t, st, engine.Commit{SessionID: "quiet", Events: []engine.Event{{ID: "q1", Type: engine.EventAgentMessage}}})
+	Commit(t, st, engine.Commit{SessionID: "queued", Events: []engine.Event{userMessage("u1", "a"), userMessage("u2", "b")}})
+	Commit(t, st, engine.Commit{SessionID: "taken", Events: []engine.Event{userMessage("t1", "a")}})
 	if got := pending(); !slices.Equal(got, []string{"queued", "taken"}) {
 		t.Fatalf("pending = %v, want [queued taken]", got)
 	}
 
 	// A turn takes the input: the cursor reaches the newest user.message.
-	commit(t, st, engine.Commit{
+	Commit(t, st, engine.Commit{
 		SessionID: "taken",
 		Update:    func(s *engine.Session) error { s.InputCursor = 1; s.Status = engine.StatusRunning; return nil },
 		Events:    []engine.Event{{ID: "t2", Type: engine.EventTurnStarted}},
 	})
 	// Taking only part of the queue leaves the session pending.
-	commit(t, st, engine.Commit{
+	Commit(t, st, engine.Commit{
 		SessionID: "queued",
 		Update:    func(s *engine.Session) error { s.InputCursor = 1; return nil },
 	})
@@ -286,7 +286,7 @@ func testCommitPendingInput(t *testing.T, open func() Store) {
 	}
 
 	// New input while running is pending again; the filter combines.
-	commit(t, st, engine.Commit{SessionID: "taken", Events: []engine.Event{userMessage("t3", "more")}})
+	Commit(t, st, engine.Commit{SessionID: "taken", Events: []engine.Event{userMessage("t3", "more")}})
 	ss, err := st.Sessions(ctx, engine.SessionFilter{PendingInput: true, Statuses: []engine.Status{engine.StatusRunning}})
 	if err != nil {
 		t.Fatalf("Sessions: %v", err)
@@ -299,15 +299,15 @@ func testCommitPendingInput(t *testing.T, open func() Store) {
 func testCommitIdempotentInput(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	createSession(t, st, testSession("s2", t0))
+	CreateSession(t, st, Session("s1", T0))
+	CreateSession(t, st, Session("s2", T0))
 
-	first := commit(t, st, engine.Commit{SessionID: "s1", InputKey: "msg-1",
+	first := Commit(t, st, engine.Commit{SessionID: "s1", InputKey: "msg-1",
 		Events: []engine.Event{userMessage("e1", "hi"), {ID: "e2", Type: engine.EventSessionStatus}}})
 	if first.Duplicate {
 		t.Fatal("first commit: Duplicate = true")
 	}
-	dup, err := st.Commit(ctx, engine.Commit{SessionID: "s1", InputKey: "msg-1", Now: t0.Add(time.Hour),
+	dup, err := st.Commit(ctx, engine.Commit{SessionID: "s1", InputKey: "msg-1", Now: T0.Add(time.Hour),
 		Update: func(*engine.Session) error { t.Error("Update ran on a duplicate"); return nil },
 		Events: []engine.Event{userMessage("e9", "hi again")}})
 	if err != nil {
@@ -323,7 +323,7 @@ func testCommitIdempotentInput(t *testing.T, open func() Store) {
 		t.Errorf("duplicate returned session %+v, want unchanged %+v", dup.Session, first.Session)
 	}
 	// Keys are per session.
-	other := commit(t, st, engine.Commit{SessionID: "s2", InputKey: "msg-1", Events: []engine.Event{userMessage("x1", "hi")}})
+	other := Commit(t, st, engine.Commit{SessionID: "s2", InputKey: "msg-1", Events: []engine.Event{userMessage("x1", "hi")}})
 	if other.Duplicate {
 		t.Error("same key on another session: Duplicate = true")
 	}
@@ -336,7 +336,7 @@ func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	stores := [2]Store{open(), open()}
 	st := stores[0]
-	createSession(t, st, testSession("s1", t0))
+	CreateSession(t, st, Session("s1", T0))
 
 	const n = 20
 	results := make([]engine.CommitResult, n)
@@ -348,9 +348,9 @@ func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
 			defer wg.Done()
 			results[i], errs[i] = stores[i%2].Commit(ctx, engine.Commit{
 				SessionID: "s1",
-				Now:       t0,
+				Now:       T0,
 				InputKey:  "same",
-				Events:    []engine.Event{userMessage(eventID("e", i), "hi")},
+				Events:    []engine.Event{userMessage(EventID("e", i), "hi")},
 			})
 		}()
 	}
@@ -390,8 +390,8 @@ func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
 func testCommitRejects(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
+	CreateSession(t, st, Session("s1", T0))
+	Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e1", "hi")}})
 
 	tests := []struct {
 		name string
@@ -399,11 +399,11 @@ func testCommitRejects(t *testing.T, open func() Store) {
 		want error
 	}{
 		{"zero Now", engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage("e2", "x")}}, engine.ErrInvariant},
-		{"empty session id", engine.Commit{Now: t0}, engine.ErrInvariant},
-		{"event without id", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{Type: engine.EventAgentMessage}}}, engine.ErrInvariant},
-		{"invalid JSON", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{{ID: "e2", Type: "x", Data: json.RawMessage(`{`)}}}, engine.ErrInvariant},
+		{"empty session id", engine.Commit{Now: T0}, engine.ErrInvariant},
+		{"event without id", engine.Commit{SessionID: "s1", Now: T0, Events: []engine.Event{{Type: engine.EventAgentMessage}}}, engine.ErrInvariant},
+		{"invalid JSON", engine.Commit{SessionID: "s1", Now: T0, Events: []engine.Event{{ID: "e2", Type: "x", Data: json.RawMessage(`{`)}}}, engine.ErrInvariant},
 		// e2 is fine, e1 is taken: the whole commit is rolled back.
-		{"reused event id", engine.Commit{SessionID: "s1", Now: t0, Events: []engine.Event{userMessage("e2", "x"), userMessage("e1", "x")}}, engine.ErrConflict},
+		{"reused event id", engine.Commit{SessionID: "s1", Now: T0, Events: []engine.Event{userMessage("e2", "x"), userMessage("e1", "x")}}, engine.ErrConflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

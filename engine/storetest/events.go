@@ -12,10 +12,10 @@ import (
 func testEventsAfterLimit(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	createSession(t, st, testSession("empty", t0))
+	CreateSession(t, st, Session("s1", T0))
+	CreateSession(t, st, Session("empty", T0))
 	for i := range 5 {
-		commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage(eventID("e", i+1), "x")}})
+		Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{userMessage(EventID("e", i+1), "x")}})
 	}
 
 	tests := []struct {
@@ -52,8 +52,8 @@ func testEventsAfterLimit(t *testing.T, open func() Store) {
 func testResultsHistory(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	createSession(t, st, testSession("s2", t0))
+	CreateSession(t, st, Session("s1", T0))
+	CreateSession(t, st, Session("s2", T0))
 
 	if rs, err := st.Results(ctx, "s1"); err != nil || len(rs) != 0 {
 		t.Fatalf("Results before any commit = %v, %v; want none and no error", rs, err)
@@ -61,19 +61,19 @@ func testResultsHistory(t *testing.T, open func() Store) {
 
 	// Reported times go backwards on purpose: the order is commit order.
 	want := []engine.ResultRecord{
-		{TurnID: "t1", CallID: "c1", ReportedAt: t0.Add(time.Minute).UTC(), Data: []byte(`{"n":1}`)},
-		{TurnID: "t2", CallID: "c2", ReportedAt: t0.UTC(), Data: []byte(`{"n": 2}`)},
-		{TurnID: "t2", CallID: "c3", ReportedAt: t0.Add(time.Hour).UTC(), Data: []byte(`{}`)},
+		{TurnID: "t1", CallID: "c1", ReportedAt: T0.Add(time.Minute).UTC(), Data: []byte(`{"n":1}`)},
+		{TurnID: "t2", CallID: "c2", ReportedAt: T0.UTC(), Data: []byte(`{"n": 2}`)},
+		{TurnID: "t2", CallID: "c3", ReportedAt: T0.Add(time.Hour).UTC(), Data: []byte(`{}`)},
 	}
 	for i, r := range want {
 		in := r
 		if i == 2 {
 			in.Data = nil // absent data is stored as {}
 		}
-		commit(t, st, engine.Commit{SessionID: "s1", Result: &in,
-			Events: []engine.Event{{ID: eventID("r", i), Type: engine.EventResultCommitted}}})
+		Commit(t, st, engine.Commit{SessionID: "s1", Result: &in,
+			Events: []engine.Event{{ID: EventID("r", i), Type: engine.EventResultCommitted}}})
 	}
-	commit(t, st, engine.Commit{SessionID: "s2", Result: &engine.ResultRecord{TurnID: "x", ReportedAt: t0, Data: []byte(`{}`)}})
+	Commit(t, st, engine.Commit{SessionID: "s2", Result: &engine.ResultRecord{TurnID: "x", ReportedAt: T0, Data: []byte(`{}`)}})
 
 	got, err := st.Results(ctx, "s1")
 	if err != nil {

@@ -150,7 +150,7 @@ func testInboundConcurrentDuplicates(t *testing.T, open func() Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dup, err := stores[i%2].RecordInbound(context.Background(), t0, []durable.Inbound{inbound("t", "event:SAME")})
+			dup, err := stores[i%2].RecordInbound(context.Background(), T0, []durable.Inbound{inbound("t", "event:SAME")})
 			if err != nil {
 				t.Error(err)
 				return

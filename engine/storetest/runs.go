@@ -13,7 +13,7 @@ import (
 )
 
 func testRun(schedule string, fire time.Time) durable.ScheduleRun {
-	return durable.ScheduleRun{Schedule: schedule, FireTime: fire, Status: durable.RunRunning, UpdatedAt: t0}
+	return durable.ScheduleRun{Schedule: schedule, FireTime: fire, Status: durable.RunRunning, UpdatedAt: T0}
 }
 
 func claim(tb testing.TB, st durable.Runs, r durable.ScheduleRun) bool {
@@ -28,7 +28,7 @@ func claim(tb testing.TB, st durable.Runs, r durable.ScheduleRun) bool {
 func testClaimRunOnce(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	fire := t0.Add(time.Hour)
+	fire := T0.Add(time.Hour)
 	if !claim(t, st, testRun("digest", fire)) {
 		t.Fatal("first claim lost")
 	}
@@ -45,7 +45,7 @@ func testClaimRunOnce(t *testing.T, open func() Store) {
 		t.Fatal(err)
 	}
 	want := durable.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: durable.TriggerCron,
-		Status: durable.RunRunning, CreatedAt: t0.UTC(), UpdatedAt: t0.UTC()}
+		Status: durable.RunRunning, CreatedAt: T0.UTC(), UpdatedAt: T0.UTC()}
 	if got != want {
 		t.Fatalf("LastRun = %+v, want %+v (the loser changed nothing)", got, want)
 	}
@@ -65,7 +65,7 @@ func testClaimRunAcrossProcesses(t *testing.T, open func() Store) {
 			defer wg.Done()
 			st := stores[i%2]
 			for f := range fires {
-				ok, err := st.ClaimRun(context.Background(), testRun("digest", t0.Add(time.Duration(f)*time.Minute)))
+				ok, err := st.ClaimRun(context.Background(), testRun("digest", T0.Add(time.Duration(f)*time.Minute)))
 				if err != nil {
 					t.Errorf("ClaimRun: %v", err)
 					return
@@ -94,16 +94,16 @@ func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	stores := [2]Store{open(), open()}
 	st := stores[0]
-	r := testRun("digest", t0)
+	r := testRun("digest", T0)
 	r.Trigger = durable.TriggerManual
 	claim(t, st, r)
 
-	r.SessionID, r.UpdatedAt = "ses_1", t0.Add(time.Second)
+	r.SessionID, r.UpdatedAt = "ses_1", T0.Add(time.Second)
 	if err := st.UpdateRun(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	done := r
-	done.Status, done.Outcome, done.UpdatedAt = durable.RunCompleted, "All good.", t0.Add(time.Minute)
+	done.Status, done.Outcome, done.UpdatedAt = durable.RunCompleted, "All good.", T0.Add(time.Minute)
 	// Two watchers (two processes) finish the same run: one records it.
 	first, err := st.FinishRun(ctx, done)
 	if err != nil || !first {
@@ -120,11 +120,11 @@ func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 		t.Fatal(err)
 	}
 	if got.Status != durable.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
-		got.Trigger != durable.TriggerManual || !got.UpdatedAt.Equal(t0.Add(time.Minute)) || !got.CreatedAt.Equal(t0) {
+		got.Trigger != durable.TriggerManual || !got.UpdatedAt.Equal(T0.Add(time.Minute)) || !got.CreatedAt.Equal(T0) {
 		t.Fatalf("run after finish: %+v", got)
 	}
 
-	missing := testRun("digest", t0.Add(time.Hour))
+	missing := testRun("digest", T0.Add(time.Hour))
 	if err := st.UpdateRun(ctx, missing); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("UpdateRun of an unclaimed run = %v, want not found", err)
 	}
@@ -143,13 +143,13 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	// in their own zones.
 	zone := time.FixedZone("west", -11*3600)
 	for _, h := range []int{3, 1, 4, 2} {
-		r := testRun("digest", t0.Add(time.Duration(h)*time.Hour).In(zone))
+		r := testRun("digest", T0.Add(time.Duration(h)*time.Hour).In(zone))
 		if h%2 == 0 {
 			r.Status = durable.RunCompleted
 		}
 		claim(t, st, r)
 	}
-	claim(t, st, testRun("other", t0))
+	claim(t, st, testRun("other", T0))
 
 	runs, err := st.Runs(ctx, "digest", 3)
 	if err != nil {
@@ -157,7 +157,7 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	}
 	var hours []int
 	for _, r := range runs {
-		hours = append(hours, int(r.FireTime.Sub(t0)/time.Hour))
+		hours = append(hours, int(r.FireTime.Sub(T0)/time.Hour))
 	}
 	if fmt.Sprint(hours) != "[4 3 2]" {
 		t.Fatalf("Runs(limit 3) hours = %v, want [4 3 2]", hours)
@@ -166,7 +166,7 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(running) != 2 || !running[0].FireTime.Equal(t0.Add(time.Hour)) || !running[1].FireTime.Equal(t0.Add(3*time.Hour)) {
+	if len(running) != 2 || !running[0].FireTime.Equal(T0.Add(time.Hour)) || !running[1].FireTime.Equal(T0.Add(3*time.Hour)) {
 		t.Fatalf("RunningRuns(digest) = %+v, want hours 1 and 3", running)
 	}
 	all, err := st.RunningRuns(ctx, "")
@@ -178,11 +178,11 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 func testClaimRunValidates(t *testing.T, open func() Store) {
 	st := open()
 	bad := []durable.ScheduleRun{
-		{FireTime: t0, Status: durable.RunRunning, UpdatedAt: t0},
-		{Schedule: "x", Status: durable.RunRunning, UpdatedAt: t0},
-		{Schedule: "x", FireTime: t0, Status: "pending", UpdatedAt: t0},
-		{Schedule: "x", FireTime: t0, Status: durable.RunRunning},
-		{Schedule: "x", FireTime: t0, Status: durable.RunRunning, UpdatedAt: t0, Trigger: "webhook"},
+		{FireTime: T0, Status: durable.RunRunning, UpdatedAt: T0},
+		{Schedule: "x", Status: durable.RunRunning, UpdatedAt: T0},
+		{Schedule: "x", FireTime: T0, Status: "pending", UpdatedAt: T0},
+		{Schedule: "x", FireTime: T0, Status: durable.RunRunning},
+		{Schedule: "x", FireTime: T0, Status: durable.RunRunning, UpdatedAt: T0, Trigger: "webhook"},
 	}
 	for _, r := range bad {
 		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvariant) {

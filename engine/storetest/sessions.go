@@ -26,8 +26,8 @@ func testCreateAndGetSession(t *testing.T, open func() Store) {
 		Interactive: true,
 		StartedBy:   "U42",
 		Status:      engine.StatusIdle,
-		CreatedAt:   t0,
-		UpdatedAt:   t0.Add(time.Nanosecond),
+		CreatedAt:   T0,
+		UpdatedAt:   T0.Add(time.Nanosecond),
 		LastSeq:     99, // ignored: a new session has no events
 		InputCursor: 0,
 		Checkpoint:  0,
@@ -35,8 +35,8 @@ func testCreateAndGetSession(t *testing.T, open func() Store) {
 		Result:      json.RawMessage(`{"ok":true}`),
 	}
 	want := in
-	want.CreatedAt = t0.UTC()
-	want.UpdatedAt = t0.Add(time.Nanosecond).UTC()
+	want.CreatedAt = T0.UTC()
+	want.UpdatedAt = T0.Add(time.Nanosecond).UTC()
 	want.LastSeq = 0
 
 	got, created, err := st.CreateSession(ctx, in, "")
@@ -68,15 +68,15 @@ func testCreateAndGetSession(t *testing.T, open func() Store) {
 
 func testCreateSessionDefaults(t *testing.T, open func() Store) {
 	st := open()
-	in := testSession("s1", t0)
+	in := Session("s1", T0)
 	in.Status = ""
 	in.UpdatedAt = time.Time{}
-	got := createSession(t, st, in)
+	got := CreateSession(t, st, in)
 	if got.Status != engine.StatusIdle {
 		t.Errorf("Status = %q, want idle", got.Status)
 	}
-	if !got.UpdatedAt.Equal(t0) {
-		t.Errorf("UpdatedAt = %v, want CreatedAt %v", got.UpdatedAt, t0)
+	if !got.UpdatedAt.Equal(T0) {
+		t.Errorf("UpdatedAt = %v, want CreatedAt %v", got.UpdatedAt, T0)
 	}
 	if got.Question != nil || got.Result != nil {
 		t.Errorf("Question, Result = %s, %s; want nil", got.Question, got.Result)
@@ -86,7 +86,7 @@ func testCreateSessionDefaults(t *testing.T, open func() Store) {
 func testNotFound(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
-	createSession(t, st, testSession("exists", t0))
+	CreateSession(t, st, Session("exists", T0))
 
 	calls := map[string]func() error{
 		"Session": func() error { _, err := st.Session(ctx, "nope"); return err },
@@ -98,18 +98,18 @@ func testNotFound(t *testing.T, open func() Store) {
 		"Events":                func() error { _, err := st.Events(ctx, "nope", 0, 0); return err },
 		"Results":               func() error { _, err := st.Results(ctx, "nope"); return err },
 		"Commit": func() error {
-			_, err := st.Commit(ctx, engine.Commit{SessionID: "nope", Now: t0, Events: []engine.Event{userMessage("e1", "hi")}})
+			_, err := st.Commit(ctx, engine.Commit{SessionID: "nope", Now: T0, Events: []engine.Event{userMessage("e1", "hi")}})
 			return err
 		},
 		"Approval": func() error { _, err := st.Approval(ctx, "nope"); return err },
 		"CommitApproval": func() error {
-			_, _, err := st.CommitApproval(ctx, engine.ApprovalCommit{ID: "nope", Now: t0,
+			_, _, err := st.CommitApproval(ctx, engine.ApprovalCommit{ID: "nope", Now: T0,
 				Update: func(*engine.Approval) error { return nil }})
 			return err
 		},
 		"LastRun":   func() error { _, err := st.LastRun(ctx, "never"); return err },
-		"UpdateRun": func() error { return st.UpdateRun(ctx, testRun("never", t0)) },
-		"FinishRun": func() error { _, err := st.FinishRun(ctx, testRun("never", t0)); return err },
+		"UpdateRun": func() error { return st.UpdateRun(ctx, testRun("never", T0)) },
+		"FinishRun": func() error { _, err := st.FinishRun(ctx, testRun("never", T0)); return err },
 	}
 	for name, call := range calls {
 		t.Run(name, func(t *testing.T) {
@@ -126,8 +126,8 @@ func testNotFound(t *testing.T, open func() Store) {
 
 func testCreateSessionDuplicateID(t *testing.T, open func() Store) {
 	st := open()
-	createSession(t, st, testSession("s1", t0))
-	_, _, err := st.CreateSession(context.Background(), testSession("s1", t0), "")
+	CreateSession(t, st, Session("s1", T0))
+	_, _, err := st.CreateSession(context.Background(), Session("s1", T0), "")
 	if !errors.Is(err, engine.ErrConflict) {
 		t.Fatalf("err = %v, want ErrConflict", err)
 	}
@@ -137,11 +137,11 @@ func testCreateSessionIdempotencyKey(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
 
-	first, created, err := st.CreateSession(ctx, testSession("s1", t0), "key-1")
+	first, created, err := st.CreateSession(ctx, Session("s1", T0), "key-1")
 	if err != nil || !created {
 		t.Fatalf("first CreateSession = created %v, err %v", created, err)
 	}
-	again, created, err := st.CreateSession(ctx, testSession("s2", t0.Add(time.Second)), "key-1")
+	again, created, err := st.CreateSession(ctx, Session("s2", T0.Add(time.Second)), "key-1")
 	if err != nil {
 		t.Fatalf("second CreateSession: %v", err)
 	}
@@ -160,11 +160,11 @@ func testCreateSessionExistingThread(t *testing.T, open func() Store) {
 	ctx := context.Background()
 	st := open()
 
-	a := testSession("s1", t0)
+	a := Session("s1", T0)
 	a.ThreadKey = "linear:issue-1"
-	first := createSession(t, st, a)
+	first := CreateSession(t, st, a)
 
-	b := testSession("s2", t0.Add(time.Second))
+	b := Session("s2", T0.Add(time.Second))
 	b.ThreadKey = "linear:issue-1"
 	got, created, err := st.CreateSession(ctx, b, "other-key")
 	if err != nil {
@@ -174,13 +174,13 @@ func testCreateSessionExistingThread(t *testing.T, open func() Store) {
 		t.Errorf("CreateSession = (%s, created %v), want (%s, false)", got.ID, created, first.ID)
 	}
 	// The key was not recorded: it may still create a session of its own.
-	c := testSession("s3", t0.Add(2*time.Second))
+	c := Session("s3", T0.Add(2*time.Second))
 	if _, created, err := st.CreateSession(ctx, c, "other-key"); err != nil || !created {
 		t.Errorf("CreateSession with the unrecorded key = created %v, err %v; want a new session", created, err)
 	}
 	// Sessions without a thread key do not collide with each other.
-	createSession(t, st, testSession("s4", t0))
-	createSession(t, st, testSession("s5", t0))
+	CreateSession(t, st, Session("s4", T0))
+	CreateSession(t, st, Session("s5", T0))
 }
 
 func testCreateSessionConcurrentSameKey(t *testing.T, open func() Store) {
@@ -200,7 +200,7 @@ func testCreateSessionConcurrentSameKey(t *testing.T, open func() Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := testSession(fmt.Sprintf("s%02d", i), t0)
+			s := Session(fmt.Sprintf("s%02d", i), T0)
 			s.ThreadKey = "slack:T:C:1"
 			got, ok, err := stores[i%2].CreateSession(ctx, s, "same-key")
 			mu.Lock()
@@ -251,9 +251,9 @@ func testSessionsFilter(t *testing.T, open func() Store) {
 		{"d", 2 * time.Minute, engine.StatusAwaitingInput},
 		{"e", 3 * time.Minute, engine.StatusRunning},
 	} {
-		sess := testSession(s.id, t0.Add(s.at))
+		sess := Session(s.id, T0.Add(s.at))
 		sess.Status = s.status
-		createSession(t, st, sess)
+		CreateSession(t, st, sess)
 	}
 
 	tests := []struct {

@@ -8,11 +8,8 @@
 package storetest
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
-	"time"
 
 	"brain/engine"
 	"brain/engine/durable"
@@ -93,50 +90,9 @@ func Run(t *testing.T, newDB NewDB) {
 	}
 }
 
-// t0 has a nanosecond part and a non-UTC zone so tests catch precision and
-// location bugs in the time round-trip.
-var t0 = time.Date(2025, 3, 14, 15, 9, 26, 535897932, time.FixedZone("CET", 3600))
-
-func testSession(id string, created time.Time) engine.Session {
-	return engine.Session{
-		ID:          id,
-		Agent:       "default",
-		Origin:      engine.OriginAPI,
-		Interactive: true,
-		StartedBy:   "U123",
-		Status:      engine.StatusIdle,
-		CreatedAt:   created,
-		UpdatedAt:   created,
-	}
-}
-
-func createSession(tb testing.TB, st engine.Store, s engine.Session) engine.Session {
-	tb.Helper()
-	got, created, err := st.CreateSession(context.Background(), s, "")
-	if err != nil {
-		tb.Fatalf("CreateSession(%s): %v", s.ID, err)
-	}
-	if !created {
-		tb.Fatalf("CreateSession(%s): created = false", s.ID)
-	}
-	return got
-}
-
 func userMessage(id, text string) engine.Event {
 	data, _ := json.Marshal(map[string]string{"text": text})
 	return engine.Event{ID: id, Type: engine.EventUserMessage, Data: data}
-}
-
-func commit(tb testing.TB, st engine.Store, c engine.Commit) engine.CommitResult {
-	tb.Helper()
-	if c.Now.IsZero() {
-		c.Now = t0
-	}
-	res, err := st.Commit(context.Background(), c)
-	if err != nil {
-		tb.Fatalf("Commit(%s): %v", c.SessionID, err)
-	}
-	return res
 }
 
 func seqs(evs []engine.Event) []int64 {
@@ -162,6 +118,3 @@ func sessionIDs(ss []engine.Session) []string {
 	}
 	return out
 }
-
-// eventID makes distinct, readable event ids for loops.
-func eventID(prefix string, i int) string { return fmt.Sprintf("%s-%03d", prefix, i) }

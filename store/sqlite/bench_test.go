@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"brain/engine"
+	"brain/engine/storetest"
 	"brain/store/sqlite"
 )
 
@@ -32,14 +33,14 @@ func BenchmarkStore_CommitEvent(b *testing.B) {
 		b.Run("sync="+level, func(b *testing.B) {
 			ctx := context.Background()
 			st := benchStore(b, sqlite.Options{Synchronous: level})
-			createSession(b, st, testSession("s1", t0))
+			storetest.CreateSession(b, st, storetest.Session("s1", storetest.T0))
 			b.ReportAllocs()
 			i := 0
 			for b.Loop() {
 				_, err := st.Commit(ctx, engine.Commit{
 					SessionID: "s1",
-					Now:       t0,
-					Events:    []engine.Event{{ID: eventID("e", i), Type: engine.EventAgentMessage, Data: benchData}},
+					Now:       storetest.T0,
+					Events:    []engine.Event{{ID: storetest.EventID("e", i), Type: engine.EventAgentMessage, Data: benchData}},
 				})
 				if err != nil {
 					b.Fatal(err)
@@ -60,7 +61,7 @@ func BenchmarkStore_CommitParallel(b *testing.B) {
 			st := benchStore(b, sqlite.Options{Synchronous: level})
 			const sessions = 8
 			for i := range sessions {
-				createSession(b, st, testSession(fmt.Sprintf("s%d", i), t0))
+				storetest.CreateSession(b, st, storetest.Session(fmt.Sprintf("s%d", i), storetest.T0))
 			}
 			var next atomic.Int64
 			b.ReportAllocs()
@@ -70,7 +71,7 @@ func BenchmarkStore_CommitParallel(b *testing.B) {
 					n := next.Add(1)
 					_, err := st.Commit(ctx, engine.Commit{
 						SessionID: fmt.Sprintf("s%d", n%sessions),
-						Now:       t0,
+						Now:       storetest.T0,
 						Events:    []engine.Event{{ID: fmt.Sprintf("e%d", n), Type: engine.EventAgentMessage, Data: benchData}},
 					})
 					if err != nil {

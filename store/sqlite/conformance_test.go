@@ -24,9 +24,9 @@ func TestStore_Conformance(t *testing.T) {
 // NOT NULL), and reads back as the zero time.
 func TestStore_UndecidedApprovalColumn(t *testing.T) {
 	st, path := openStore(t)
-	createSession(t, st, testSession("s1", t0))
-	a := testApproval("a1", t0)
-	commit(t, st, engine.Commit{SessionID: "s1", NewApproval: &a})
+	storetest.CreateSession(t, st, storetest.Session("s1", storetest.T0))
+	a := storetest.Approval("a1", storetest.T0)
+	storetest.Commit(t, st, engine.Commit{SessionID: "s1", NewApproval: &a})
 
 	var decidedAt string
 	if err := rawDB(t, path).QueryRow(`SELECT decided_at FROM approvals WHERE id = 'a1'`).Scan(&decidedAt); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/engine/storetest"
 	"brain/store/sqlite"
 )
 
@@ -97,7 +98,7 @@ func TestStore_MigrationsApplyOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
-	createSession(t, st, testSession("s1", t0))
+	storetest.CreateSession(t, st, storetest.Session("s1", storetest.T0))
 	if err := st.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -184,8 +185,8 @@ func TestStore_MigrateVersion1File(t *testing.T) {
 	if got, want := migrationVersions(t, rawDB(t, path)), allVersions(t); !slices.Equal(got, want) {
 		t.Fatalf("schema_migrations versions = %v, want %v", got, want)
 	}
-	a := testApproval("a1", t0)
-	res := commit(t, st, engine.Commit{SessionID: "old", NewApproval: &a,
+	a := storetest.Approval("a1", storetest.T0)
+	res := storetest.Commit(t, st, engine.Commit{SessionID: "old", NewApproval: &a,
 		Events: []engine.Event{{ID: "e2", Type: engine.EventApprovalRequested}}})
 	if res.Events[0].Seq != 2 {
 		t.Errorf("seq after migration = %d, want 2", res.Events[0].Seq)
@@ -194,8 +195,8 @@ func TestStore_MigrateVersion1File(t *testing.T) {
 		t.Errorf("Approval after migration: %v", err)
 	}
 	// The new table's foreign key holds against old sessions too.
-	a2 := testApproval("a2", t0)
-	if _, err := st.Commit(ctx, engine.Commit{SessionID: "missing", Now: t0, NewApproval: &a2}); !errors.Is(err, engine.ErrNotFound) {
+	a2 := storetest.Approval("a2", storetest.T0)
+	if _, err := st.Commit(ctx, engine.Commit{SessionID: "missing", Now: storetest.T0, NewApproval: &a2}); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Commit to a missing session = %v, want not found", err)
 	}
 }
