@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	a.api = api.New(api.Config{
 		Engine:       a.engine,
-		Schedules:    apiScheduler{a.schedules},
+		Schedules:    a.schedules,
 		Logger:       a.log,
 		APIKeys:      cfg.APIKeys,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,

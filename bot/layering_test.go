@@ -31,8 +31,10 @@ var layers = []struct {
 	{"brain/store/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/channels/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/webhooks/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
-	// The application layer works on interfaces: no concrete store.
-	{"brain/bot/api", []string{"brain/engine", "brain/tools"}},
+	// The application layer works on interfaces: no concrete store. The
+	// API shows the scheduler's own views, so it sees schedule (and what
+	// schedule sees), but no store, channel, webhook or bot.
+	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},

@@ -3,50 +3,18 @@ package api
 import (
 	"context"
 	"net/http"
-	"time"
+
+	"brain/bot/schedule"
 )
 
-// Schedules is what the schedule routes ask of the scheduler.
+// Schedules is what the schedule routes ask of the scheduler. They answer
+// with the scheduler's own views (schedule.Status, schedule.Run), so GET
+// /v1/schedules and `brain schedules list` show the same thing.
 type Schedules interface {
 	// Status describes every configured schedule, in config order.
-	Status(ctx context.Context) ([]ScheduleStatus, error)
+	Status(ctx context.Context) ([]schedule.Status, error)
 	// RunNow runs a schedule at once, enabled or not.
-	RunNow(ctx context.Context, name string) (ScheduleRun, error)
-}
-
-// ScheduleStatus is one schedule as GET /v1/schedules shows it: its config,
-// its next fire time (in its zone; nil when disabled or when the expression
-// never matches again) and its latest runs, newest first.
-type ScheduleStatus struct {
-	Name     string        `json:"name"`
-	Cron     string        `json:"cron"`
-	Timezone string        `json:"timezone"`
-	Agent    string        `json:"agent"`
-	Enabled  bool          `json:"enabled"`
-	Overlap  string        `json:"overlap"`
-	PostTo   *PostTo       `json:"post_to,omitempty"`
-	NextFire *time.Time    `json:"next_fire"`
-	LastRuns []ScheduleRun `json:"last_runs"`
-}
-
-// PostTo is a schedule's post_to.
-type PostTo struct {
-	SlackChannel string `json:"slack_channel,omitempty"`
-	LinearIssue  string `json:"linear_issue,omitempty"`
-}
-
-// ScheduleRun is one occurrence of a schedule: its fire time (in the
-// schedule's zone), what triggered it, the session it started and how it
-// ended. Status is running, completed, failed, interrupted or skipped.
-type ScheduleRun struct {
-	Schedule  string    `json:"schedule"`
-	FireTime  time.Time `json:"fire_time"`
-	Trigger   string    `json:"trigger"` // cron | manual
-	SessionID string    `json:"session_id,omitempty"`
-	Status    string    `json:"status"`
-	Outcome   string    `json:"outcome,omitempty"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	RunNow(ctx context.Context, name string) (schedule.Run, error)
 }
 
 // listSchedules answers GET /v1/schedules.
@@ -57,7 +25,7 @@ func (a *Server) listSchedules(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if list == nil {
-		list = []ScheduleStatus{}
+		list = []schedule.Status{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"schedules": list})
 }

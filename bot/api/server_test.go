@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"brain/bot/api"
+	"brain/bot/schedule"
 	"brain/engine"
 )
 
@@ -38,17 +39,17 @@ func (f *fakeEngine) Stats() engine.Stats { return f.StatsFunc() }
 
 // fakeSchedules is an api.Schedules with function fields.
 type fakeSchedules struct {
-	StatusFunc func(ctx context.Context) ([]api.ScheduleStatus, error)
-	RunNowFunc func(ctx context.Context, name string) (api.ScheduleRun, error)
+	StatusFunc func(ctx context.Context) ([]schedule.Status, error)
+	RunNowFunc func(ctx context.Context, name string) (schedule.Run, error)
 }
 
 var _ api.Schedules = (*fakeSchedules)(nil)
 
-func (f *fakeSchedules) Status(ctx context.Context) ([]api.ScheduleStatus, error) {
+func (f *fakeSchedules) Status(ctx context.Context) ([]schedule.Status, error) {
 	return f.StatusFunc(ctx)
 }
 
-func (f *fakeSchedules) RunNow(ctx context.Context, name string) (api.ScheduleRun, error) {
+func (f *fakeSchedules) RunNow(ctx context.Context, name string) (schedule.Run, error) {
 	return f.RunNowFunc(ctx, name)
 }
 
@@ -182,15 +183,15 @@ func TestServer_PanicIsAnInternalError(t *testing.T) {
 func TestServer_Schedules(t *testing.T) {
 	fire := time.Date(2026, 3, 30, 9, 0, 0, 0, time.UTC)
 	sched := &fakeSchedules{
-		StatusFunc: func(ctx context.Context) ([]api.ScheduleStatus, error) {
-			return []api.ScheduleStatus{{Name: "digest", Cron: "0 9 * * *", Timezone: "UTC", Agent: "default",
-				Enabled: true, Overlap: "skip", PostTo: &api.PostTo{SlackChannel: "C1"}, NextFire: &fire, LastRuns: []api.ScheduleRun{}}}, nil
+		StatusFunc: func(ctx context.Context) ([]schedule.Status, error) {
+			return []schedule.Status{{Name: "digest", Cron: "0 9 * * *", Timezone: "UTC", Agent: "default",
+				Enabled: true, Overlap: "skip", PostTo: &schedule.PostTo{SlackChannel: "C1"}, NextFire: &fire, LastRuns: []schedule.Run{}}}, nil
 		},
-		RunNowFunc: func(ctx context.Context, name string) (api.ScheduleRun, error) {
+		RunNowFunc: func(ctx context.Context, name string) (schedule.Run, error) {
 			if name != "digest" {
-				return api.ScheduleRun{}, engine.Errorf(engine.CodeNotFound, "no schedule named %q", name)
+				return schedule.Run{}, engine.Errorf(engine.CodeNotFound, "no schedule named %q", name)
 			}
-			return api.ScheduleRun{Schedule: name, FireTime: fire, Trigger: "manual", Status: "running"}, nil
+			return schedule.Run{Schedule: name, FireTime: fire, Trigger: "manual", Status: "running"}, nil
 		},
 	}
 	s := newServer(t, &fakeEngine{}, sched)
