@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"brain/bot/api"
+	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
 )
@@ -46,4 +47,14 @@ func (a apiScheduler) Status(ctx context.Context) ([]api.ScheduleStatus, error) 
 func (a apiScheduler) RunNow(ctx context.Context, name string) (api.ScheduleRun, error) {
 	run, err := a.s.RunNow(ctx, name)
 	return api.ScheduleRun(run), err
+}
+
+// apiKeys are the config's api_keys in the API's type; the conversion
+// compiles only while both have the same fields.
+func apiKeys(keys []config.APIKey) []api.APIKey {
+	out := make([]api.APIKey, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, api.APIKey(k))
+	}
+	return out
 }

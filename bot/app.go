@@ -139,7 +139,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Engine:       a.engine,
 		Schedules:    apiScheduler{a.schedules},
 		Logger:       a.log,
-		APIKeys:      cfg.APIKeys,
+		APIKeys:      apiKeys(cfg.APIKeys),
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		DefaultAgent: cfg.Agents[0].Name,
 		Done:         a.done,

@@ -53,8 +53,8 @@ type Config struct {
 	Schedules Schedules
 	Logger    *slog.Logger
 	// APIKeys are the bearer keys /v1 and /metrics accept. With none, no key
-	// is asked: config validation only allows that on a loopback listener.
-	APIKeys []string
+	// is asked, and only loopback callers no proxy forwarded are served.
+	APIKeys []APIKey
 	// MaxBodyBytes caps every request body (413 too_large above it).
 	MaxBodyBytes int64
 	// DefaultAgent runs sessions created without an agent.
@@ -154,19 +154,6 @@ func (a *Server) countStatus(status int) {
 		a.statuses = map[int]int64{}
 	}
 	a.statuses[status]++
-}
-
-// auth requires a bearer key when keys are configured. With none, the
-// server only listens on loopback (config validation enforces it).
-func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !a.keys.empty() && !a.keys.allows(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
-			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
-			return
-		}
-		next(w, r)
-	}
 }
 
 func (a *Server) healthz(w http.ResponseWriter, r *http.Request) {
