@@ -144,18 +144,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		DefaultAgent: cfg.Agents[0].Name,
 		Done:         a.done,
 	})
-	root := http.NewServeMux()
-	root.Handle("/", a.api.Handler())
+	// The webhooks are mounted on the API so their failures get its request
+	// ids and error envelope too.
 	if cfg.Slack != nil {
 		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
 		a.schedules.SetOutcomePoster(a.slack)
-		root.Handle("/slack/", a.slack.HTTP())
+		a.api.Mount("/slack/", a.slack.HTTP())
 	}
 	if cfg.Linear != nil {
 		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
-		root.Handle("POST /linear/webhook", a.linear.HTTP())
+		a.api.Mount("POST /linear/webhook", a.linear.HTTP())
 	}
-	var handler http.Handler = root
+	handler := a.api.Handler()
 	a.server = &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 10 * time.Second,

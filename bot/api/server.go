@@ -73,6 +73,7 @@ type Server struct {
 	maxBody      int64
 	defaultAgent string
 	done         <-chan struct{}
+	mux          *http.ServeMux
 	handler      http.Handler
 
 	mu       sync.Mutex
@@ -100,6 +101,7 @@ func (a *Server) Handler() http.Handler { return a.handler }
 
 func (a *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	a.mux = mux
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
 	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
@@ -140,6 +142,9 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 		if pattern == "" {
 			probe := &discardWriter{header: http.Header{}}
 			h.ServeHTTP(probe, r)
+			if allow := probe.header.Get("Allow"); allow != "" {
+				rec.Header().Set("Allow", allow) // the methods a 405's route takes
+			}
 			writeError(rec, r, a.log, routeError(probe.status, r.Method, r.URL.Path))
 			return
 		}

@@ -64,6 +64,7 @@ func (f *fakeSchedules) RunNow(ctx context.Context, name string) (api.ScheduleRu
 
 type server struct {
 	t    *testing.T
+	api  *api.Server
 	h    http.Handler
 	logs *bytes.Buffer
 }
@@ -77,7 +78,7 @@ func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...api.
 		Engine: eng, Schedules: sched, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		APIKeys: keys, MaxBodyBytes: 256, DefaultAgent: "default", Done: done,
 	})
-	return &server{t: t, h: s.Handler(), logs: logs}
+	return &server{t: t, api: s, h: s.Handler(), logs: logs}
 }
 
 // localPeer is a caller on this host, the only one served without keys.
