@@ -141,6 +141,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Logger:       a.log,
 		APIKeys:      apiKeys(cfg.APIKeys),
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		DefaultAgent: cfg.Agents[0].Name,
 		Done:         a.done,
 	})
@@ -155,12 +156,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
 		a.api.Mount("POST /linear/webhook", a.linear.HTTP())
 	}
-	handler := a.api.Handler()
-	a.server = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-	}
+	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }
 
@@ -201,9 +197,9 @@ func (a *App) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
 	}
-	a.listener = ln
+	a.listener = limitListener(ln, a.cfg.Limits.MaxConnections)
 	go func() {
-		if err := a.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.server.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", logErr, err)
 		}
 	}()

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 
 	"brain/engine"
 )
@@ -57,6 +58,9 @@ type Config struct {
 	APIKeys []APIKey
 	// MaxBodyBytes caps every request body (413 too_large above it).
 	MaxBodyBytes int64
+	// WriteTimeout is the HTTP server's write timeout (0 = none). Event
+	// streams outlive it by moving their write deadline before each write.
+	WriteTimeout time.Duration
 	// DefaultAgent runs sessions created without an agent.
 	DefaultAgent string
 	// Done, once closed, ends long-lived responses (event streams), so a
@@ -71,6 +75,7 @@ type Server struct {
 	log          *slog.Logger
 	keys         keyring
 	maxBody      int64
+	writeTimeout time.Duration
 	defaultAgent string
 	done         <-chan struct{}
 	mux          *http.ServeMux
@@ -88,6 +93,7 @@ func New(cfg Config) *Server {
 		log:          cfg.Logger,
 		keys:         newKeyring(cfg.APIKeys),
 		maxBody:      cfg.MaxBodyBytes,
+		writeTimeout: cfg.WriteTimeout,
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 	}
