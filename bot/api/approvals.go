@@ -58,7 +58,7 @@ func (a *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 
 // decisionRequest is the body of POST /v1/approvals/{id}/decision. With
 // API keys, by defaults to the key's name and may name another only with
-// act_for (see decider).
+// act_for (see Server.decider).
 type decisionRequest struct {
 	Decision string `json:"decision"`
 	By       string `json:"by"`
@@ -77,7 +77,7 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, `decision must be "approve" or "deny"`))
 		return
 	}
-	by, err := decider(r.Context(), req.By)
+	by, err := a.decider(r, req.By)
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
@@ -100,7 +100,7 @@ func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	by, err := decider(r.Context(), req.By)
+	by, err := a.decider(r, req.By)
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return

@@ -70,15 +70,17 @@ func localCaller(r *http.Request) error {
 
 // decider is the "by" recorded for a decision or retry. A key holder
 // decides as the key's name; only a key with act_for may name someone
-// else. Without keys the caller is on this host and by is taken as given.
-func decider(ctx context.Context, by string) (string, error) {
-	c, ok := ctx.Value(callerKey).(caller)
+// else, and the log keeps which key did. Without keys the caller is on
+// this host and by is taken as given.
+func (a *Server) decider(r *http.Request, by string) (string, error) {
+	c, ok := r.Context().Value(callerKey).(caller)
 	switch {
 	case !ok:
 		return by, nil
 	case by == "" || by == c.name:
 		return c.name, nil
 	case c.actFor:
+		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.name, logBy, by)
 		return by, nil
 	}
 	return "", engine.Errorf(engine.CodeForbidden, "the API key %s decides as %q, not %q; give it act_for: true to decide for others", c.name, c.name, by)

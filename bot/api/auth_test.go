@@ -117,6 +117,9 @@ func TestServer_DeciderIsTheKeysName(t *testing.T) {
 			if len(got) != 1 || got[0].By != c.by || !got[0].ViaAPI {
 				t.Fatalf("engine got %+v, want by %q via the API", got, c.by)
 			}
+			if c.key == "k-bot" && c.by == "U_ANN" && !strings.Contains(keyed.logs.String(), "api_key=slackbot by=U_ANN") {
+				t.Errorf("acting for another is not logged with the key:\n%s", keyed.logs)
+			}
 		})
 	}
 }

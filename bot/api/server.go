@@ -27,6 +27,8 @@ const (
 	logMethod    = "method"
 	logPath      = "path"
 	logSession   = "session_id"
+	logKey       = "api_key" // an API key's name, never the key
+	logBy        = "by"
 )
 
 // Engine is what the handlers ask of the engine; *engine.Engine has it.
