@@ -1,7 +1,8 @@
 // Package api serves brain's HTTP API: the sessions, approvals and
 // schedules REST routes under /v1, /healthz and /metrics, with the request
 // id, error envelope, bearer keys and strict JSON decoding every route
-// shares.
+// shares. Handlers mounted beside it (the webhooks, see Mount) get the same
+// request ids and error envelope, without the keys.
 //
 // It works on the small interfaces it declares (Engine, Schedules) and on
 // plain values, so it never imports a store, a channel, a webhook or the
