@@ -139,28 +139,24 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Engine:       a.engine,
 		Schedules:    a.schedules,
 		Logger:       a.log,
-		APIKeys:      cfg.APIKeys,
+		APIKeys:      apiKeys(cfg.APIKeys),
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
+		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		DefaultAgent: cfg.Agents[0].Name,
 		Done:         a.done,
 	})
-	root := http.NewServeMux()
-	root.Handle("/", a.api.Handler())
+	// The webhooks are mounted on the API so their failures get its request
+	// ids and error envelope too.
 	if cfg.Slack != nil {
 		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
 		a.schedules.SetOutcomePoster(a.slack)
-		root.Handle("/slack/", a.slack.HTTP())
+		a.api.Mount("/slack/", a.slack.HTTP())
 	}
 	if cfg.Linear != nil {
 		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
-		root.Handle("POST /linear/webhook", a.linear.HTTP())
+		a.api.Mount("POST /linear/webhook", a.linear.HTTP())
 	}
-	var handler http.Handler = root
-	a.server = &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
-	}
+	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }
 
@@ -201,9 +197,9 @@ func (a *App) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
 	}
-	a.listener = ln
+	a.listener = limitListener(ln, a.cfg.Limits.MaxConnections)
 	go func() {
-		if err := a.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := a.server.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", logErr, err)
 		}
 	}()

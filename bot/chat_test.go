@@ -53,7 +53,7 @@ func TestChat_ConversationInTerminal(t *testing.T) {
 }
 
 func TestLogger_RedactsSecrets(t *testing.T) {
-	cfg := &config.Config{APIKeys: []string{"brain-api-key-123456"}}
+	cfg := &config.Config{APIKeys: []config.APIKey{{Key: "brain-api-key-123456"}}}
 	cfg.Models = map[string]config.ModelConfig{"default": {APIKey: "sk-ant-very-secret"}}
 	var buf bytes.Buffer
 	log := NewLogger(cfg, &buf)

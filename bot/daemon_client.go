@@ -28,7 +28,7 @@ func TriggerSchedule(ctx context.Context, cfg *config.Config, name string) (Sche
 		return ScheduleRun{}, fmt.Errorf("run schedule %s: %w", name, err)
 	}
 	if len(cfg.APIKeys) > 0 {
-		req.Header.Set("Authorization", "Bearer "+cfg.APIKeys[0])
+		req.Header.Set("Authorization", "Bearer "+cfg.APIKeys[0].Key)
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	resp, err := client.Do(req)

@@ -83,7 +83,7 @@ func newTestApp(t testing.TB, extra string, opts Options) *testApp {
 	}
 	ta := &testApp{t: t, fake: fake, logs: &syncBuffer{}}
 	if len(cfg.APIKeys) > 0 {
-		ta.key = cfg.APIKeys[0]
+		ta.key = cfg.APIKeys[0].Key
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = ta.logs

@@ -114,7 +114,7 @@ func TestTriggerSchedule(t *testing.T) {
 	if _, err := TriggerSchedule(context.Background(), &cfg, "nope"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), `no schedule named "nope"`) {
 		t.Fatalf("unknown schedule: %v", err)
 	}
-	cfg.APIKeys = []string{"wrong"}
+	cfg.APIKeys = []config.APIKey{{Key: "wrong"}}
 	if _, err := TriggerSchedule(context.Background(), &cfg, "digest"); engine.CodeOf(err) != "unauthorized" {
 		t.Fatalf("wrong key: %v", err)
 	}

@@ -106,7 +106,7 @@ func startScheduleApp(t *testing.T, sa scheduleApp, extra string) *testApp {
 	}
 	ta.app, ta.base = app, "http://"+app.Addr()
 	if len(cfg.APIKeys) > 0 {
-		ta.key = cfg.APIKeys[0]
+		ta.key = cfg.APIKeys[0].Key
 	}
 	t.Cleanup(func() {
 		sa.fake.Release()

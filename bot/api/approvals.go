@@ -56,7 +56,9 @@ func (a *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ap)
 }
 
-// decisionRequest is the body of POST /v1/approvals/{id}/decision.
+// decisionRequest is the body of POST /v1/approvals/{id}/decision. With
+// API keys, by defaults to the key's name and may name another only with
+// act_for (see Server.decider).
 type decisionRequest struct {
 	Decision string `json:"decision"`
 	By       string `json:"by"`
@@ -64,6 +66,7 @@ type decisionRequest struct {
 
 // decide records the first decision; a later one gets 409 naming who
 // decided. Approving starts the apply; the answer shows status applying.
+// The engine then checks that by may decide (approvers, else the starter).
 func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 	var req decisionRequest
 	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
@@ -74,7 +77,12 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, `decision must be "approve" or "deny"`))
 		return
 	}
-	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: req.By, ViaAPI: true})
+	by, err := a.decider(r, req.By)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: by, ViaAPI: true})
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
@@ -82,7 +90,8 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ap)
 }
 
-// retry re-runs an unconfirmed or failed apply with the same decision id.
+// retry re-runs an unconfirmed or failed apply with the same decision id;
+// by follows decide's rules.
 func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		By string `json:"by"`
@@ -91,7 +100,12 @@ func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	ap, err := a.engine.Retry(r.Context(), r.PathValue("id"), engine.Decision{By: req.By, ViaAPI: true})
+	by, err := a.decider(r, req.By)
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	ap, err := a.engine.Retry(r.Context(), r.PathValue("id"), engine.Decision{By: by, ViaAPI: true})
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return

@@ -77,10 +77,21 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 		writeError(w, r, a.log, fmt.Errorf("response writer cannot stream"))
 		return
 	}
+	// The server's write timeout bounds ordinary requests; a stream is meant
+	// to outlive it. Its deadline moves before each write instead, so a
+	// client that stops reading is still cut off. (Reading has no deadline
+	// here: the server lifts it once the request is read.)
+	rc := http.NewResponseController(w)
+	extend := func() {
+		if a.writeTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(a.writeTimeout))
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
+	extend()
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
@@ -96,6 +107,7 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 			}
 			return
 		}
+		extend()
 		for _, ev := range evs {
 			data, _ := json.Marshal(ev)
 			if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, data); err != nil {
@@ -110,6 +122,7 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 		select {
 		case <-changed:
 		case <-heartbeat.C:
+			extend()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
 				return
 			}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,7 +16,11 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = 0
+// Request context keys.
+const (
+	requestIDKey ctxKey = iota // string
+	callerKey                  // caller, when an API key authenticated the request
+)
 
 func requestID(ctx context.Context) string {
 	id, _ := ctx.Value(requestIDKey).(string)
@@ -77,33 +79,6 @@ func decodeJSON(body []byte, dst any) error {
 		return engine.Errorf(engine.CodeInvalid, "body has data after the JSON object")
 	}
 	return nil
-}
-
-// keyring checks bearer keys in constant time. Keys are compared by their
-// SHA-256 so neither length nor content leaks through timing.
-type keyring struct{ hashes [][32]byte }
-
-func newKeyring(keys []string) keyring {
-	var k keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key)))
-	}
-	return k
-}
-
-func (k keyring) empty() bool { return len(k.hashes) == 0 }
-
-func (k keyring) allows(header string) bool {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || token == "" {
-		return false
-	}
-	h := sha256.Sum256([]byte(token))
-	match := 0
-	for _, want := range k.hashes {
-		match |= subtle.ConstantTimeCompare(h[:], want[:])
-	}
-	return match == 1
 }
 
 // statusRecorder remembers the status a handler wrote, for logs and metrics.

@@ -9,24 +9,28 @@ import (
 )
 
 func TestKeyring(t *testing.T) {
-	k := newKeyring([]string{"key-one", "key-two"})
+	k := newKeyring([]APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
 	cases := []struct {
 		header string
-		want   bool
+		want   string // the caller's name; "" = refused
 	}{
-		{"Bearer key-one", true},
-		{"Bearer key-two", true},
-		{"Bearer key-three", false},
-		{"Bearer key-on", false},
-		{"Bearer ", false},
-		{"bearer key-one", false},
-		{"key-one", false},
-		{"", false},
+		{"Bearer key-one", "one"},
+		{"Bearer key-two", "two"},
+		{"Bearer key-three", ""},
+		{"Bearer key-on", ""},
+		{"Bearer ", ""},
+		{"bearer key-one", ""},
+		{"key-one", ""},
+		{"", ""},
 	}
 	for _, c := range cases {
-		if got := k.allows(c.header); got != c.want {
-			t.Errorf("allows(%q) = %v, want %v", c.header, got, c.want)
+		got, ok := k.find(c.header)
+		if ok != (c.want != "") || got.name != c.want {
+			t.Errorf("find(%q) = %+v, %v, want %q", c.header, got, ok, c.want)
 		}
+	}
+	if two, _ := k.find("Bearer key-two"); !two.actFor {
+		t.Error("key two lost act_for")
 	}
 	if k.empty() || !newKeyring(nil).empty() {
 		t.Fatal("empty() is wrong")

@@ -1,7 +1,8 @@
 // Package api serves brain's HTTP API: the sessions, approvals and
 // schedules REST routes under /v1, /healthz and /metrics, with the request
 // id, error envelope, bearer keys and strict JSON decoding every route
-// shares.
+// shares. Handlers mounted beside it (the webhooks, see Mount) get the same
+// request ids and error envelope, without the keys.
 //
 // It works on the small interfaces it declares (Engine, Schedules) and on
 // plain values, so it never imports a store, a channel, a webhook or the
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"time"
 
 	"brain/engine"
 )
@@ -26,6 +28,8 @@ const (
 	logMethod    = "method"
 	logPath      = "path"
 	logSession   = "session_id"
+	logKey       = "api_key" // an API key's name, never the key
+	logBy        = "by"
 )
 
 // Engine is what the handlers ask of the engine; *engine.Engine has it.
@@ -53,10 +57,13 @@ type Config struct {
 	Schedules Schedules
 	Logger    *slog.Logger
 	// APIKeys are the bearer keys /v1 and /metrics accept. With none, no key
-	// is asked: config validation only allows that on a loopback listener.
-	APIKeys []string
+	// is asked, and only loopback callers no proxy forwarded are served.
+	APIKeys []APIKey
 	// MaxBodyBytes caps every request body (413 too_large above it).
 	MaxBodyBytes int64
+	// WriteTimeout is the HTTP server's write timeout (0 = none). Event
+	// streams outlive it by moving their write deadline before each write.
+	WriteTimeout time.Duration
 	// DefaultAgent runs sessions created without an agent.
 	DefaultAgent string
 	// Done, once closed, ends long-lived responses (event streams), so a
@@ -71,8 +78,10 @@ type Server struct {
 	log          *slog.Logger
 	keys         keyring
 	maxBody      int64
+	writeTimeout time.Duration
 	defaultAgent string
 	done         <-chan struct{}
+	mux          *http.ServeMux
 	handler      http.Handler
 
 	mu       sync.Mutex
@@ -87,6 +96,7 @@ func New(cfg Config) *Server {
 		log:          cfg.Logger,
 		keys:         newKeyring(cfg.APIKeys),
 		maxBody:      cfg.MaxBodyBytes,
+		writeTimeout: cfg.WriteTimeout,
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 	}
@@ -100,6 +110,7 @@ func (a *Server) Handler() http.Handler { return a.handler }
 
 func (a *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	a.mux = mux
 	mux.HandleFunc("GET /healthz", a.healthz)
 	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
 	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
@@ -140,6 +151,9 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 		if pattern == "" {
 			probe := &discardWriter{header: http.Header{}}
 			h.ServeHTTP(probe, r)
+			if allow := probe.header.Get("Allow"); allow != "" {
+				rec.Header().Set("Allow", allow) // the methods a 405's route takes
+			}
 			writeError(rec, r, a.log, routeError(probe.status, r.Method, r.URL.Path))
 			return
 		}
@@ -154,19 +168,6 @@ func (a *Server) countStatus(status int) {
 		a.statuses = map[int]int64{}
 	}
 	a.statuses[status]++
-}
-
-// auth requires a bearer key when keys are configured. With none, the
-// server only listens on loopback (config validation enforces it).
-func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !a.keys.empty() && !a.keys.allows(r.Header.Get("Authorization")) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
-			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
-			return
-		}
-		next(w, r)
-	}
 }
 
 func (a *Server) healthz(w http.ResponseWriter, r *http.Request) {

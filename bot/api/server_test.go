@@ -25,6 +25,16 @@ type fakeEngine struct {
 	SessionFunc func(ctx context.Context, id string) (engine.Session, error)
 	SendFunc    func(ctx context.Context, id string, in engine.Input) (engine.Event, bool, error)
 	StatsFunc   func() engine.Stats
+	DecideFunc  func(ctx context.Context, id string, d engine.Decision) (engine.Approval, error)
+	RetryFunc   func(ctx context.Context, id string, d engine.Decision) (engine.Approval, error)
+}
+
+func (f *fakeEngine) Decide(ctx context.Context, id string, d engine.Decision) (engine.Approval, error) {
+	return f.DecideFunc(ctx, id, d)
+}
+
+func (f *fakeEngine) Retry(ctx context.Context, id string, d engine.Decision) (engine.Approval, error) {
+	return f.RetryFunc(ctx, id, d)
 }
 
 func (f *fakeEngine) Session(ctx context.Context, id string) (engine.Session, error) {
@@ -55,11 +65,12 @@ func (f *fakeSchedules) RunNow(ctx context.Context, name string) (schedule.Run, 
 
 type server struct {
 	t    *testing.T
+	api  *api.Server
 	h    http.Handler
 	logs *bytes.Buffer
 }
 
-func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...string) *server {
+func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...api.APIKey) *server {
 	t.Helper()
 	logs := &bytes.Buffer{}
 	done := make(chan struct{})
@@ -68,16 +79,27 @@ func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...stri
 		Engine: eng, Schedules: sched, Logger: slog.New(slog.NewTextHandler(logs, nil)),
 		APIKeys: keys, MaxBodyBytes: 256, DefaultAgent: "default", Done: done,
 	})
-	return &server{t: t, h: s.Handler(), logs: logs}
+	return &server{t: t, api: s, h: s.Handler(), logs: logs}
 }
 
+// localPeer is a caller on this host, the only one served without keys.
+const localPeer = "127.0.0.1:40000"
+
+// do sends a request from localPeer.
 func (s *server) do(method, path, body string, hdr ...string) *httptest.ResponseRecorder {
+	s.t.Helper()
+	return s.doFrom(localPeer, method, path, body, hdr...)
+}
+
+// doFrom sends a request from peer (host:port).
+func (s *server) doFrom(peer, method, path, body string, hdr ...string) *httptest.ResponseRecorder {
 	s.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	r := httptest.NewRequest(method, path, rd)
+	r.RemoteAddr = peer
 	for i := 0; i+1 < len(hdr); i += 2 {
 		r.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -121,7 +143,7 @@ func TestServer_RoutesAuthAndBodies(t *testing.T) {
 		},
 		StatsFunc: func() engine.Stats { return engine.Stats{RunningTurns: 2} },
 	}
-	s := newServer(t, eng, &fakeSchedules{}, "k1")
+	s := newServer(t, eng, &fakeSchedules{}, api.APIKey{Name: "ops", Key: "k1"})
 	auth := []string{"Authorization", "Bearer k1"}
 	cases := []struct {
 		name, method, path, body string

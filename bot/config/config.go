@@ -16,7 +16,7 @@ import "regexp"
 type Config struct {
 	Listen     string                 `yaml:"listen"`
 	DataDir    string                 `yaml:"data_dir"`
-	APIKeys    []string               `yaml:"api_keys"`
+	APIKeys    []APIKey               `yaml:"api_keys"`
 	Models     map[string]ModelConfig `yaml:"models"`
 	Agents     []AgentConfig          `yaml:"agents"`
 	Slack      *SlackConfig           `yaml:"slack"`
@@ -199,6 +199,12 @@ type LimitsConfig struct {
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536
 	ToolTimeout       Duration `yaml:"tool_timeout"`        // default 60s
 	MaxBodyBytes      int64    `yaml:"max_body_bytes"`      // default 1 MiB
+	// The HTTP server's bounds, so a slow or idle client cannot hold a
+	// connection forever.
+	MaxConnections int      `yaml:"max_connections"` // default 1024; more wait to be accepted
+	ReadTimeout    Duration `yaml:"read_timeout"`    // default 30s: reading a whole request, body included
+	WriteTimeout   Duration `yaml:"write_timeout"`   // default 60s: handling and answering (event streams excepted)
+	IdleTimeout    Duration `yaml:"idle_timeout"`    // default 120s: a keep-alive connection between requests
 }
 
 // LogConfig is the log block.

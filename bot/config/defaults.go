@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -23,6 +24,10 @@ const (
 	defaultMaxOutputBytes    = 65536
 	defaultToolTimeout       = 60 * time.Second
 	defaultMaxBodyBytes      = 1 << 20
+	defaultMaxConnections    = 1024
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 60 * time.Second // above the 30 s a cancel may wait for its turn
+	defaultIdleTimeout       = 120 * time.Second
 	defaultApprovalTTL       = 168 * time.Hour
 	defaultSearchResults     = 5
 	defaultSearchTimeoutMS   = 10000
@@ -42,6 +47,9 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Storage.Synchronous, "full")
+	for i := range c.APIKeys {
+		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))
+	}
 
 	l := &c.Limits
 	setDefault(&l.MaxRunningTurns, defaultMaxRunningTurns)
@@ -50,6 +58,10 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
 	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
 	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&l.MaxConnections, defaultMaxConnections)
+	setDefault(&l.ReadTimeout, Duration(defaultReadTimeout))
+	setDefault(&l.WriteTimeout, Duration(defaultWriteTimeout))
+	setDefault(&l.IdleTimeout, Duration(defaultIdleTimeout))
 	toolTimeoutMS := int(l.ToolTimeout.Std().Milliseconds())
 
 	setDefault(&c.Approvals.TTL, Duration(defaultApprovalTTL))
@@ -123,6 +135,11 @@ func (c *Config) ApplyDefaults() {
 		}
 	}
 }
+
+// DefaultAPIKeyName is the name of the api_keys entry at index i when it
+// has none (the plain form): api-key-1 for the first. It changes when keys
+// are reordered, so give keys whose decisions you audit a name.
+func DefaultAPIKeyName(i int) string { return fmt.Sprintf("api-key-%d", i+1) }
 
 func canonicalTools(names []string) {
 	for i, n := range names {

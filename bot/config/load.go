@@ -130,7 +130,9 @@ func (w *typedWalk) walk(n *yaml.Node, t reflect.Type, path string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	// A type that decodes itself is not walked, except the mapping form of a
+	// struct that also has a scalar shorthand (APIKey): its keys are checked.
+	if reflect.PointerTo(t).Implements(unmarshalerType) && (t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode) {
 		return
 	}
 	switch {

@@ -15,7 +15,9 @@ func (c *Config) Secrets() []string {
 	for _, m := range c.Models {
 		s = append(s, m.APIKey)
 	}
-	s = append(s, c.APIKeys...)
+	for _, k := range c.APIKeys {
+		s = append(s, k.Key)
+	}
 	s = append(s, c.headerEnv...)
 	if sl := c.Slack; sl != nil {
 		s = append(s, sl.BotToken, sl.SigningSecret, sl.AppToken)

@@ -30,11 +30,7 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		p.add("data_dir", "required")
 	}
-	for i, k := range c.APIKeys {
-		if k == "" {
-			p.required(fmt.Sprintf("api_keys[%d]", i), "")
-		}
-	}
+	c.validateAPIKeys(&p)
 	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&p, "log.format", c.Log.Format, "text", "json")
 	oneOf(&p, "storage.synchronous", c.Storage.Synchronous, "full", "normal")
@@ -58,6 +54,10 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.max_output_bytes", int64(l.MaxOutputBytes), 1, "")
 	atLeast(&p, "limits.tool_timeout", int64(l.ToolTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.max_body_bytes", l.MaxBodyBytes, 1, "")
+	atLeast(&p, "limits.max_connections", int64(l.MaxConnections), 1, "")
+	atLeast(&p, "limits.read_timeout", int64(l.ReadTimeout), 1, "a positive duration")
+	atLeast(&p, "limits.write_timeout", int64(l.WriteTimeout), 1, "a positive duration")
+	atLeast(&p, "limits.idle_timeout", int64(l.IdleTimeout), 1, "a positive duration")
 	return errors.Join(p.errs...)
 }
 

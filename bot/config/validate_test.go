@@ -48,7 +48,7 @@ func TestValidate(t *testing.T) {
 			"listen: 0.0.0.0:8080 is not a loopback address; set api_keys to require bearer keys"},
 		{"listen port", func(c *Config) { c.Listen = "127.0.0.1:http-alt" }, `listen: invalid port "http-alt"`},
 		{"listen form", func(c *Config) { c.Listen = "8080" }, "listen: want host:port"},
-		{"empty api key", func(c *Config) { c.APIKeys = []string{""} }, "api_keys[0]: required"},
+		{"empty api key", func(c *Config) { c.APIKeys = []APIKey{{}} }, "api_keys[0].key: required"},
 		{"cron", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "0 9 * *", Prompt: "p"}} }, `schedules[0].cron: "0 9 * *": `},
 		{"cron tz", func(c *Config) { c.Schedules = []ScheduleConfig{{Name: "s", Cron: "TZ=UTC 0 9 * * *", Prompt: "p"}} },
 			"schedules[0].cron: set the time zone with timezone"},
@@ -163,7 +163,7 @@ slack: {signing_secret: "${SLACK_SIGNING_SECRET}", bot_token: "${SLACK_BOT_TOKEN
 func TestValidate_Listen(t *testing.T) {
 	tests := []struct {
 		listen  string
-		apiKeys []string
+		apiKeys []APIKey
 		ok      bool
 	}{
 		{"127.0.0.1:8080", nil, true},
@@ -177,8 +177,8 @@ func TestValidate_Listen(t *testing.T) {
 		{"[::]:8080", nil, false},
 		{"10.0.0.1:8080", nil, false},
 		{"brain.internal:8080", nil, false},
-		{"0.0.0.0:8080", []string{"k"}, true},
-		{":8080", []string{"k"}, true},
+		{"0.0.0.0:8080", []APIKey{{Key: "k"}}, true},
+		{":8080", []APIKey{{Key: "k"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.listen, func(t *testing.T) {

@@ -33,7 +33,9 @@ const (
 // stale timestamp, 400 a signed AgentSessionEvent with broken fields, 500
 // the Inbox failed (Linear retries), 200 recorded, duplicate or ignored
 // (other webhook types and actions are acknowledged so Linear does not
-// retry or disable the endpoint).
+// retry or disable the endpoint). Failures are answered with http.Error, a
+// status and one line of text; brain mounts the handler where that becomes
+// its JSON error envelope.
 type Handler struct {
 	Secret  string           // the webhook signing secret; with none every request is rejected
 	Inbox   Inbox            // required
@@ -47,7 +49,7 @@ var _ http.Handler = (*Handler)(nil)
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		http.Error(w, r.Method+" is not allowed; Linear posts webhooks", http.StatusMethodNotAllowed)
 		return
 	}
 	body, ok := h.readBody(w, r)
@@ -60,13 +62,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := Verify(h.Secret, r.Header.Get(HeaderSignature), body, now()); err != nil {
 		h.logger().Warn("linear webhook rejected", append(reqAttrs(r), logErr, err)...)
-		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		http.Error(w, "invalid Linear-Signature or stale webhookTimestamp", http.StatusUnauthorized)
 		return
 	}
 	it, ignored, err := ParseEvent(body)
 	if err != nil {
 		h.logger().Warn("linear webhook unparseable", append(reqAttrs(r), logErr, err)...)
-		http.Error(w, "bad request", http.StatusBadRequest)
+		http.Error(w, "the body is not a valid AgentSessionEvent webhook", http.StatusBadRequest)
 		return
 	}
 	if ignored != "" {
@@ -108,7 +110,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		} else {
-			http.Error(w, "bad request", http.StatusBadRequest)
+			http.Error(w, "the request body could not be read", http.StatusBadRequest)
 		}
 		return nil, false
 	}

@@ -42,6 +42,8 @@ const (
 // body that is not valid JSON/form, 500 the Inbox failed (Slack retries),
 // 200 recorded, duplicate or ignored. Retries (X-Slack-Retry-Num) are
 // handled like first deliveries: a retry may be the only copy that arrives.
+// Failures are answered with http.Error, a status and one line of text;
+// brain mounts the handler where that becomes its JSON error envelope.
 type Handler struct {
 	SigningSecret string           // required; with none every request is rejected
 	Inbox         Inbox            // required
@@ -62,7 +64,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case strings.HasSuffix(r.URL.Path, "/interactions"):
 		h.serveInteractions(w, r)
 	default:
-		http.NotFound(w, r)
+		http.Error(w, "no Slack endpoint at "+r.URL.Path+"; Slack posts to .../events and .../interactions", http.StatusNotFound)
 	}
 }
 
@@ -82,7 +84,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	res, err := ParseEvent(body, h.BotUserID)
 	if err != nil {
 		h.logger().Warn("slack event unparseable", append(reqAttrs(r, ""), logErr, err)...)
-		http.Error(w, "bad request", http.StatusBadRequest)
+		http.Error(w, "the body is not a Slack Events API request", http.StatusBadRequest)
 		return
 	}
 	switch {
@@ -108,7 +110,7 @@ func (h *Handler) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	items, err := ParseInteraction(body)
 	if err != nil {
 		h.logger().Warn("slack interaction unparseable", append(reqAttrs(r, ""), logErr, err)...)
-		http.Error(w, "bad request", http.StatusBadRequest)
+		http.Error(w, "the body is not a Slack interaction payload", http.StatusBadRequest)
 		return
 	}
 	h.record(w, r, "", items)
@@ -119,7 +121,7 @@ func (h *Handler) serveInteractions(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) receive(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		http.Error(w, r.Method+" is not allowed; Slack posts", http.StatusMethodNotAllowed)
 		return nil, false
 	}
 	limit := h.MaxBody
@@ -135,7 +137,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
 		} else {
-			http.Error(w, "bad request", http.StatusBadRequest)
+			http.Error(w, "the request body could not be read", http.StatusBadRequest)
 		}
 		return nil, false
 	}
@@ -145,7 +147,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	}
 	if err := Verify(h.SigningSecret, r.Header, body, now()); err != nil {
 		h.logger().Warn("slack request rejected", append(reqAttrs(r, ""), logErr, err)...)
-		http.Error(w, "invalid signature", http.StatusUnauthorized)
+		http.Error(w, "invalid or stale Slack request signature", http.StatusUnauthorized)
 		return nil, false
 	}
 	return body, true
