@@ -139,7 +139,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Engine:       a.engine,
 		Schedules:    a.schedules,
 		Logger:       a.log,
-		APIKeys:      apiKeys(cfg.APIKeys),
+		APIKeys:      cfg.APIKeys,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		DefaultAgent: cfg.Agents[0].Name,

@@ -8,16 +8,9 @@ import (
 	"net/netip"
 	"strings"
 
+	"brain/bot/config"
 	"brain/engine"
 )
-
-// APIKey is a bearer key and the name its holder acts under.
-type APIKey struct {
-	Name string
-	Key  string
-	// ActFor lets the holder decide approvals in someone else's name.
-	ActFor bool
-}
 
 // caller is the key holder a request authenticated as. Requests served
 // without keys (loopback, no proxy) carry none.
@@ -94,7 +87,7 @@ type keyring struct {
 	callers []caller
 }
 
-func newKeyring(keys []APIKey) keyring {
+func newKeyring(keys []config.APIKey) keyring {
 	var k keyring
 	for _, key := range keys {
 		k.hashes = append(k.hashes, sha256.Sum256([]byte(key.Key)))

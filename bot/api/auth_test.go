@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"brain/bot/api"
+	"brain/bot/config"
 	"brain/engine"
 )
 
@@ -54,7 +54,7 @@ func TestServer_WithoutKeysOnlyLocalCallers(t *testing.T) {
 }
 
 func TestServer_KeysServeAnyPeer(t *testing.T) {
-	s := newServer(t, sessionEngine(), &fakeSchedules{}, api.APIKey{Name: "ops", Key: "k1"})
+	s := newServer(t, sessionEngine(), &fakeSchedules{}, config.APIKey{Name: "ops", Key: "k1"})
 	w := s.doFrom("192.0.2.7:5000", "GET", "/v1/sessions/ses_1", "", "Authorization", "Bearer k1", "X-Forwarded-For", "203.0.113.9")
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
@@ -72,8 +72,8 @@ func TestServer_DeciderIsTheKeysName(t *testing.T) {
 	}
 	eng := &fakeEngine{DecideFunc: record, RetryFunc: record}
 	keyed := newServer(t, eng, &fakeSchedules{},
-		api.APIKey{Name: "ops", Key: "k-ops"},
-		api.APIKey{Name: "slackbot", Key: "k-bot", ActFor: true})
+		config.APIKey{Name: "ops", Key: "k-ops"},
+		config.APIKey{Name: "slackbot", Key: "k-bot", ActFor: true})
 	open := newServer(t, eng, &fakeSchedules{})
 	cases := []struct {
 		name   string

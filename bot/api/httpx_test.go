@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"brain/bot/config"
 	"brain/engine"
 )
 
 func TestKeyring(t *testing.T) {
-	k := newKeyring([]APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
+	k := newKeyring([]config.APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
 	cases := []struct {
 		header string
 		want   string // the caller's name; "" = refused

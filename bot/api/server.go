@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"brain/bot/config"
 	"brain/engine"
 )
 
@@ -58,7 +59,7 @@ type Config struct {
 	Logger    *slog.Logger
 	// APIKeys are the bearer keys /v1 and /metrics accept. With none, no key
 	// is asked, and only loopback callers no proxy forwarded are served.
-	APIKeys []APIKey
+	APIKeys []config.APIKey
 	// MaxBodyBytes caps every request body (413 too_large above it).
 	MaxBodyBytes int64
 	// WriteTimeout is the HTTP server's write timeout (0 = none). Event

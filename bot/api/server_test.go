@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"brain/bot/api"
+	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
 )
@@ -70,7 +71,7 @@ type server struct {
 	logs *bytes.Buffer
 }
 
-func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...api.APIKey) *server {
+func newServer(t *testing.T, eng *fakeEngine, sched *fakeSchedules, keys ...config.APIKey) *server {
 	t.Helper()
 	logs := &bytes.Buffer{}
 	done := make(chan struct{})
@@ -143,7 +144,7 @@ func TestServer_RoutesAuthAndBodies(t *testing.T) {
 		},
 		StatsFunc: func() engine.Stats { return engine.Stats{RunningTurns: 2} },
 	}
-	s := newServer(t, eng, &fakeSchedules{}, api.APIKey{Name: "ops", Key: "k1"})
+	s := newServer(t, eng, &fakeSchedules{}, config.APIKey{Name: "ops", Key: "k1"})
 	auth := []string{"Authorization", "Bearer k1"}
 	cases := []struct {
 		name, method, path, body string
