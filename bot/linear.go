@@ -15,7 +15,7 @@ import (
 	chlinear "brain/channels/linear"
 	"brain/engine"
 	"brain/engine/durable"
-	wlinear "brain/webhooks/linear"
+	"brain/webhooks/linearhook"
 )
 
 // linearSource names Linear's items in the durable inbox.
@@ -32,7 +32,7 @@ type linearBridge struct {
 	store   linearStore
 	client  *chlinear.Client
 	inbox   *inbox
-	handler *wlinear.Handler
+	handler *linearhook.Handler
 	now     func() time.Time
 	log     *slog.Logger
 	wake    chan struct{}
@@ -61,7 +61,7 @@ func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store linearS
 		default:
 		}
 	})
-	b.handler = &wlinear.Handler{Secret: cfg.WebhookSecret, Inbox: linearInbox{b.inbox}, Clock: now, Logger: b.log}
+	b.handler = &linearhook.Handler{Secret: cfg.WebhookSecret, Inbox: linearInbox{b.inbox}, Clock: now, Logger: b.log}
 	return b
 }
 
@@ -93,9 +93,9 @@ func (b *linearBridge) Stop() {
 // nor a replay with a forged delivery header is worked twice.
 type linearInbox struct{ in *inbox }
 
-var _ wlinear.Inbox = linearInbox{}
+var _ linearhook.Inbox = linearInbox{}
 
-func (l linearInbox) Record(ctx context.Context, it wlinear.Item) (bool, error) {
+func (l linearInbox) Record(ctx context.Context, it linearhook.Item) (bool, error) {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		return false, err
@@ -108,7 +108,7 @@ func (l linearInbox) Record(ctx context.Context, it wlinear.Item) (bool, error) 
 }
 
 func (b *linearBridge) handle(ctx context.Context, rec durable.Inbound) error {
-	var it wlinear.Item
+	var it linearhook.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
 	}
@@ -117,7 +117,7 @@ func (b *linearBridge) handle(ctx context.Context, rec durable.Inbound) error {
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
 		return err
 	}
-	if it.Kind == wlinear.KindCreated {
+	if it.Kind == linearhook.KindCreated {
 		// Linear shows the session as unresponsive without an activity
 		// within 10 s: acknowledge before the model is even asked.
 		if err := b.client.Thought(ctx, it.SessionID, chlinear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {

@@ -18,7 +18,7 @@ import (
 	chslack "brain/channels/slack"
 	"brain/engine"
 	"brain/engine/durable"
-	wslack "brain/webhooks/slack"
+	"brain/webhooks/slackhook"
 )
 
 // inboxSource names Slack's items in the durable inbox.
@@ -39,7 +39,7 @@ type slackBridge struct {
 	now    func() time.Time
 	log    *slog.Logger
 
-	handler *wslack.Handler
+	handler *slackhook.Handler
 	socket  *socketmode.Client
 	wake    chan struct{}
 
@@ -75,7 +75,7 @@ func newSlackBridge(cfg *config.SlackConfig, eng *engine.Engine, store slackStor
 		wake:   make(chan struct{}, 1),
 	}
 	b.inbox = newInbox(store, now, b.poke)
-	b.handler = &wslack.Handler{SigningSecret: cfg.SigningSecret, Inbox: slackInbox{b.inbox}, Clock: now, Logger: b.log}
+	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: slackInbox{b.inbox}, Clock: now, Logger: b.log}
 	if cfg.AppToken != "" {
 		b.socket = socketmode.New(client, socketmode.OptionReadLimit(1<<20))
 	}
@@ -118,7 +118,7 @@ func (b *slackBridge) Start(ctx context.Context) {
 		b.wg.Add(1)
 		go func() {
 			defer b.wg.Done()
-			if err := wslack.RunSocketMode(run, b.socket, slackInbox{b.inbox}, b.botUserID(), b.log); err != nil && run.Err() == nil {
+			if err := slackhook.RunSocketMode(run, b.socket, slackInbox{b.inbox}, b.botUserID(), b.log); err != nil && run.Err() == nil {
 				b.log.Error("slack socket mode stopped", logErr, err)
 			}
 		}()
@@ -145,9 +145,9 @@ func (b *slackBridge) botUserID() string {
 // slackInbox adapts the durable inbox to the webhook's Inbox interface.
 type slackInbox struct{ in *inbox }
 
-var _ wslack.Inbox = slackInbox{}
+var _ slackhook.Inbox = slackInbox{}
 
-func (s slackInbox) Record(ctx context.Context, it wslack.Item) (bool, error) {
+func (s slackInbox) Record(ctx context.Context, it slackhook.Item) (bool, error) {
 	payload, err := json.Marshal(it)
 	if err != nil {
 		return false, err
@@ -156,7 +156,7 @@ func (s slackInbox) Record(ctx context.Context, it wslack.Item) (bool, error) {
 }
 
 func (b *slackBridge) handle(ctx context.Context, rec durable.Inbound) error {
-	var it wslack.Item
+	var it slackhook.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
 	}
@@ -169,7 +169,7 @@ func (b *slackBridge) handle(ctx context.Context, rec durable.Inbound) error {
 	return nil
 }
 
-func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m wslack.Message) error {
+func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m slackhook.Message) error {
 	s, err := b.store.SessionByThread(ctx, threadKey)
 	exists := err == nil
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
@@ -214,7 +214,7 @@ func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m wslack.
 	return err
 }
 
-func (b *slackBridge) onAction(ctx context.Context, a wslack.Action) error {
+func (b *slackBridge) onAction(ctx context.Context, a slackhook.Action) error {
 	v, err := chslack.DecodeValue(a.ActionID, a.Value)
 	if err != nil {
 		return nil // not our button, or a forged value

@@ -5,7 +5,7 @@
 // (here, or by the caller after a crash) never posts it twice.
 //
 // It imports engine (for Question and Approval), never bot, webhooks, store
-// or another channel. Reading what people write back is webhooks/linear's
+// or another channel. Reading what people write back is webhooks/linearhook's
 // job.
 package linear
 

@@ -1,4 +1,4 @@
-// Package slack receives Slack's inbound traffic, from the Events API and
+// Package slackhook receives Slack's inbound traffic, from the Events API and
 // interactivity endpoints over HTTP or from Socket Mode, verifies it, turns it
 // into platform-neutral Items and hands each one to an Inbox before Slack is
 // acknowledged. What happens next (routing a thread to a session, answering a
@@ -6,8 +6,8 @@
 //
 // It must not import brain/store, brain/channels or brain/bot: what it needs
 // from them (a durable inbox with dedupe) is the Inbox interface below, which
-// bot satisfies.
-package slack
+// bot/slackbridge satisfies.
+package slackhook
 
 import "context"
 

@@ -1,4 +1,4 @@
-// Package linear receives Linear's Agent API webhooks (AgentSessionEvent
+// Package linearhook receives Linear's Agent API webhooks (AgentSessionEvent
 // `created` and `prompted`), verifies them, turns them into platform-neutral
 // Items and hands each one to an Inbox before Linear is answered. What
 // happens next (mapping the agent session to a brain session, cancelling a
@@ -6,8 +6,8 @@
 //
 // It must not import brain/store, brain/channels or brain/bot: what it needs
 // from them (a durable inbox with dedupe) is the Inbox interface below,
-// which bot satisfies.
-package linear
+// which bot/linearbridge satisfies.
+package linearhook
 
 import (
 	"context"

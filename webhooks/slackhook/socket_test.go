@@ -1,4 +1,4 @@
-package slack
+package slackhook
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	goslack "github.com/slack-go/slack"
+	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/gorilla/websocket"
@@ -100,7 +100,7 @@ func newFakeSocketSlack(t *testing.T, openResponse string) *fakeSocketSlack {
 
 func (f *fakeSocketSlack) client(t *testing.T) *socketmode.Client {
 	t.Helper()
-	api := goslack.New("xoxb-test", goslack.OptionAppLevelToken("xapp-test"), goslack.OptionAPIURL(f.srv.URL+"/"))
+	api := slack.New("xoxb-test", slack.OptionAppLevelToken("xapp-test"), slack.OptionAPIURL(f.srv.URL+"/"))
 	return socketmode.New(api)
 }
 

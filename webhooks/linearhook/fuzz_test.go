@@ -1,4 +1,4 @@
-package linear
+package linearhook
 
 import (
 	"reflect"
