@@ -195,7 +195,7 @@ func (a *App) Start(ctx context.Context) error {
 		a.slack.Start(ctx)
 	}
 	if a.linear != nil {
-		a.linear.Start()
+		a.linear.Start(ctx)
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {

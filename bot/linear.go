@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	chlinear "brain/channels/linear"
 	"brain/engine"
@@ -31,7 +32,7 @@ type linearBridge struct {
 	eng     *engine.Engine
 	store   linearStore
 	client  *chlinear.Client
-	inbox   *inbox
+	inbox   *bridge.Inbox
 	handler *linearhook.Handler
 	now     func() time.Time
 	log     *slog.Logger
@@ -55,7 +56,7 @@ func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store linearS
 		client: chlinear.New(cfg.APIURL, cfg.AccessToken, nil, log.With("channel", "linear")),
 		wake:   make(chan struct{}, 1),
 	}
-	b.inbox = newInbox(store, now, func() {
+	b.inbox = bridge.NewInbox(store, now, func() {
 		select {
 		case b.wake <- struct{}{}:
 		default:
@@ -69,14 +70,15 @@ func newLinearBridge(cfg *config.LinearConfig, eng *engine.Engine, store linearS
 func (b *linearBridge) HTTP() http.Handler { return b.handler }
 
 // Start runs the inbox worker and the deliverer.
-func (b *linearBridge) Start() {
+func (b *linearBridge) Start(ctx context.Context) {
+	_ = b.inbox.Start(ctx)
 	run, stop := context.WithCancel(context.Background())
 	b.cancel = stop
-	worker := inboxWorker{store: b.store, source: linearSource, now: b.now, log: b.log, wake: b.wake, handle: b.handle}
-	out := deliverer{eng: b.eng, store: b.store, origin: engine.OriginLinear, now: b.now, log: b.log, deliver: b.deliver}
+	worker := bridge.Worker{Store: b.store, Source: linearSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
+	out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: renderFunc(b.deliver)}
 	b.wg.Add(2)
-	go func() { defer b.wg.Done(); worker.run(run) }()
-	go func() { defer b.wg.Done(); out.run(run) }()
+	go func() { defer b.wg.Done(); worker.Run(run) }()
+	go func() { defer b.wg.Done(); out.Run(run) }()
 }
 
 // Stop ends the loops; recorded webhooks not yet worked stay in the inbox.
@@ -84,14 +86,14 @@ func (b *linearBridge) Stop() {
 	if b.cancel != nil {
 		b.cancel()
 	}
-	b.inbox.Close()
+	_ = b.inbox.Stop(context.Background())
 	b.wg.Wait()
 }
 
 // linearInbox adapts the durable inbox to the webhook's Inbox interface.
 // Both the delivery id and the signed event key dedupe, so neither a retry
 // nor a replay with a forged delivery header is worked twice.
-type linearInbox struct{ in *inbox }
+type linearInbox struct{ in *bridge.Inbox }
 
 var _ linearhook.Inbox = linearInbox{}
 
@@ -157,7 +159,7 @@ func (b *linearBridge) handle(ctx context.Context, rec durable.Inbound) error {
 	}
 	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: it.Prompt(), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
 	if errors.Is(err, engine.ErrOverloaded) {
-		return errRetryLater
+		return bridge.ErrRetryLater
 	}
 	return err
 }
@@ -267,3 +269,10 @@ func (b *linearBridge) render(ctx context.Context, agentSession string, s engine
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// renderFunc adapts a deliver method to bridge.Renderer.
+type renderFunc func(ctx context.Context, s engine.Session, cursor *int64, save func() error) error
+
+func (f renderFunc) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+	return f(ctx, s, cursor, save)
+}

@@ -14,6 +14,7 @@ import (
 	goslack "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	chslack "brain/channels/slack"
 	"brain/engine"
@@ -35,7 +36,7 @@ type slackBridge struct {
 	store  slackStore
 	client *goslack.Client
 	poster *chslack.Poster
-	inbox  *inbox
+	inbox  *bridge.Inbox
 	now    func() time.Time
 	log    *slog.Logger
 
@@ -74,7 +75,7 @@ func newSlackBridge(cfg *config.SlackConfig, eng *engine.Engine, store slackStor
 		poster: chslack.New(client, log.With("channel", "slack")),
 		wake:   make(chan struct{}, 1),
 	}
-	b.inbox = newInbox(store, now, b.poke)
+	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: slackInbox{b.inbox}, Clock: now, Logger: b.log}
 	if cfg.AppToken != "" {
 		b.socket = socketmode.New(client, socketmode.OptionReadLimit(1<<20))
@@ -107,13 +108,14 @@ func (b *slackBridge) Start(ctx context.Context) {
 		b.handler.BotUserID = auth.UserID
 		b.log.Info("slack connected", "team", auth.Team, "bot_user", auth.UserID)
 	}
+	_ = b.inbox.Start(ctx)
 	run, stop := context.WithCancel(context.Background())
 	b.cancel = stop
-	worker := inboxWorker{store: b.store, source: inboxSource, now: b.now, log: b.log, wake: b.wake, handle: b.handle}
-	out := deliverer{eng: b.eng, store: b.store, origin: engine.OriginSlack, now: b.now, log: b.log, deliver: b.deliver}
+	worker := bridge.Worker{Store: b.store, Source: inboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
+	out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: renderFunc(b.deliver)}
 	b.wg.Add(2)
-	go func() { defer b.wg.Done(); worker.run(run) }()
-	go func() { defer b.wg.Done(); out.run(run) }()
+	go func() { defer b.wg.Done(); worker.Run(run) }()
+	go func() { defer b.wg.Done(); out.Run(run) }()
 	if b.socket != nil {
 		b.wg.Add(1)
 		go func() {
@@ -131,7 +133,7 @@ func (b *slackBridge) Stop() {
 	if b.cancel != nil {
 		b.cancel()
 	}
-	b.inbox.Close()
+	_ = b.inbox.Stop(context.Background())
 	b.wg.Wait()
 	b.poster.Close()
 }
@@ -143,7 +145,7 @@ func (b *slackBridge) botUserID() string {
 }
 
 // slackInbox adapts the durable inbox to the webhook's Inbox interface.
-type slackInbox struct{ in *inbox }
+type slackInbox struct{ in *bridge.Inbox }
 
 var _ slackhook.Inbox = slackInbox{}
 
@@ -209,7 +211,7 @@ func (b *slackBridge) onMessage(ctx context.Context, threadKey string, m slackho
 		Text: m.Text, Author: m.User, IdempotencyKey: "slack:" + m.Channel + ":" + m.TS,
 	})
 	if errors.Is(err, engine.ErrOverloaded) {
-		return errRetryLater
+		return bridge.ErrRetryLater
 	}
 	return err
 }
@@ -247,7 +249,7 @@ func (b *slackBridge) onAction(ctx context.Context, a slackhook.Action) error {
 		})
 		switch {
 		case errors.Is(err, engine.ErrOverloaded):
-			return errRetryLater
+			return bridge.ErrRetryLater
 		case errors.Is(err, engine.ErrConflict), errors.Is(err, engine.ErrInvalid):
 			return notify("This question is already closed.")
 		}

@@ -1,10 +1,9 @@
-package bot
+package bridge
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"sync"
 	"time"
 
 	"brain/engine/durable"
@@ -13,19 +12,19 @@ import (
 // maxBatch bounds one group commit.
 const maxBatch = 256
 
-// inbox records inbound platform events durably before they are
+// Inbox records inbound platform events durably before they are
 // acknowledged. Concurrent Records are grouped: while one transaction
 // commits, the next requests queue and go into the following one, so many
-// webhooks share one fsync (group commit).
-type inbox struct {
+// webhooks share one fsync (group commit). Records wait until Start; after
+// Stop they are refused.
+type Inbox struct {
 	store  durable.Inbox
 	now    func() time.Time
 	reqs   chan inboxRequest
 	onSave func() // wakes the inbox worker
 
-	stop chan struct{}
-	done chan struct{}
-	once sync.Once
+	closed chan struct{} // closed once stopped: Record refuses
+	life   Lifecycle
 }
 
 type inboxRequest struct {
@@ -38,22 +37,36 @@ type inboxReply struct {
 	err       error
 }
 
-func newInbox(store durable.Inbox, now func() time.Time, onSave func()) *inbox {
-	b := &inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, stop: make(chan struct{}), done: make(chan struct{})}
-	go b.run()
-	return b
+// NewInbox builds an inbox over store; onSave (may be nil) is called after
+// each commit. It starts nothing: Start does.
+func NewInbox(store durable.Inbox, now func() time.Time, onSave func()) *Inbox {
+	return &Inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, closed: make(chan struct{})}
+}
+
+// Start begins committing Records. Safe to call twice.
+func (b *Inbox) Start(ctx context.Context) error {
+	return b.life.Start(ctx, func(context.Context) error {
+		b.life.Go(b.run)
+		return nil
+	})
+}
+
+// Stop stops taking records; it waits for the batch in flight (until ctx
+// is done). Safe before Start, twice and concurrently.
+func (b *Inbox) Stop(ctx context.Context) error {
+	return b.life.Stop(ctx, func() { close(b.closed) })
 }
 
 // Record stores one item, or reports that one of its dedupe keys was seen.
 // When it returns nil the item is durable.
-func (b *inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
+func (b *Inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
 	req := inboxRequest{item: it, reply: make(chan inboxReply, 1)}
 	select {
 	case b.reqs <- req:
 	case <-ctx.Done():
 		return false, ctx.Err()
-	case <-b.stop:
-		return false, errInboxClosed
+	case <-b.closed:
+		return false, ErrInboxClosed
 	}
 	select {
 	case r := <-req.reply:
@@ -64,13 +77,12 @@ func (b *inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
 	}
 }
 
-func (b *inbox) run() {
-	defer close(b.done)
+func (b *Inbox) run(ctx context.Context) {
 	for {
 		var first inboxRequest
 		select {
 		case first = <-b.reqs:
-		case <-b.stop:
+		case <-ctx.Done():
 			return
 		}
 		batch := []inboxRequest{first}
@@ -101,41 +113,37 @@ func (b *inbox) run() {
 	}
 }
 
-// Close stops taking records; it waits for the batch in flight.
-func (b *inbox) Close() {
-	b.once.Do(func() { close(b.stop) })
-	<-b.done
-}
-
 type inboxError string
 
 func (e inboxError) Error() string { return string(e) }
 
-const errInboxClosed = inboxError("inbox is closed: brain is shutting down")
+// ErrInboxClosed is Record's answer once the inbox is stopped.
+const ErrInboxClosed = inboxError("inbox is closed: brain is shutting down")
 
-// errRetryLater leaves an inbox item pending: it is worked again shortly.
-var errRetryLater = errors.New("retry later")
-
-// inboxWorker handles one source's recorded events, oldest first. An event
+// Worker handles one source's recorded events, oldest first. An event
 // the engine cannot take yet (its run queue is full) waits in the inbox, so
 // load never turns into errors for the platform.
-type inboxWorker struct {
-	store  durable.Inbox
-	source string
-	now    func() time.Time
-	log    *slog.Logger
-	wake   <-chan struct{}
-	handle func(context.Context, durable.Inbound) error
+type Worker struct {
+	Store  durable.Inbox
+	Source string // the inbox source worked, e.g. "slack"
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Wake is signalled when new items were recorded (the Inbox's onSave).
+	Wake <-chan struct{}
+	// Handle works one item; ErrRetryLater leaves it pending, any other
+	// error is recorded as its outcome.
+	Handle func(context.Context, durable.Inbound) error
 }
 
-func (w inboxWorker) run(ctx context.Context) {
+// Run works the inbox until ctx is done.
+func (w Worker) Run(ctx context.Context) {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	pruned := time.Time{}
 	for {
-		items, err := w.store.PendingInbound(ctx, w.source, 50)
+		items, err := w.Store.PendingInbound(ctx, w.Source, 50)
 		if err != nil && ctx.Err() == nil {
-			w.log.Error("read inbox", logErr, err)
+			w.Log.Error("read inbox", logErr, err)
 		}
 		backoff := false
 		// Outcomes are written in one transaction per batch. A crash before
@@ -143,25 +151,25 @@ func (w inboxWorker) run(ctx context.Context) {
 		// and a repeated click meets a decided approval or a closed question.
 		var done []durable.Finished
 		for _, it := range items {
-			err := w.handle(ctx, it)
-			if errors.Is(err, errRetryLater) || ctx.Err() != nil {
+			err := w.Handle(ctx, it)
+			if errors.Is(err, ErrRetryLater) || ctx.Err() != nil {
 				backoff = true
 				break
 			}
 			f := durable.Finished{ID: it.ID}
 			if err != nil {
 				f.Err = err.Error()
-				w.log.Error("inbound event failed", "thread", it.ThreadKey, logErr, err)
+				w.Log.Error("inbound event failed", logThread, it.ThreadKey, logErr, err)
 			}
 			done = append(done, f)
 		}
-		if err := w.store.FinishInbound(context.WithoutCancel(ctx), w.now(), done); err != nil {
-			w.log.Error("finish inbox items", logErr, err)
+		if err := w.Store.FinishInbound(context.WithoutCancel(ctx), w.Now(), done); err != nil {
+			w.Log.Error("finish inbox items", logErr, err)
 		}
-		if now := w.now(); now.Sub(pruned) > time.Hour {
+		if now := w.Now(); now.Sub(pruned) > time.Hour {
 			pruned = now
-			if err := w.store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
-				w.log.Error("prune inbox", logErr, err)
+			if err := w.Store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				w.Log.Error("prune inbox", logErr, err)
 			}
 		}
 		switch {
@@ -178,7 +186,7 @@ func (w inboxWorker) run(ctx context.Context) {
 			continue
 		}
 		select {
-		case <-w.wake:
+		case <-w.Wake:
 		case <-tick.C:
 		case <-ctx.Done():
 			return
