@@ -21,6 +21,7 @@ import (
 	"brain/bot/api"
 	"brain/bot/config"
 	"brain/bot/schedule"
+	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -53,8 +54,10 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
-	slack     *slackBridge
+	slack     *slackbridge.Bridge
 	linear    *linearBridge
+	// bridges are the configured platform bridges, in start order.
+	bridges []service
 
 	server   *http.Server
 	listener net.Listener
@@ -147,8 +150,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	root := http.NewServeMux()
 	root.Handle("/", a.api.Handler())
 	if cfg.Slack != nil {
-		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
-		a.schedules.SetOutcomePoster(a.slack)
+		a.slack = slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		a.schedules.SetOutcomePoster(slackOutcomes{a.slack})
+		a.bridges = append(a.bridges, a.slack)
 		root.Handle("/slack/", a.slack.HTTP())
 	}
 	if cfg.Linear != nil {
@@ -183,19 +187,23 @@ func (a *App) Addr() string {
 }
 
 // Start recovers interrupted sessions, resumes queued input and starts
-// serving the API.
+// serving the API. Services start in order: the engine, the bridges (the
+// scheduler posts outcomes through them), the scheduler, the HTTP server;
+// Shutdown stops them in reverse.
 func (a *App) Start(ctx context.Context) error {
 	if err := a.engine.Start(ctx); err != nil {
 		return err
 	}
-	if err := a.schedules.Start(ctx); err != nil {
-		return err
-	}
-	if a.slack != nil {
-		a.slack.Start(ctx)
+	for _, b := range a.bridges {
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
 	}
 	if a.linear != nil {
 		a.linear.Start(ctx)
+	}
+	if err := a.schedules.Start(ctx); err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -235,14 +243,23 @@ func (a *App) Shutdown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		// The engine drains before the bridges stop, out of reverse
+		// order: the bridges deliver what the draining turns write, and
+		// input arriving meanwhile waits in their inbox (the engine answers
+		// it "overloaded") for the next start.
 		if err := a.engine.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("engine stop: %w", err))
 		}
-		if a.slack != nil {
-			a.slack.Stop() // undelivered events are delivered after the next start
-		}
 		if a.linear != nil {
 			a.linear.Stop()
+		}
+		for i := len(a.bridges) - 1; i >= 0; i-- {
+			// Events still undelivered are delivered after the next start.
+			// Their loops end as soon as they are cancelled: wait for them
+			// even past the grace, so the store is not closed under them.
+			if err := a.bridges[i].Stop(context.WithoutCancel(ctx)); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		errs = append(errs, a.closeResources())
 		a.stopErr = errors.Join(errs...)
@@ -314,4 +331,20 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		h = slog.NewJSONHandler(w, hopts)
 	}
 	return slog.New(tools.RedactHandler(h, tools.NewScrubber(cfg.Secrets()...)))
+}
+
+// service is a long-lived part of the app: Start begins its work, Stop
+// (safe before Start and twice) ends it.
+type service interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// slackOutcomes posts schedule outcomes through the Slack bridge.
+type slackOutcomes struct{ bridge *slackbridge.Bridge }
+
+var _ schedule.OutcomePoster = slackOutcomes{}
+
+func (o slackOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }

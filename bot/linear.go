@@ -276,3 +276,10 @@ type renderFunc func(ctx context.Context, s engine.Session, cursor *int64, save 
 func (f renderFunc) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
 	return f(ctx, s, cursor, save)
 }
+
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

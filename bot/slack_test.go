@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/slackbridge"
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -271,7 +272,7 @@ func TestSlack_ForgedAndStaleSignaturesStoreNothing(t *testing.T) {
 			t.Fatalf("%s: status %d", name, resp.StatusCode)
 		}
 	}
-	pending, _ := sa.app.store.PendingInbound(context.Background(), inboxSource, 10)
+	pending, _ := sa.app.store.PendingInbound(context.Background(), slackbridge.InboxSource, 10)
 	sessions, _ := sa.app.engine.Sessions(context.Background(), engine.SessionFilter{})
 	if len(pending) != 0 || len(sessions) != 0 {
 		t.Fatalf("stored: %d inbox items, %d sessions", len(pending), len(sessions))

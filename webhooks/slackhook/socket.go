@@ -7,8 +7,28 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 )
+
+// socketReadLimit caps one Socket Mode frame, as DefaultMaxBody caps an
+// HTTP request.
+const socketReadLimit = 1 << 20
+
+// Socket is a Socket Mode connection: NewSocket builds it, Run runs it.
+type Socket struct{ client *socketmode.Client }
+
+// NewSocket builds a Socket Mode client over api, which must carry the
+// app-level token (xapp-...). It connects nothing until Run.
+func NewSocket(api *slack.Client) *Socket {
+	return &Socket{client: socketmode.New(api, socketmode.OptionReadLimit(socketReadLimit))}
+}
+
+// Run connects and records what arrives in inbox until ctx is canceled;
+// see RunSocketMode. Run it once.
+func (s *Socket) Run(ctx context.Context, inbox Inbox, botUserID string, log *slog.Logger) error {
+	return RunSocketMode(ctx, s.client, inbox, botUserID, log)
+}
 
 // RunSocketMode runs a Socket Mode connection: it starts client.RunContext
 // itself (callers must not run it too) and consumes client.Events, turning

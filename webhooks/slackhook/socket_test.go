@@ -218,3 +218,28 @@ func TestRunSocketMode_InvalidAuth(t *testing.T) {
 		t.Fatalf("err = %v, want invalid_auth", err)
 	}
 }
+
+// TestSocket_RunsUntilCancel: a Socket from NewSocket connects with the
+// app token's URL and returns nil once its ctx is canceled.
+func TestSocket_RunsUntilCancel(t *testing.T) {
+	fake := newFakeSocketSlack(t, `{"ok":true,"url":"ws://HOST/ws"}`)
+	api := slack.New("xoxb-test", slack.OptionAppLevelToken("xapp-test"), slack.OptionAPIURL(fake.srv.URL+"/"))
+	ctx, cancel := context.WithCancel(context.Background())
+	finished := make(chan error, 1)
+	go func() { finished <- NewSocket(api).Run(ctx, &fakeInbox{}, botID, testLogger(t)) }()
+	select {
+	case conn := <-fake.conns:
+		defer conn.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the socket never connected")
+	}
+	cancel()
+	select {
+	case err := <-finished:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+}
