@@ -20,6 +20,7 @@ import (
 
 	"brain/bot/api"
 	"brain/bot/config"
+	"brain/bot/linearbridge"
 	"brain/bot/schedule"
 	"brain/bot/slackbridge"
 	"brain/engine"
@@ -55,7 +56,7 @@ type App struct {
 
 	schedules *schedule.Scheduler
 	slack     *slackbridge.Bridge
-	linear    *linearBridge
+	linear    *linearbridge.Bridge
 	// bridges are the configured platform bridges, in start order.
 	bridges []service
 
@@ -156,7 +157,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		root.Handle("/slack/", a.slack.HTTP())
 	}
 	if cfg.Linear != nil {
-		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
+		a.linear = linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
+		a.bridges = append(a.bridges, a.linear)
 		root.Handle("POST /linear/webhook", a.linear.HTTP())
 	}
 	var handler http.Handler = root
@@ -198,9 +200,6 @@ func (a *App) Start(ctx context.Context) error {
 		if err := b.Start(ctx); err != nil {
 			return err
 		}
-	}
-	if a.linear != nil {
-		a.linear.Start(ctx)
 	}
 	if err := a.schedules.Start(ctx); err != nil {
 		return err
@@ -249,9 +248,6 @@ func (a *App) Shutdown(ctx context.Context) error {
 		// it "overloaded") for the next start.
 		if err := a.engine.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("engine stop: %w", err))
-		}
-		if a.linear != nil {
-			a.linear.Stop()
 		}
 		for i := len(a.bridges) - 1; i >= 0; i-- {
 			// Events still undelivered are delivered after the next start.
