@@ -55,8 +55,6 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
-	slack     *slackbridge.Bridge
-	linear    *linearbridge.Bridge
 	// bridges are the configured platform bridges, in start order.
 	bridges []service
 
@@ -151,15 +149,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	root := http.NewServeMux()
 	root.Handle("/", a.api.Handler())
 	if cfg.Slack != nil {
-		a.slack = slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
-		a.schedules.SetOutcomePoster(slackOutcomes{a.slack})
-		a.bridges = append(a.bridges, a.slack)
-		root.Handle("/slack/", a.slack.HTTP())
+		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		a.schedules.SetOutcomePoster(slackOutcomes{slack})
+		a.bridges = append(a.bridges, slack)
+		root.Handle("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
-		a.linear = linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
-		a.bridges = append(a.bridges, a.linear)
-		root.Handle("POST /linear/webhook", a.linear.HTTP())
+		linear := linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
+		a.bridges = append(a.bridges, linear)
+		root.Handle("POST /linear/webhook", linear.HTTP())
 	}
 	var handler http.Handler = root
 	a.server = &http.Server{
@@ -191,7 +189,7 @@ func (a *App) Addr() string {
 // Start recovers interrupted sessions, resumes queued input and starts
 // serving the API. Services start in order: the engine, the bridges (the
 // scheduler posts outcomes through them), the scheduler, the HTTP server;
-// Shutdown stops them in reverse.
+// Shutdown stops them in reverse (the engine aside: see Shutdown).
 func (a *App) Start(ctx context.Context) error {
 	if err := a.engine.Start(ctx); err != nil {
 		return err

@@ -9,8 +9,9 @@
 //
 // It builds on bot/bridge (inbox, worker, deliverer), channels/slack
 // (rendering, the slack-go client) and webhooks/slackhook (inbound
-// parsing, Socket Mode), on the Engine and Store interfaces below; it never
-// imports slack-go, a store or the bot that wires it.
+// parsing, Socket Mode), on the Engine and Store interfaces below; it does
+// not import slack-go itself (channels/slack and slackhook build its
+// clients), a store or the bot that wires it.
 package slackbridge
 
 import (
