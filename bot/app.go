@@ -20,7 +20,9 @@ import (
 
 	"brain/bot/api"
 	"brain/bot/config"
+	"brain/bot/linearbridge"
 	"brain/bot/schedule"
+	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/sqlite"
@@ -53,8 +55,8 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
-	slack     *slackBridge
-	linear    *linearBridge
+	// bridges are the configured platform bridges, in start order.
+	bridges []service
 
 	server   *http.Server
 	listener net.Listener
@@ -148,13 +150,15 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.
 	if cfg.Slack != nil {
-		a.slack = newSlackBridge(cfg.Slack, a.engine, a.store, clock, a.log)
-		a.schedules.SetOutcomePoster(a.slack)
-		a.api.Mount("/slack/", a.slack.HTTP())
+		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		a.schedules.SetOutcomePoster(slackOutcomes{slack})
+		a.bridges = append(a.bridges, slack)
+		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
-		a.linear = newLinearBridge(cfg.Linear, a.engine, a.store, clock, a.log)
-		a.api.Mount("POST /linear/webhook", a.linear.HTTP())
+		linear := linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
+		a.bridges = append(a.bridges, linear)
+		a.api.Mount("POST /linear/webhook", linear.HTTP())
 	}
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
@@ -179,19 +183,20 @@ func (a *App) Addr() string {
 }
 
 // Start recovers interrupted sessions, resumes queued input and starts
-// serving the API.
+// serving the API. Services start in order: the engine, the bridges (the
+// scheduler posts outcomes through them), the scheduler, the HTTP server;
+// Shutdown stops them in reverse (the engine aside: see Shutdown).
 func (a *App) Start(ctx context.Context) error {
 	if err := a.engine.Start(ctx); err != nil {
 		return err
 	}
+	for _, b := range a.bridges {
+		if err := b.Start(ctx); err != nil {
+			return err
+		}
+	}
 	if err := a.schedules.Start(ctx); err != nil {
 		return err
-	}
-	if a.slack != nil {
-		a.slack.Start(ctx)
-	}
-	if a.linear != nil {
-		a.linear.Start()
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -231,14 +236,20 @@ func (a *App) Shutdown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		// The engine drains before the bridges stop, out of reverse
+		// order: the bridges deliver what the draining turns write, and
+		// input arriving meanwhile waits in their inbox (the engine answers
+		// it "overloaded") for the next start.
 		if err := a.engine.Stop(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("engine stop: %w", err))
 		}
-		if a.slack != nil {
-			a.slack.Stop() // undelivered events are delivered after the next start
-		}
-		if a.linear != nil {
-			a.linear.Stop()
+		for i := len(a.bridges) - 1; i >= 0; i-- {
+			// Events still undelivered are delivered after the next start.
+			// Their loops end as soon as they are cancelled: wait for them
+			// even past the grace, so the store is not closed under them.
+			if err := a.bridges[i].Stop(context.WithoutCancel(ctx)); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		errs = append(errs, a.closeResources())
 		a.stopErr = errors.Join(errs...)
@@ -310,4 +321,20 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 		h = slog.NewJSONHandler(w, hopts)
 	}
 	return slog.New(tools.RedactHandler(h, tools.NewScrubber(cfg.Secrets()...)))
+}
+
+// service is a long-lived part of the app: Start begins its work, Stop
+// (safe before Start and twice) ends it.
+type service interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// slackOutcomes posts schedule outcomes through the Slack bridge.
+type slackOutcomes struct{ bridge *slackbridge.Bridge }
+
+var _ schedule.OutcomePoster = slackOutcomes{}
+
+func (o slackOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }

@@ -15,7 +15,7 @@ import (
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/tools"
-	wlinear "brain/webhooks/linear"
+	"brain/webhooks/linearhook"
 )
 
 const (
@@ -75,9 +75,9 @@ func (la *linearApp) event(action, sid, body, signal string) int {
 	}
 	raw, _ := json.Marshal(ev)
 	req, _ := http.NewRequest("POST", la.base+"/linear/webhook", bytes.NewReader(raw))
-	req.Header.Set(wlinear.HeaderSignature, wlinear.Signature(linearSecret, raw))
-	req.Header.Set(wlinear.HeaderDelivery, fmt.Sprintf("d0e1f2a3-0000-4000-8000-%012d", n))
-	req.Header.Set(wlinear.HeaderEvent, "AgentSessionEvent")
+	req.Header.Set(linearhook.HeaderSignature, linearhook.Signature(linearSecret, raw))
+	req.Header.Set(linearhook.HeaderDelivery, fmt.Sprintf("d0e1f2a3-0000-4000-8000-%012d", n))
+	req.Header.Set(linearhook.HeaderEvent, "AgentSessionEvent")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		la.t.Fatal(err)
@@ -192,7 +192,7 @@ func TestLinear_PromptedBeforeCreatedAndForgedWebhooks(t *testing.T) {
 	}
 	raw := []byte(`{"type":"AgentSessionEvent","action":"created","webhookTimestamp":` + fmt.Sprint(time.Now().UnixMilli()) + `}`)
 	req, _ := http.NewRequest("POST", la.base+"/linear/webhook", bytes.NewReader(raw))
-	req.Header.Set(wlinear.HeaderSignature, wlinear.Signature("wrong-secret", raw))
+	req.Header.Set(linearhook.HeaderSignature, linearhook.Signature("wrong-secret", raw))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)

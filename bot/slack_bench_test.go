@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"brain/channels/slack/slackfake"
-	wslack "brain/webhooks/slack"
+	"brain/webhooks/slackhook"
 )
 
 // BenchmarkSlackIntake measures signed Events API intake at 64 concurrent
@@ -25,7 +25,7 @@ func BenchmarkSlackIntake(b *testing.B) {
 	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var buf bytes.Buffer
 		_, _ = buf.ReadFrom(http.MaxBytesReader(w, r.Body, 1<<20))
-		if wslack.Verify(signingSecret, r.Header, buf.Bytes(), time.Now()) != nil {
+		if slackhook.Verify(signingSecret, r.Header, buf.Bytes(), time.Now()) != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 		}
 	}))
@@ -58,8 +58,8 @@ func intakeLoad(b *testing.B, target string) {
 			ts := strconv.FormatInt(time.Now().Unix(), 10)
 			req, _ := http.NewRequest("POST", target, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(wslack.HeaderTimestamp, ts)
-			req.Header.Set(wslack.HeaderSignature, wslack.Signature(signingSecret, ts, body))
+			req.Header.Set(slackhook.HeaderTimestamp, ts)
+			req.Header.Set(slackhook.HeaderSignature, slackhook.Signature(signingSecret, ts, body))
 			t0 := time.Now()
 			resp, err := client.Do(req)
 			if err != nil || resp.StatusCode != 200 {

@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/slackbridge"
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/tools"
-	wslack "brain/webhooks/slack"
+	"brain/webhooks/slackhook"
 )
 
 const signingSecret = "slack-signing-secret-for-tests"
@@ -93,8 +94,8 @@ func (sa *slackApp) post(path, contentType string, body []byte, hdr ...string) i
 	req, _ := http.NewRequest("POST", sa.base+path, bytes.NewReader(body))
 	ts := strconv.FormatInt(sa.clock.Now().Unix(), 10)
 	req.Header.Set("Content-Type", contentType)
-	req.Header.Set(wslack.HeaderTimestamp, ts)
-	req.Header.Set(wslack.HeaderSignature, wslack.Signature(signingSecret, ts, body))
+	req.Header.Set(slackhook.HeaderTimestamp, ts)
+	req.Header.Set(slackhook.HeaderSignature, slackhook.Signature(signingSecret, ts, body))
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -222,7 +223,7 @@ func TestSlack_MentionRepliesInThreadOnce(t *testing.T) {
 	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", "")
 	// The same mention as a message event, and a retry of the first delivery.
 	sa.messageAt("Ev2", "message", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "")
-	sa.messageAt("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "", wslack.HeaderRetryNum, "1", wslack.HeaderRetryReason, "http_timeout")
+	sa.messageAt("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "", slackhook.HeaderRetryNum, "1", slackhook.HeaderRetryReason, "http_timeout")
 	reply := sa.waitThread(ts, "Hello from *brain*.")
 	if reply.ThreadTS != ts {
 		t.Fatalf("reply not in the thread: %+v", reply)
@@ -256,12 +257,12 @@ func TestSlack_ForgedAndStaleSignaturesStoreNothing(t *testing.T) {
 	for name, ts := range map[string]int64{"forged": time.Now().Unix(), "stale": time.Now().Add(-10 * time.Minute).Unix()} {
 		req, _ := http.NewRequest("POST", sa.base+"/slack/events", bytes.NewReader(body))
 		tss := strconv.FormatInt(ts, 10)
-		req.Header.Set(wslack.HeaderTimestamp, tss)
+		req.Header.Set(slackhook.HeaderTimestamp, tss)
 		secret := signingSecret
 		if name == "forged" {
 			secret = "wrong-secret"
 		}
-		req.Header.Set(wslack.HeaderSignature, wslack.Signature(secret, tss, body))
+		req.Header.Set(slackhook.HeaderSignature, slackhook.Signature(secret, tss, body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -271,7 +272,7 @@ func TestSlack_ForgedAndStaleSignaturesStoreNothing(t *testing.T) {
 			t.Fatalf("%s: status %d", name, resp.StatusCode)
 		}
 	}
-	pending, _ := sa.app.store.PendingInbound(context.Background(), inboxSource, 10)
+	pending, _ := sa.app.store.PendingInbound(context.Background(), slackbridge.InboxSource, 10)
 	sessions, _ := sa.app.engine.Sessions(context.Background(), engine.SessionFilter{})
 	if len(pending) != 0 || len(sessions) != 0 {
 		t.Fatalf("stored: %d inbox items, %d sessions", len(pending), len(sessions))

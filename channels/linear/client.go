@@ -2,11 +2,12 @@
 // emits agent activities (thought, action, elicitation, response, error) to
 // an agent session with agentActivityCreate, and updates the session with
 // agentSessionUpdate. Every activity carries a client-chosen id, so a retry
-// (here, or by the caller after a crash) never posts it twice.
+// (here, or by the caller after a crash) never posts it twice. Renderer
+// maps a session's events to those activities.
 //
-// It imports engine (for Question and Approval), never bot, webhooks, store
-// or another channel. Reading what people write back is webhooks/linear's
-// job.
+// It imports engine (for events, questions and approvals), never bot,
+// webhooks, store or another channel. Reading what people write back is
+// webhooks/linearhook's job.
 package linear
 
 import (

@@ -1,11 +1,14 @@
 // Package slack renders sessions into Slack with slack-go: replies in
 // mrkdwn split under Slack's limits, a status while a turn runs, question
 // buttons, approval cards and error notices. Calls to one channel go out in
-// order through a per-channel queue that honours rate limits.
+// order through a per-channel queue that honours rate limits. Renderer maps
+// a session's events to those calls; NewClient builds the slack-go client
+// from the configured tokens.
 //
-// It imports engine and slack-go, never bot, webhooks, store or another
-// channel. Reading clicks is the inbound side's job; DecodeValue is here so
-// both sides agree on the button values.
+// It imports engine, engine/durable (the messages it updates later) and
+// slack-go, never bot, webhooks, store or another channel. Reading clicks
+// is the inbound side's job; DecodeValue is here so both sides agree on the
+// button values.
 package slack
 
 import (

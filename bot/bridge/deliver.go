@@ -1,0 +1,82 @@
+package bridge
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"brain/engine"
+	"brain/engine/durable"
+)
+
+// Deliverer renders new events of one platform's sessions as they are
+// committed, with a durable cursor per session, and catches up on start-up
+// with whatever a restart left undelivered. A failed delivery is retried
+// after a pause, so a platform outage delays messages instead of losing them.
+type Deliverer struct {
+	Engine Engine
+	Store  durable.DeliveryCursors
+	Origin string // the sessions delivered, e.g. engine.OriginSlack
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Renderer renders events after the cursor, calling save after each one.
+	Renderer Renderer
+	// RetryPause is how long a failed delivery waits before it is tried
+	// again (0: 5 s).
+	RetryPause time.Duration
+}
+
+// Run delivers until ctx is done.
+func (d Deliverer) Run(ctx context.Context) {
+	w := d.Engine.Watch()
+	defer w.Close()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	pause := d.RetryPause
+	if pause <= 0 {
+		pause = 5 * time.Second
+	}
+	all, err := d.Engine.Sessions(ctx, engine.SessionFilter{})
+	if err != nil && ctx.Err() == nil {
+		d.Log.Error("list sessions to deliver", logErr, err)
+	}
+	for _, s := range all {
+		if s.Origin == d.Origin {
+			w.Mark(s.ID)
+		}
+	}
+	for {
+		ids, err := w.Next(ctx)
+		if err != nil {
+			return
+		}
+		for _, id := range ids {
+			if err := d.one(ctx, id); err != nil && ctx.Err() == nil {
+				d.Log.Error("deliver; will retry", logSession, id, logErr, err)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					select {
+					case <-time.After(pause):
+						w.Mark(id)
+					case <-ctx.Done():
+					}
+				}()
+			}
+		}
+	}
+}
+
+func (d Deliverer) one(ctx context.Context, id string) error {
+	s, err := d.Engine.Session(ctx, id)
+	if err != nil || s.Origin != d.Origin {
+		return err
+	}
+	cursor, err := d.Store.DeliveryCursor(ctx, d.Origin, id)
+	if err != nil {
+		return err
+	}
+	save := func() error { return d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor) }
+	return d.Renderer.Deliver(ctx, s, &cursor, save)
+}

@@ -1,0 +1,132 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/store/sqlite"
+)
+
+// newWatchable returns a real engine, unstarted, for its Watch: the
+// Deliverer's catch-up marks sessions on it.
+func newWatchable(t *testing.T) *engine.Engine {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "brain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	eng, err := engine.New(engine.Config{Store: st, Clock: fixedNow, NewID: func(p string) string { return p + "_1" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return eng
+}
+
+// TestDeliverer_CatchesUpOwnOriginFromCursor: at start the sessions of its
+// origin are delivered from their saved cursors, and each saved move is
+// kept; other origins' sessions are left alone.
+func TestDeliverer_CatchesUpOwnOriginFromCursor(t *testing.T) {
+	watched := newWatchable(t)
+	sessions := map[string]engine.Session{
+		"s1": {ID: "s1", Origin: engine.OriginSlack},
+		"s2": {ID: "s2", Origin: engine.OriginSlack},
+		"l1": {ID: "l1", Origin: engine.OriginLinear},
+	}
+	eng := &fakeEngine{
+		WatchFunc: watched.Watch,
+		SessionsFunc: func(context.Context, engine.SessionFilter) ([]engine.Session, error) {
+			return []engine.Session{sessions["s1"], sessions["s2"], sessions["l1"]}, nil
+		},
+		SessionFunc: func(_ context.Context, id string) (engine.Session, error) { return sessions[id], nil },
+	}
+	cursors := &memCursors{}
+	_ = cursors.SetDeliveryCursor(context.Background(), fixedNow(), engine.OriginSlack, "s2", 40)
+	var mu sync.Mutex
+	from := map[string]int64{}
+	d := Deliverer{
+		Engine: eng, Store: cursors, Origin: engine.OriginSlack, Now: fixedNow, Log: discard(),
+		Renderer: renderFunc(func(_ context.Context, s engine.Session, cursor *int64, save func() error) error {
+			mu.Lock()
+			from[s.ID] = *cursor
+			mu.Unlock()
+			*cursor += 2
+			return save()
+		}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	waitFor(t, "both Slack sessions", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(from) == 2
+	})
+	cancel()
+	<-done
+	if from["s1"] != 0 || from["s2"] != 40 {
+		t.Fatalf("delivered from %v, want s1 from 0 and s2 from 40", from)
+	}
+	for id, want := range map[string]int64{"s1": 2, "s2": 42} {
+		if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginSlack, id); got != want {
+			t.Fatalf("cursor of %s = %d, want %d", id, got, want)
+		}
+	}
+	if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginLinear, "l1"); got != 0 {
+		t.Fatalf("a Linear session's cursor moved to %d", got)
+	}
+}
+
+// TestDeliverer_RetriesAFailedDelivery: a delivery that fails is tried
+// again after a pause, from the cursor it reached.
+func TestDeliverer_RetriesAFailedDelivery(t *testing.T) {
+	watched := newWatchable(t)
+	s := engine.Session{ID: "s1", Origin: engine.OriginLinear}
+	eng := &fakeEngine{
+		WatchFunc:    watched.Watch,
+		SessionsFunc: func(context.Context, engine.SessionFilter) ([]engine.Session, error) { return []engine.Session{s}, nil },
+		SessionFunc:  func(context.Context, string) (engine.Session, error) { return s, nil },
+	}
+	cursors := &memCursors{}
+	var mu sync.Mutex
+	var calls []int64
+	d := Deliverer{
+		Engine: eng, Store: cursors, Origin: engine.OriginLinear, Now: fixedNow, Log: discard(),
+		RetryPause: 200 * time.Millisecond,
+		Renderer: renderFunc(func(_ context.Context, _ engine.Session, cursor *int64, save func() error) error {
+			mu.Lock()
+			defer mu.Unlock()
+			calls = append(calls, *cursor)
+			if len(calls) == 1 {
+				*cursor = 3
+				if err := save(); err != nil {
+					return err
+				}
+				return errors.New("linear is down")
+			}
+			return nil
+		}),
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); d.Run(ctx) }()
+	start := time.Now()
+	waitFor(t, "the retry", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls) == 2
+	})
+	cancel()
+	<-done
+	if calls[1] != 3 {
+		t.Fatalf("retried from %d, want the saved cursor 3", calls[1])
+	}
+	if waited := time.Since(start); waited < 150*time.Millisecond {
+		t.Fatalf("retried after %s, want a pause", waited)
+	}
+}

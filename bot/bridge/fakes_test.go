@@ -1,0 +1,119 @@
+package bridge
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/engine/durable"
+)
+
+// fakeInbox is a durable.Inbox whose behaviour a test sets; a method whose
+// func is nil does nothing.
+type fakeInbox struct {
+	RecordInboundFunc  func(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error)
+	PendingInboundFunc func(ctx context.Context, source string, limit int) ([]durable.Inbound, error)
+	FinishInboundFunc  func(ctx context.Context, now time.Time, done []durable.Finished) error
+	PruneInboundFunc   func(ctx context.Context, before time.Time) error
+}
+
+var _ durable.Inbox = (*fakeInbox)(nil)
+
+func (f *fakeInbox) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+	if f.RecordInboundFunc == nil {
+		return make([]bool, len(items)), nil
+	}
+	return f.RecordInboundFunc(ctx, now, items)
+}
+
+func (f *fakeInbox) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+	if f.PendingInboundFunc == nil {
+		return nil, nil
+	}
+	return f.PendingInboundFunc(ctx, source, limit)
+}
+
+func (f *fakeInbox) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
+	if f.FinishInboundFunc == nil {
+		return nil
+	}
+	return f.FinishInboundFunc(ctx, now, done)
+}
+
+func (f *fakeInbox) PruneInbound(ctx context.Context, before time.Time) error {
+	if f.PruneInboundFunc == nil {
+		return nil
+	}
+	return f.PruneInboundFunc(ctx, before)
+}
+
+// fakeEngine is an Engine whose behaviour a test sets; a method whose func
+// is nil is not expected to be called (it panics).
+type fakeEngine struct {
+	WatchFunc    func() *engine.Watcher
+	SessionFunc  func(ctx context.Context, id string) (engine.Session, error)
+	SessionsFunc func(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
+}
+
+var _ Engine = (*fakeEngine)(nil)
+
+func (f *fakeEngine) Watch() *engine.Watcher { return f.WatchFunc() }
+
+func (f *fakeEngine) Session(ctx context.Context, id string) (engine.Session, error) {
+	return f.SessionFunc(ctx, id)
+}
+
+func (f *fakeEngine) Sessions(ctx context.Context, filter engine.SessionFilter) ([]engine.Session, error) {
+	return f.SessionsFunc(ctx, filter)
+}
+
+// memCursors is an in-memory durable.DeliveryCursors.
+type memCursors struct {
+	mu   sync.Mutex
+	seqs map[string]int64 // origin/session -> seq
+}
+
+var _ durable.DeliveryCursors = (*memCursors)(nil)
+
+func (m *memCursors) DeliveryCursor(_ context.Context, origin, sessionID string) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.seqs[origin+"/"+sessionID], nil
+}
+
+func (m *memCursors) SetDeliveryCursor(_ context.Context, _ time.Time, origin, sessionID string, seq int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.seqs == nil {
+		m.seqs = map[string]int64{}
+	}
+	m.seqs[origin+"/"+sessionID] = seq
+	return nil
+}
+
+// renderFunc is a Renderer from a function.
+type renderFunc func(ctx context.Context, s engine.Session, cursor *int64, save func() error) error
+
+func (f renderFunc) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+	return f(ctx, s, cursor, save)
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func fixedNow() time.Time { return time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC) }
+
+// waitFor polls cond until it holds or a few seconds pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

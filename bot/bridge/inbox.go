@@ -1,0 +1,195 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"brain/engine/durable"
+)
+
+// maxBatch bounds one group commit.
+const maxBatch = 256
+
+// Inbox records inbound platform events durably before they are
+// acknowledged. Concurrent Records are grouped: while one transaction
+// commits, the next requests queue and go into the following one, so many
+// webhooks share one fsync (group commit). Records wait until Start; after
+// Stop they are refused.
+type Inbox struct {
+	store  durable.Inbox
+	now    func() time.Time
+	reqs   chan inboxRequest
+	onSave func() // wakes the inbox worker
+
+	closed chan struct{} // closed once stopped: Record refuses
+	life   Lifecycle
+}
+
+type inboxRequest struct {
+	item  durable.Inbound
+	reply chan inboxReply
+}
+
+type inboxReply struct {
+	duplicate bool
+	err       error
+}
+
+// NewInbox builds an inbox over store; onSave (may be nil) is called after
+// each commit. It starts nothing: Start does.
+func NewInbox(store durable.Inbox, now func() time.Time, onSave func()) *Inbox {
+	return &Inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, closed: make(chan struct{})}
+}
+
+// Start begins committing Records. Safe to call twice.
+func (b *Inbox) Start(ctx context.Context) error {
+	return b.life.Start(ctx, func(context.Context) error {
+		b.life.Go(b.run)
+		return nil
+	})
+}
+
+// Stop stops taking records; it waits for the batch in flight (until ctx
+// is done). Safe before Start, twice and concurrently.
+func (b *Inbox) Stop(ctx context.Context) error {
+	return b.life.Stop(ctx, func() { close(b.closed) })
+}
+
+// Record stores one item, or reports that one of its dedupe keys was seen.
+// When it returns nil the item is durable.
+func (b *Inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
+	req := inboxRequest{item: it, reply: make(chan inboxReply, 1)}
+	select {
+	case b.reqs <- req:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	case <-b.closed:
+		return false, ErrInboxClosed
+	}
+	select {
+	case r := <-req.reply:
+		return r.duplicate, r.err
+	case <-ctx.Done():
+		// It may still commit; the platform's retry is deduplicated.
+		return false, ctx.Err()
+	}
+}
+
+func (b *Inbox) run(ctx context.Context) {
+	for {
+		var first inboxRequest
+		select {
+		case first = <-b.reqs:
+		case <-ctx.Done():
+			return
+		}
+		batch := []inboxRequest{first}
+	collect:
+		for len(batch) < maxBatch {
+			select {
+			case r := <-b.reqs:
+				batch = append(batch, r)
+			default:
+				break collect
+			}
+		}
+		items := make([]durable.Inbound, len(batch))
+		for i, r := range batch {
+			items[i] = r.item
+		}
+		dup, err := b.store.RecordInbound(context.Background(), b.now(), items)
+		for i, r := range batch {
+			if err != nil {
+				r.reply <- inboxReply{err: err}
+			} else {
+				r.reply <- inboxReply{duplicate: dup[i]}
+			}
+		}
+		if err == nil && b.onSave != nil {
+			b.onSave()
+		}
+	}
+}
+
+type inboxError string
+
+func (e inboxError) Error() string { return string(e) }
+
+// ErrInboxClosed is Record's answer once the inbox is stopped.
+const ErrInboxClosed = inboxError("inbox is closed: brain is shutting down")
+
+// Worker handles one source's recorded events, oldest first. An event
+// the engine cannot take yet (its run queue is full) waits in the inbox, so
+// load never turns into errors for the platform.
+type Worker struct {
+	Store  durable.Inbox
+	Source string // the inbox source worked, e.g. "slack"
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Wake is signalled when new items were recorded (the Inbox's onSave).
+	Wake <-chan struct{}
+	// Handle works one item; ErrRetryLater leaves it pending, any other
+	// error is recorded as its outcome.
+	Handle func(context.Context, durable.Inbound) error
+}
+
+// Run works the inbox until ctx is done.
+func (w Worker) Run(ctx context.Context) {
+	tick := time.NewTicker(5 * time.Second)
+	defer tick.Stop()
+	pruned := time.Time{}
+	for {
+		items, err := w.Store.PendingInbound(ctx, w.Source, 50)
+		if err != nil && ctx.Err() == nil {
+			w.Log.Error("read inbox", logErr, err)
+		}
+		backoff := false
+		// Outcomes are written in one transaction per batch. A crash before
+		// that re-works the batch: input is idempotent per platform message
+		// and a repeated click meets a decided approval or a closed question.
+		var done []durable.Finished
+		for _, it := range items {
+			err := w.Handle(ctx, it)
+			if errors.Is(err, ErrRetryLater) || ctx.Err() != nil {
+				backoff = true
+				break
+			}
+			f := durable.Finished{ID: it.ID}
+			if err != nil {
+				f.Err = err.Error()
+				w.Log.Error("inbound event failed", logThread, it.ThreadKey, logErr, err)
+			}
+			done = append(done, f)
+		}
+		if err := w.Store.FinishInbound(context.WithoutCancel(ctx), w.Now(), done); err != nil {
+			w.Log.Error("finish inbox items", logErr, err)
+		}
+		if now := w.Now(); now.Sub(pruned) > time.Hour {
+			pruned = now
+			if err := w.Store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
+				w.Log.Error("prune inbox", logErr, err)
+			}
+		}
+		switch {
+		case len(items) == 50 && !backoff:
+			continue
+		case backoff:
+			// The run queue is full: the event waits here, durable, and is
+			// tried again shortly.
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				return
+			}
+			continue
+		}
+		select {
+		case <-w.Wake:
+		case <-tick.C:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"brain/engine/durable"
+)
+
+func startInbox(t *testing.T, store durable.Inbox, onSave func()) *Inbox {
+	t.Helper()
+	in := NewInbox(store, fixedNow, onSave)
+	if err := in.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := in.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+	return in
+}
+
+// TestInbox_RecordReportsDuplicates: Record returns the store's verdict,
+// stamped with the clock, and wakes the worker after the commit.
+func TestInbox_RecordReportsDuplicates(t *testing.T) {
+	var saves atomic.Int32
+	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+		if !now.Equal(fixedNow()) {
+			t.Errorf("stamped %v", now)
+		}
+		dup := make([]bool, len(items))
+		for i, it := range items {
+			dup[i] = it.ThreadKey == "seen"
+		}
+		return dup, nil
+	}}
+	in := startInbox(t, store, func() { saves.Add(1) })
+	for thread, want := range map[string]bool{"new": false, "seen": true} {
+		dup, err := in.Record(context.Background(), durable.Inbound{Source: "slack", ThreadKey: thread})
+		if err != nil || dup != want {
+			t.Fatalf("Record(%s) = %v, %v; want %v", thread, dup, err, want)
+		}
+	}
+	if saves.Load() != 2 {
+		t.Fatalf("onSave called %d times, want 2", saves.Load())
+	}
+}
+
+// TestInbox_GroupCommit: Records arriving while a commit is in flight go
+// into the next transaction together.
+func TestInbox_GroupCommit(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var batches []int
+	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []durable.Inbound) ([]bool, error) {
+		mu.Lock()
+		batches = append(batches, len(items))
+		first := len(batches) == 1
+		mu.Unlock()
+		if first {
+			close(entered)
+			<-release
+		}
+		return make([]bool, len(items)), nil
+	}}
+	in := startInbox(t, store, nil)
+	var wg sync.WaitGroup
+	record := func(i int) {
+		defer wg.Done()
+		if _, err := in.Record(context.Background(), durable.Inbound{ThreadKey: fmt.Sprint(i)}); err != nil {
+			t.Error(err)
+		}
+	}
+	wg.Add(1)
+	go record(0)
+	<-entered
+	const queued = 10
+	var sent atomic.Int32
+	for i := range queued {
+		wg.Add(1)
+		go func() { sent.Add(1); record(i + 1) }()
+	}
+	waitFor(t, "the records to queue", func() bool { return sent.Load() == queued })
+	time.Sleep(50 * time.Millisecond) // let them reach the channel
+	close(release)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, n := range batches {
+		total += n
+	}
+	if total != queued+1 || len(batches) > 3 || batches[0] != 1 {
+		t.Fatalf("batches %v: want 1, then the %d queued records in one or two commits", batches, queued)
+	}
+}
+
+// TestInbox_StoreErrorFailsTheBatch: every Record of a failed commit gets
+// its error, and the worker is not woken.
+func TestInbox_StoreErrorFailsTheBatch(t *testing.T) {
+	boom := errors.New("disk full")
+	store := &fakeInbox{RecordInboundFunc: func(context.Context, time.Time, []durable.Inbound) ([]bool, error) {
+		return nil, boom
+	}}
+	woken := false
+	in := startInbox(t, store, func() { woken = true })
+	if _, err := in.Record(context.Background(), durable.Inbound{}); !errors.Is(err, boom) {
+		t.Fatalf("Record = %v, want %v", err, boom)
+	}
+	if woken {
+		t.Fatal("woke the worker after a failed commit")
+	}
+}
+
+// TestInbox_RecordWaitsForStartAndStopRefuses: nothing commits before
+// Start (a Record waits for it, bounded by its ctx); after Stop, Record is
+// refused with ErrInboxClosed.
+func TestInbox_RecordWaitsForStartAndStopRefuses(t *testing.T) {
+	var commits atomic.Int32
+	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []durable.Inbound) ([]bool, error) {
+		commits.Add(1)
+		return make([]bool, len(items)), nil
+	}}
+	in := NewInbox(store, fixedNow, nil)
+	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := in.Record(short, durable.Inbound{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Record before Start = %v, want the ctx's deadline", err)
+	}
+	if commits.Load() != 0 {
+		t.Fatal("committed before Start")
+	}
+	ctx := context.Background()
+	if err := in.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Record(ctx, durable.Inbound{}); err != nil || commits.Load() != 1 {
+		t.Fatalf("Record after Start: %v, %d commits", err, commits.Load())
+	}
+	if err := in.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Record(ctx, durable.Inbound{}); !errors.Is(err, ErrInboxClosed) {
+		t.Fatalf("Record after Stop = %v, want ErrInboxClosed", err)
+	}
+}
+
+// TestInbox_StopBeforeStart: Record is refused, Start does nothing.
+func TestInbox_StopBeforeStart(t *testing.T) {
+	in := NewInbox(&fakeInbox{}, fixedNow, nil)
+	ctx := context.Background()
+	for range 2 {
+		if err := in.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := in.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Record(ctx, durable.Inbound{}); !errors.Is(err, ErrInboxClosed) {
+		t.Fatalf("Record = %v, want ErrInboxClosed", err)
+	}
+}
+
+// TestInbox_StartStopStress starts and stops inboxes from 20 goroutines
+// while Records run (under -race): each Record commits, or is refused
+// because the inbox stopped.
+func TestInbox_StartStopStress(t *testing.T) {
+	for range 20 {
+		in := NewInbox(&fakeInbox{}, fixedNow, nil)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancel()
+				if _, err := in.Record(ctx, durable.Inbound{}); err != nil && !errors.Is(err, ErrInboxClosed) {
+					t.Error(err)
+				}
+			}()
+		}
+		stress(t, in.Start, in.Stop)
+		wg.Wait()
+	}
+}

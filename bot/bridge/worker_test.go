@@ -1,0 +1,120 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine/durable"
+)
+
+// TestWorker_FinishesHandledAndRetriesLater: handled items are finished
+// (a failure with its error), in order; an item refused with ErrRetryLater
+// stays pending, as does everything after it, and is worked again.
+func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
+	var mu sync.Mutex
+	pending := []durable.Inbound{{ID: 1, ThreadKey: "a"}, {ID: 2, ThreadKey: "b"}, {ID: 3, ThreadKey: "c"}, {ID: 4, ThreadKey: "d"}}
+	var finished []durable.Finished
+	var sources []string
+	store := &fakeInbox{
+		PendingInboundFunc: func(_ context.Context, source string, _ int) ([]durable.Inbound, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			sources = append(sources, source)
+			return append([]durable.Inbound(nil), pending...), nil
+		},
+		FinishInboundFunc: func(_ context.Context, _ time.Time, done []durable.Finished) error {
+			mu.Lock()
+			defer mu.Unlock()
+			finished = append(finished, done...)
+			for _, f := range done {
+				for i, it := range pending {
+					if it.ID == f.ID {
+						pending = append(pending[:i], pending[i+1:]...)
+						break
+					}
+				}
+			}
+			return nil
+		},
+	}
+	refusals := 1
+	var handled []int64
+	w := Worker{
+		Store: store, Source: "slack", Now: fixedNow, Log: discard(), Wake: make(chan struct{}),
+		Handle: func(_ context.Context, it durable.Inbound) error {
+			handled = append(handled, it.ID)
+			switch {
+			case it.ID == 2:
+				return errors.New("no such agent")
+			case it.ID == 3 && refusals > 0:
+				refusals--
+				return ErrRetryLater
+			}
+			return nil
+		},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); w.Run(ctx) }()
+	waitFor(t, "the inbox to empty", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(pending) == 0
+	})
+	cancel()
+	<-done
+	want := []durable.Finished{{ID: 1}, {ID: 2, Err: "no such agent"}, {ID: 3}, {ID: 4}}
+	if len(finished) != len(want) {
+		t.Fatalf("finished %+v, want %+v", finished, want)
+	}
+	for i := range want {
+		if finished[i] != want[i] {
+			t.Fatalf("finished %+v, want %+v", finished, want)
+		}
+	}
+	if got := []int64{1, 2, 3, 3, 4}; len(handled) != len(got) {
+		t.Fatalf("handled %v, want %v", handled, got)
+	}
+	for _, s := range sources {
+		if s != "slack" {
+			t.Fatalf("read source %q", s)
+		}
+	}
+}
+
+// TestWorker_WakesOnSignal: a new recording is worked at once, not at the
+// next tick.
+func TestWorker_WakesOnSignal(t *testing.T) {
+	var mu sync.Mutex
+	var next []durable.Inbound
+	store := &fakeInbox{PendingInboundFunc: func(context.Context, string, int) ([]durable.Inbound, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		out := next
+		next = nil
+		return out, nil
+	}}
+	wake := make(chan struct{}, 1)
+	got := make(chan int64, 1)
+	w := Worker{Store: store, Source: "linear", Now: fixedNow, Log: discard(), Wake: wake,
+		Handle: func(_ context.Context, it durable.Inbound) error { got <- it.ID; return nil }}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go w.Run(ctx)
+	time.Sleep(20 * time.Millisecond) // the worker is waiting now
+	mu.Lock()
+	next = []durable.Inbound{{ID: 7}}
+	mu.Unlock()
+	wake <- struct{}{}
+	select {
+	case id := <-got:
+		if id != 7 {
+			t.Fatalf("worked %d", id)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the wake signal did not start a round")
+	}
+}

@@ -1,0 +1,317 @@
+// Package slackbridge connects Slack to the engine. Inbound, the webhook
+// handler (or Socket Mode) records each event durably before acknowledging
+// it; a worker then turns recorded events into session input and
+// decisions, in order: a thread is a session, a click answers its
+// question, decides an approval, retries an apply or resumes the session.
+// Outbound, a deliverer renders every Slack session's new events into its
+// thread, keeping a durable cursor per session; schedule outcomes are
+// posted as new threads a reply can follow up on.
+//
+// It builds on bot/bridge (inbox, worker, deliverer), channels/slack
+// (rendering, the slack-go client) and webhooks/slackhook (inbound
+// parsing, Socket Mode), on the Engine and Store interfaces below; it does
+// not import slack-go itself (channels/slack and slackhook build its
+// clients), a store or the bot that wires it.
+package slackbridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"brain/bot/bridge"
+	"brain/bot/config"
+	"brain/channels/slack"
+	"brain/engine"
+	"brain/engine/durable"
+	"brain/webhooks/slackhook"
+)
+
+// InboxSource names Slack's items in the durable inbox.
+const InboxSource = "slack"
+
+// logErr is the log attribute key of errors.
+const logErr = "err"
+
+// Engine is what the Slack bridge asks of the engine; *engine.Engine has it.
+type Engine interface {
+	bridge.Engine
+	slack.Events
+	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
+	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
+	Resume(ctx context.Context, sessionID string) (engine.Session, error)
+	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+}
+
+var _ Engine = (*engine.Engine)(nil)
+
+// Store is what the Slack bridge keeps beside the engine: its inbox,
+// thread routing and delivery state.
+type Store interface {
+	durable.Threads
+	durable.Inbox
+	durable.ChannelState
+}
+
+// Bridge is the Slack integration: the HTTP endpoints, Socket Mode with an
+// app token, the inbox and its worker, the deliverer. New starts nothing;
+// Start and Stop follow bridge.Lifecycle.
+type Bridge struct {
+	cfg      *config.SlackConfig
+	eng      Engine
+	store    Store
+	poster   *slack.Poster
+	renderer *slack.Renderer
+	inbox    *bridge.Inbox
+	now      func() time.Time
+	log      *slog.Logger
+
+	handler *slackhook.Handler
+	socket  *slackhook.Socket // nil without an app token
+	wake    chan struct{}
+
+	mu      sync.Mutex
+	botUser string
+	team    string
+
+	life bridge.Lifecycle
+}
+
+var _ bridge.Renderer = (*slack.Renderer)(nil)
+
+// New builds the Slack bridge from its config.
+func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
+	log = log.With("channel", "slack")
+	b := &Bridge{
+		cfg: cfg, eng: eng, store: store, now: now, log: log,
+		poster: slack.New(client, log),
+		wake:   make(chan struct{}, 1),
+	}
+	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log}
+	b.inbox = bridge.NewInbox(store, now, b.poke)
+	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
+	if cfg.AppToken != "" {
+		b.socket = slackhook.NewSocket(client)
+	}
+	return b
+}
+
+// HTTP is the Events API and interactivity endpoint (/slack/...).
+func (b *Bridge) HTTP() http.Handler { return b.handler }
+
+func (b *Bridge) poke() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start learns the bot's identity and starts the inbox, its worker, the
+// deliverer and, with an app token, Socket Mode. Safe to call twice; a
+// stopped bridge does not start again.
+func (b *Bridge) Start(ctx context.Context) error {
+	return b.life.Start(ctx, func(ctx context.Context) error {
+		b.identify(ctx)
+		if err := b.inbox.Start(ctx); err != nil {
+			return err
+		}
+		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: b.renderer}
+		b.life.Go(worker.Run)
+		b.life.Go(out.Run)
+		if b.socket != nil {
+			b.life.Go(b.runSocket)
+			b.log.Info("slack socket mode on: no public URL needed")
+		}
+		return nil
+	})
+}
+
+// identify asks Slack who the bot is, so its own messages are ignored and
+// outcome threads get the team's key. Without an answer brain still runs.
+func (b *Bridge) identify(ctx context.Context) {
+	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	id, err := b.poster.Identity(actx)
+	cancel()
+	if err != nil {
+		b.log.Error("slack auth.test failed; check slack.bot_token (own messages are still recognised by bot_id)", logErr, err)
+		return
+	}
+	b.mu.Lock()
+	b.botUser, b.team = id.UserID, id.TeamID
+	b.mu.Unlock()
+	b.handler.BotUserID = id.UserID
+	b.log.Info("slack connected", "team", id.Team, "bot_user", id.UserID)
+}
+
+func (b *Bridge) runSocket(ctx context.Context) {
+	if err := b.socket.Run(ctx, hookInbox{b.inbox}, b.botUserID(), b.log); err != nil && ctx.Err() == nil {
+		b.log.Error("slack socket mode stopped", logErr, err)
+	}
+}
+
+// Stop ends the loops, then closes the inbox and the poster. Recorded
+// events not yet worked stay in the inbox; undelivered events are
+// delivered after the next start. Safe before Start, twice and
+// concurrently.
+func (b *Bridge) Stop(ctx context.Context) error {
+	if err := b.life.Stop(ctx, b.release); err != nil {
+		return fmt.Errorf("stop slack bridge: %w", err)
+	}
+	return nil
+}
+
+func (b *Bridge) release() {
+	_ = b.inbox.Stop(context.Background())
+	b.poster.Close()
+}
+
+func (b *Bridge) botUserID() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botUser
+}
+
+// hookInbox adapts the durable inbox to the webhook's Inbox interface.
+type hookInbox struct{ in *bridge.Inbox }
+
+var _ slackhook.Inbox = hookInbox{}
+
+func (s hookInbox) Record(ctx context.Context, it slackhook.Item) (bool, error) {
+	payload, err := json.Marshal(it)
+	if err != nil {
+		return false, err
+	}
+	return s.in.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
+}
+
+func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
+	var it slackhook.Item
+	if err := json.Unmarshal(rec.Payload, &it); err != nil {
+		return fmt.Errorf("decode inbox item: %w", err)
+	}
+	switch {
+	case it.Message != nil:
+		return b.onMessage(ctx, it.ThreadKey, *it.Message)
+	case it.Action != nil:
+		return b.onAction(ctx, *it.Action)
+	}
+	return nil
+}
+
+func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Message) error {
+	s, err := b.store.SessionByThread(ctx, threadKey)
+	exists := err == nil
+	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+		return err
+	}
+	dm := m.ChannelType == "im"
+	inThread := m.ThreadTS != "" && m.ThreadTS != m.TS
+	switch {
+	case exists:
+		if !m.Mention && !dm && !(inThread && b.cfg.RepliesWithoutMention()) {
+			return nil
+		}
+	default:
+		// A thread brain posted (a schedule's outcome) is marked with a
+		// note: replies there start a session that sees it.
+		note, marked, err := b.store.ThreadContext(ctx, threadKey)
+		if err != nil {
+			return err
+		}
+		if !m.Mention && !dm && !(marked && inThread) {
+			return nil // not for us
+		}
+		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
+			Agent: b.cfg.Agent, Origin: engine.OriginSlack, ThreadKey: threadKey,
+			Interactive: true, StartedBy: m.User, Context: note,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
+		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
+			return err
+		}
+	}
+	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{
+		Text: m.Text, Author: m.User, IdempotencyKey: "slack:" + m.Channel + ":" + m.TS,
+	})
+	if errors.Is(err, engine.ErrOverloaded) {
+		return bridge.ErrRetryLater
+	}
+	return err
+}
+
+func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
+	v, err := slack.DecodeValue(a.ActionID, a.Value)
+	if err != nil {
+		return nil // not our button, or a forged value
+	}
+	notify := func(text string) error {
+		return b.poster.Ephemeral(ctx, a.Channel, a.User, a.ThreadTS, text)
+	}
+	switch a.ActionID {
+	case slack.ActionAnswer:
+		s, err := b.eng.Session(ctx, v.Session)
+		if err != nil {
+			return notify("This question belongs to a session that no longer exists.")
+		}
+		if s.StartedBy != a.User {
+			return notify(fmt.Sprintf("Only <@%s> can answer this question.", s.StartedBy))
+		}
+		q := s.OpenQuestion()
+		if q == nil || q.ID != v.Question {
+			return notify("This question is already closed.")
+		}
+		label := v.Value
+		for _, o := range q.Options {
+			if o.Value == v.Value {
+				label = o.Label
+			}
+		}
+		_, _, err = b.eng.Send(ctx, s.ID, engine.Input{
+			Text: label, Author: a.User, IdempotencyKey: "slack-answer:" + q.ID,
+			Answer: &engine.Answer{QuestionID: q.ID, Value: v.Value},
+		})
+		switch {
+		case errors.Is(err, engine.ErrOverloaded):
+			return bridge.ErrRetryLater
+		case errors.Is(err, engine.ErrConflict), errors.Is(err, engine.ErrInvalid):
+			return notify("This question is already closed.")
+		}
+		return err
+	case slack.ActionApprove, slack.ActionDeny:
+		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User})
+		return explain(err, notify)
+	case slack.ActionRetry:
+		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
+		return explain(err, notify)
+	case slack.ActionResume:
+		if _, err := b.eng.Resume(ctx, v.Session); err != nil {
+			return explain(err, notify)
+		}
+		return notify("Resumed. Send a message in the thread to continue.")
+	}
+	return nil
+}
+
+// explain turns a refused click into an ephemeral notice for the clicker.
+func explain(err error, notify func(string) error) error {
+	var ee *engine.Error
+	if err == nil || !errors.As(err, &ee) || ee.Code == engine.CodeInternal {
+		return err
+	}
+	if ee.Code == engine.CodeNotFound {
+		return notify("This card is stale: its approval no longer exists.")
+	}
+	return notify(engine.ErrorMessage(err))
+}

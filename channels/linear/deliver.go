@@ -1,0 +1,143 @@
+package linear
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"brain/engine"
+)
+
+// logSession is the log attribute key of a session id.
+const logSession = "session_id"
+
+// Events is what the renderer reads of the engine; *engine.Engine has it.
+type Events interface {
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	Approval(ctx context.Context, id string) (engine.Approval, error)
+}
+
+var _ Events = (*engine.Engine)(nil)
+
+// Renderer maps a Linear session's events to agent activities: thoughts,
+// an action per tool call, elicitations for questions and approvals, the
+// response and errors. Each activity's id derives from its event, so a
+// retry never posts it twice.
+type Renderer struct {
+	Engine Events
+	Client *Client
+	Log    *slog.Logger
+}
+
+// Deliver renders the session's events after the cursor as activities.
+func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
+	calls := map[string]string{} // call id -> one-line input, for action activities
+	for {
+		evs, err := r.Engine.Events(ctx, s.ID, *cursor, 100)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for i, ev := range evs {
+			next := ""
+			if i+1 < len(evs) {
+				next = evs[i+1].Type
+			} else if ev.Type == engine.EventAgentMessage {
+				// The model's text and its tool calls commit together, so
+				// the next event, if it is a call, is already there.
+				more, err := r.Engine.Events(ctx, s.ID, ev.Seq, 1)
+				if err != nil {
+					return err
+				}
+				if len(more) > 0 {
+					next = more[0].Type
+				}
+			}
+			if err := r.render(ctx, agentSession, s, ev, next, calls); err != nil {
+				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+			}
+			*cursor = ev.Seq
+			if err := save(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
+	id := ActivityID(s.ID, fmt.Sprint(ev.Seq))
+	payload, err := ev.Decode()
+	if err != nil {
+		// Retrying cannot make it readable: skip it rather than stall the thread.
+		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		return nil
+	}
+	note := func(approvalID, detail string) error {
+		text := fmt.Sprintf("Approval %s: %s.", approvalID, strings.TrimPrefix(ev.Type, "approval."))
+		if detail != "" {
+			text += " " + detail
+		}
+		return r.Client.Thought(ctx, agentSession, id, text, false)
+	}
+	switch d := payload.(type) {
+	case engine.AgentMessage:
+		if strings.TrimSpace(d.Text) == "" {
+			return nil
+		}
+		if next == engine.EventToolCall {
+			return r.Client.Thought(ctx, agentSession, id, d.Text, false)
+		}
+		return r.Client.Response(ctx, agentSession, id, d.Text)
+	case engine.ToolCall:
+		calls[d.ID] = clipText(oneLine(string(d.Input)), 200)
+	case engine.ToolCallResult:
+		result := clipText(oneLine(d.Result.Text()), 300)
+		if d.Result.IsError {
+			result = "error: " + result
+		}
+		return r.Client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
+	case engine.ToolProgress:
+		return r.Client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
+	case engine.Question:
+		return r.Client.Elicitation(ctx, agentSession, id, d.Text, QuestionOptions(d))
+	case engine.ApprovalRequested:
+		a, err := r.Engine.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		return r.Client.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
+	case engine.ApprovalDecided:
+		verb := "Approved"
+		if d.Denied() {
+			verb = "Denied"
+		}
+		return r.Client.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
+	case engine.ApplySucceeded:
+		return note(d.ApprovalID, "")
+	case engine.ApplyFailed:
+		return note(d.ApprovalID, d.Error)
+	case engine.ApplyUnconfirmed:
+		return note(d.ApprovalID, d.Error)
+	case engine.ApprovalExpiry:
+		return note(d.ApprovalID, "")
+	case engine.SessionError:
+		if d.Code == engine.CodeInputCancelled {
+			return nil
+		}
+		return r.Client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
+	case engine.TurnCompleted:
+		if d.Outcome == engine.OutcomeMaxIterations {
+			return r.Client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
+		}
+	}
+	return nil
+}
+
+// clipText keeps the first n runes of s, marking a cut with "…".
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

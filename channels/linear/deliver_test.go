@@ -1,0 +1,139 @@
+package linear
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"brain/engine"
+	"brain/tools"
+)
+
+// fakeEvents is an Events over a fixed log and approvals; batch (when set)
+// caps what one Events call returns, as a log still being written would.
+type fakeEvents struct {
+	log       []engine.Event
+	approvals map[string]engine.Approval
+	batch     int
+}
+
+var _ Events = (*fakeEvents)(nil)
+
+func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
+	if f.batch > 0 && limit > f.batch {
+		limit = f.batch
+	}
+	var out []engine.Event
+	for _, ev := range f.log {
+		if ev.Seq > after && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
+	a, ok := f.approvals[id]
+	if !ok {
+		return engine.Approval{}, engine.ErrNotFound
+	}
+	return a, nil
+}
+
+func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
+	t.Helper()
+	for _, p := range ps {
+		ev, err := engine.NewEvent(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = int64(len(f.log) + 1)
+		f.log = append(f.log, ev)
+	}
+}
+
+// TestRenderer_Deliver maps each event to its activity, with ids derived
+// from the session and the event's seq; the cursor ends on the last event.
+func TestRenderer_Deliver(t *testing.T) {
+	c, fake := newClient(t)
+	a := engine.Approval{ID: "apr_1", Tool: "deploy", Card: tools.Card{Title: "Deploy api"}, Status: engine.ApprovalPending}
+	// batch 2 ends a read on the first agent.message: the renderer must
+	// look ahead to see that a tool call follows it.
+	evs := &fakeEvents{approvals: map[string]engine.Approval{a.ID: a}, batch: 2}
+	evs.add(t,
+		engine.TurnStarted{},
+		engine.AgentMessage{Text: "Let me check."},
+		engine.ToolCall{ID: "call_1", Name: "lookup", Input: json.RawMessage(`{"q": "api"}`)},
+		engine.ToolProgress{CallID: "call_1", Name: "lookup", Data: json.RawMessage(`{}`)},
+		engine.ToolCallResult{CallID: "call_1", Name: "lookup", Result: engine.ToolResultBody{Content: []engine.TextPart{{Type: "text", Text: "all\n  green"}}}},
+		engine.Question{ID: "q1", Text: "Deploy now?", Options: []engine.Option{{Label: "Yes", Value: "yes"}}},
+		engine.ApprovalRequested{ApprovalID: a.ID},
+		engine.ApprovalDecided{ApprovalID: a.ID, By: "ann", Decision: engine.DecisionDeny},
+		engine.ApplyFailed{ApprovalID: a.ID, Error: "boom"},
+		engine.SessionError{Code: "provider_timeout", Message: "The model timed out."},
+		engine.SessionError{Code: engine.CodeInputCancelled, Message: "cancelled"},
+		engine.AgentMessage{Text: "  "},
+		engine.TurnCompleted{Outcome: engine.OutcomeMaxIterations},
+		engine.AgentMessage{Text: "Done."},
+	)
+	r := &Renderer{Engine: evs, Client: c, Log: c.log}
+	s := engine.Session{ID: "ses_1", Origin: engine.OriginLinear, ThreadKey: "linear:" + testSession}
+	var cursor int64
+	saves := 0
+	if err := r.Deliver(testCtx(t), s, &cursor, func() error { saves++; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if cursor != 14 || saves != 14 {
+		t.Fatalf("cursor %d after %d saves, want 14 and 14", cursor, saves)
+	}
+	var got []string
+	for _, act := range fake.Activities(testSession) {
+		line := act.Type + " " + act.Body
+		if act.Type == "action" {
+			line = fmt.Sprintf("action %s(%s) = %s", act.Action, act.Parameter, act.Result)
+		}
+		if act.Ephemeral {
+			line += " [ephemeral]"
+		}
+		got = append(got, line)
+		if act.ClientID == "" {
+			t.Errorf("activity %q has no client-chosen id", line)
+		}
+	}
+	want := []string{
+		"thought Let me check.",
+		"thought Still working: lookup… [ephemeral]",
+		`action lookup({"q":"api"}) = all green`,
+		"elicitation Deploy now?",
+		"elicitation " + ApprovalBody(a),
+		"thought Denied by ann.",
+		"thought Approval apr_1: failed. boom",
+		"error provider_timeout: The model timed out.",
+		"response I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.",
+		"response Done.",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("activities:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if first := fake.Activities(testSession)[0]; first.ClientID != ActivityID("ses_1", "2") {
+		t.Errorf("first activity id %q, want ActivityID(session, seq)", first.ClientID)
+	}
+}
+
+func TestClipText(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"exactly", 7, "exactly"},
+		{"héllo wörld", 5, "héllo…"},
+	} {
+		if got := clipText(tt.in, tt.n); got != tt.want {
+			t.Errorf("clipText(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}

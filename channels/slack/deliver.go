@@ -1,0 +1,159 @@
+package slack
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"brain/engine"
+	"brain/engine/durable"
+)
+
+// Log attribute keys of the renderer.
+const (
+	logSession = "session_id"
+	logErr     = "err"
+)
+
+// Events is what the renderer reads of the engine; *engine.Engine has it.
+type Events interface {
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	Approval(ctx context.Context, id string) (engine.Approval, error)
+}
+
+var _ Events = (*engine.Engine)(nil)
+
+// Renderer maps a Slack session's events to its thread: the status while a
+// turn runs, replies, question buttons (replaced by the choice once
+// answered), approval cards (updated in place once decided) and error
+// notices. It keeps the messages it updates later in Store.
+type Renderer struct {
+	Engine Events
+	Store  durable.PostedMessages
+	Poster *Poster
+	Now    func() time.Time
+	Log    *slog.Logger
+}
+
+// Deliver renders the session's events after its cursor. The cursor moves
+// after each rendered event, so a crash re-sends at most one message.
+func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+	channel, threadTS, ok := splitThreadKey(s.ThreadKey)
+	if !ok {
+		return nil
+	}
+	for {
+		evs, err := r.Engine.Events(ctx, s.ID, *cursor, 100)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for _, ev := range evs {
+			if err := r.render(ctx, s, channel, threadTS, ev); err != nil {
+				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+			}
+			*cursor = ev.Seq
+			if err := save(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// splitThreadKey parses "slack:TEAM:CHANNEL:TS".
+func splitThreadKey(key string) (channel, ts string, ok bool) {
+	parts := strings.Split(key, ":")
+	if len(parts) != 4 || parts[0] != "slack" {
+		return "", "", false
+	}
+	return parts[2], parts[3], true
+}
+
+func (r *Renderer) render(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event) error {
+	payload, err := ev.Decode()
+	if err != nil {
+		// Retrying cannot make it readable: skip it rather than stall the thread.
+		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		return nil
+	}
+	switch d := payload.(type) {
+	case engine.TurnStarted:
+		return r.Poster.SetStatus(ctx, channel, threadTS, "is thinking…")
+	case engine.ToolCall:
+		return r.Poster.SetStatus(ctx, channel, threadTS, "is using "+d.Name+"…")
+	case engine.ToolProgress:
+		return r.Poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
+	case engine.AgentMessage:
+		_, err := r.Poster.Reply(ctx, channel, threadTS, d.Text)
+		return err
+	case engine.TurnCompleted:
+		return r.Poster.ClearStatus(ctx, channel, threadTS)
+	case engine.Question:
+		ts, err := r.Poster.PostQuestion(ctx, channel, threadTS, d, s.ID)
+		if err != nil {
+			return err
+		}
+		return r.Store.SetPostedQuestion(ctx, r.Now(), engine.OriginSlack, s.ID, durable.PostedQuestion{MessageRef: ts, Question: d})
+	case engine.Input:
+		if d.Answer == nil {
+			return nil
+		}
+		text := "Answered"
+		if d.Author != "" {
+			text += " by <@" + d.Author + ">"
+		}
+		return r.closeQuestion(ctx, s.ID, channel, text+": *"+d.Answer.Text+"*")
+	case engine.SessionStatus:
+		if d.Cancelled() {
+			return r.closeQuestion(ctx, s.ID, channel, "closed (cancelled)")
+		}
+		return nil
+	case engine.ApprovalRequested:
+		a, err := r.Engine.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		ts, err := r.Poster.PostApproval(ctx, channel, threadTS, a)
+		if err != nil {
+			return err
+		}
+		return r.Store.SetApprovalMessage(ctx, r.Now(), engine.OriginSlack, a.ID, ts)
+	case engine.ApprovalUpdate:
+		ts, ok, err := r.Store.ApprovalMessage(ctx, engine.OriginSlack, d.UpdatedApproval())
+		if err != nil || !ok {
+			return err
+		}
+		a, err := r.Engine.Approval(ctx, d.UpdatedApproval())
+		if err != nil {
+			return err
+		}
+		return r.Poster.UpdateApproval(ctx, channel, ts, a)
+	case engine.SessionError:
+		if d.Code == engine.CodeInputCancelled {
+			return nil // one notice per failure is enough
+		}
+		_, err := r.Poster.PostError(ctx, channel, threadTS, d.Code, d.Message, s.ID)
+		return err
+	}
+	return nil
+}
+
+func (r *Renderer) closeQuestion(ctx context.Context, sessionID, channel, text string) error {
+	pq, ok, err := r.Store.PostedQuestion(ctx, engine.OriginSlack, sessionID)
+	if err != nil || !ok {
+		return err
+	}
+	if err := r.Poster.CloseQuestion(ctx, channel, pq.MessageRef, pq.Question, text); err != nil {
+		return err
+	}
+	return r.Store.ClearPostedQuestion(ctx, engine.OriginSlack, sessionID)
+}
+
+// clipText keeps the first n runes of s, marking a cut with "…".
+func clipText(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

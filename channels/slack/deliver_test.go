@@ -1,0 +1,221 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/engine/durable"
+)
+
+// fakeEvents is an Events over a fixed log and approvals.
+type fakeEvents struct {
+	mu        sync.Mutex
+	log       []engine.Event
+	approvals map[string]engine.Approval
+}
+
+var _ Events = (*fakeEvents)(nil)
+
+func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Event
+	for _, ev := range f.log {
+		if ev.Seq > after && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.approvals[id]
+	if !ok {
+		return engine.Approval{}, engine.ErrNotFound
+	}
+	return a, nil
+}
+
+// add appends payloads to the log, numbering them on.
+func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range ps {
+		ev, err := engine.NewEvent(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev.Seq = int64(len(f.log) + 1)
+		f.log = append(f.log, ev)
+	}
+}
+
+// memPosted is an in-memory durable.PostedMessages.
+type memPosted struct {
+	cards     map[string]string
+	questions map[string]durable.PostedQuestion
+}
+
+var _ durable.PostedMessages = (*memPosted)(nil)
+
+func (m *memPosted) ApprovalMessage(_ context.Context, platform, id string) (string, bool, error) {
+	ref, ok := m.cards[platform+"/"+id]
+	return ref, ok, nil
+}
+
+func (m *memPosted) SetApprovalMessage(_ context.Context, _ time.Time, platform, id, ref string) error {
+	m.cards[platform+"/"+id] = ref
+	return nil
+}
+
+func (m *memPosted) PostedQuestion(_ context.Context, platform, sessionID string) (durable.PostedQuestion, bool, error) {
+	q, ok := m.questions[platform+"/"+sessionID]
+	return q, ok, nil
+}
+
+func (m *memPosted) SetPostedQuestion(_ context.Context, _ time.Time, platform, sessionID string, q durable.PostedQuestion) error {
+	m.questions[platform+"/"+sessionID] = q
+	return nil
+}
+
+func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID string) error {
+	delete(m.questions, platform+"/"+sessionID)
+	return nil
+}
+
+// TestRenderer_Deliver renders a session's events into its thread: the
+// reply, the question (closed with the answer), the approval card (updated
+// once decided) and one error notice; an unreadable event is skipped. The
+// cursor ends on the last event and is saved after each one.
+func TestRenderer_Deliver(t *testing.T) {
+	p, fake := newPoster(t)
+	evs := &fakeEvents{approvals: map[string]engine.Approval{}}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
+	s := engine.Session{ID: "ses_1", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
+	q := engine.Question{ID: "q1", Text: "Which colour?", Options: []engine.Option{{Label: "Blue", Value: "blue"}, {Label: "Red", Value: "red"}}}
+	evs.add(t,
+		engine.TurnStarted{},
+		engine.AgentMessage{Text: "Hello there."},
+		q,
+		engine.Input{Text: "Blue", Author: "U0OWNER", Answer: &engine.Answer{QuestionID: "q1", Value: "blue", Text: "Blue"}},
+	)
+	evs.log = append(evs.log, engine.Event{Seq: 5, Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
+	a := testApproval()
+	evs.approvals[a.ID] = a
+	evs.add(t, engine.ApprovalRequested{ApprovalID: a.ID})
+
+	ctx := testCtx(t)
+	var cursor int64
+	saves := 0
+	save := func() error { saves++; return nil }
+	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
+		t.Fatal(err)
+	}
+	if cursor != 6 || saves != 6 {
+		t.Fatalf("cursor %d after %d saves, want 6 and 6", cursor, saves)
+	}
+	thread := fake.Thread(testChannel, testThread)
+	var texts []string
+	for _, m := range thread {
+		texts = append(texts, m.Text+" "+string(m.Blocks))
+	}
+	all := strings.Join(texts, "\n")
+	for _, want := range []string{"Hello there.", "Answered by <@U0OWNER>: *Blue*", "Create issue in acme/api"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("thread lacks %q:\n%s", want, all)
+		}
+	}
+	if _, open := posted.questions[engine.OriginSlack+"/ses_1"]; open {
+		t.Error("the answered question is still recorded as open")
+	}
+	cardTS, ok := posted.cards[engine.OriginSlack+"/"+a.ID]
+	if !ok {
+		t.Fatal("the approval card was not recorded")
+	}
+
+	// The decision updates the card in place; a cancelled input adds no
+	// second notice for one failure.
+	a.Status, a.DecidedBy = engine.ApprovalDenied, "U0OWNER"
+	evs.approvals[a.ID] = a
+	evs.add(t,
+		engine.ApprovalDecided{ApprovalID: a.ID, By: "U0OWNER", Decision: engine.DecisionDeny},
+		engine.SessionError{Code: "provider_timeout", Message: "The model timed out."},
+		engine.SessionError{Code: engine.CodeInputCancelled, Message: "cancelled"},
+		engine.TurnCompleted{Outcome: engine.OutcomeCompleted},
+	)
+	before := len(fake.Thread(testChannel, testThread))
+	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
+		t.Fatal(err)
+	}
+	if cursor != 10 {
+		t.Fatalf("cursor %d, want 10", cursor)
+	}
+	card, _ := fake.Message(testChannel, cardTS)
+	if card.Updates != 1 || !strings.Contains(allText(t, card.Blocks), "denied by <@U0OWNER>") {
+		t.Errorf("card after the decision: %d updates, %q", card.Updates, allText(t, card.Blocks))
+	}
+	if added := len(fake.Thread(testChannel, testThread)) - before; added != 1 {
+		t.Errorf("%d messages for two session errors, want the one notice", added)
+	}
+}
+
+// TestRenderer_CancelClosesQuestion: a cancel closes the open question's
+// buttons.
+func TestRenderer_CancelClosesQuestion(t *testing.T) {
+	p, fake := newPoster(t)
+	evs := &fakeEvents{}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
+	s := engine.Session{ID: "ses_2", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
+	evs.add(t,
+		engine.Question{ID: "q1", Text: "Go on?", Options: []engine.Option{{Label: "Yes", Value: "yes"}}},
+		engine.SessionStatus{Status: engine.StatusIdle, Reason: engine.ReasonCancelled},
+	)
+	var cursor int64
+	if err := r.Deliver(testCtx(t), s, &cursor, func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	thread := fake.Thread(testChannel, testThread)
+	if len(thread) != 1 || !strings.Contains(allText(t, thread[0].Blocks), "closed (cancelled)") {
+		t.Fatalf("thread %+v: want the question, closed (cancelled)", thread)
+	}
+}
+
+// TestRenderer_NotASlackThread: a session whose thread key is not Slack's
+// is left alone.
+func TestRenderer_NotASlackThread(t *testing.T) {
+	evs := &fakeEvents{}
+	evs.add(t, engine.AgentMessage{Text: "hi"})
+	r := &Renderer{Engine: evs}
+	var cursor int64
+	if err := r.Deliver(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, &cursor, nil); err != nil || cursor != 0 {
+		t.Fatalf("Deliver = %v, cursor %d", err, cursor)
+	}
+}
+
+func TestSplitThreadKey(t *testing.T) {
+	for key, want := range map[string][3]string{
+		"slack:T1:C1:1700000000.000100": {"C1", "1700000000.000100", "ok"},
+		"slack:T1:C1":                   {"", "", ""},
+		"linear:T1:C1:1":                {"", "", ""},
+		"slack:T1:C1:1:2":               {"", "", ""},
+	} {
+		ch, ts, ok := splitThreadKey(key)
+		okText := ""
+		if ok {
+			okText = "ok"
+		}
+		if got := [3]string{ch, ts, okText}; got != want {
+			t.Errorf("splitThreadKey(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
