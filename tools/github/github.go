@@ -80,12 +80,61 @@ func Tools(cfg Config) ([]tools.Definition, error) {
 		return nil, err
 	}
 	defs := append(c.readTools(), c.writeTools()...)
-	for _, d := range defs {
-		if _, err := tools.Compile(d); err != nil {
+	for i, d := range defs {
+		defs[i] = c.scrubbed(d)
+		if _, err := tools.Compile(defs[i]); err != nil {
 			return nil, err
 		}
 	}
 	return defs, nil
+}
+
+// scrubbed wraps the tool so nothing it returns holds a secret: results
+// are scrubbed by result already; cards and error messages quote what
+// GitHub answered (a title, a message), which is scrubbed here.
+func (c *client) scrubbed(d tools.Definition) tools.Definition {
+	if run := d.Run; run != nil {
+		d.Run = func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
+			out, err := run(ctx, call)
+			return out, c.scrubError(err)
+		}
+	}
+	if preview := d.Preview; preview != nil {
+		d.Preview = func(ctx context.Context, call tools.Call) (tools.Card, error) {
+			card, err := preview(ctx, call)
+			if err != nil {
+				return tools.Card{}, c.scrubError(err)
+			}
+			s := c.secrets.scrubber()
+			out := tools.Card{Title: s.String(card.Title)}
+			for _, f := range card.Facts {
+				out.Facts = append(out.Facts, tools.Fact{Label: s.String(f.Label), Value: s.String(f.Value)})
+			}
+			return out, nil
+		}
+	}
+	if apply := d.Apply; apply != nil {
+		d.Apply = func(ctx context.Context, call tools.Call, dec tools.Decision) (json.RawMessage, error) {
+			out, err := apply(ctx, call, dec)
+			return out, c.scrubError(err)
+		}
+	}
+	return d
+}
+
+// scrubError is err with secrets redacted, as a tools.Error. An error of
+// another kind (none is expected) keeps the engine's reading of it: the
+// outcome is unknown.
+func (c *client) scrubError(err error) error {
+	if err == nil {
+		return nil
+	}
+	s := c.secrets.scrubber()
+	var te *tools.Error
+	if errors.As(err, &te) {
+		return &tools.Error{Message: s.String(te.Message), UnknownOutcome: te.UnknownOutcome}
+	}
+	return &tools.Error{Message: s.String(err.Error()), UnknownOutcome: true}
 }
 
 func newClient(cfg Config) (*client, error) {
