@@ -11,6 +11,118 @@ import (
 	"brain/tools"
 )
 
+// maxPRFiles is how many changed files github_get_pull_request lists.
+const maxPRFiles = 100
+
+func (c *client) getPullRequest(ctx context.Context, call tools.Call) (json.RawMessage, error) {
+	const tool = "github_get_pull_request"
+	var in issueArgs
+	if err := parseInput(tool, call.Input, &in); err != nil {
+		return nil, err
+	}
+	r, err := c.repos.check(tool, in.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if in.Number < 1 {
+		return nil, tools.Failed("%s: number must be >= 1; nothing was sent", tool)
+	}
+	op := fmt.Sprintf("read pull request %s#%d", r, in.Number)
+	var pr *gh.PullRequest
+	var files []*gh.CommitFile
+	var reviews []*gh.PullRequestReview
+	err = c.call(ctx, op, func(ctx context.Context) (resp *gh.Response, err error) {
+		pr, resp, err = c.api.PullRequests.Get(ctx, r.owner, r.name, in.Number)
+		return resp, err
+	})
+	if err == nil {
+		err = c.call(ctx, op+" files", func(ctx context.Context) (resp *gh.Response, err error) {
+			files, resp, err = c.api.PullRequests.ListFiles(ctx, r.owner, r.name, in.Number, &gh.ListOptions{PerPage: maxPRFiles})
+			return resp, err
+		})
+	}
+	if err == nil {
+		err = c.call(ctx, op+" reviews", func(ctx context.Context) (resp *gh.Response, err error) {
+			reviews, resp, err = c.api.PullRequests.ListReviews(ctx, r.owner, r.name, in.Number, &gh.ListOptions{PerPage: 100})
+			return resp, err
+		})
+	}
+	if err != nil {
+		return nil, err
+	}
+	runs, status, err := c.checks(ctx, r, pr.GetHead().GetSHA())
+	if err != nil {
+		return nil, err
+	}
+	type fileOut struct {
+		Path      string `json:"path"`
+		Status    string `json:"status"`
+		Additions int    `json:"additions"`
+		Deletions int    `json:"deletions"`
+		From      string `json:"previous_path,omitempty"`
+	}
+	out := struct {
+		Repo           string            `json:"repo"`
+		Number         int               `json:"number"`
+		Title          string            `json:"title"`
+		State          string            `json:"state"`
+		Draft          bool              `json:"draft"`
+		Merged         bool              `json:"merged"`
+		Mergeable      *bool             `json:"mergeable"` // null: GitHub is still computing it
+		MergeableState string            `json:"mergeable_state,omitempty"`
+		Author         string            `json:"author,omitempty"`
+		Head           string            `json:"head"`
+		HeadSHA        string            `json:"head_sha"`
+		Base           string            `json:"base"`
+		Commits        int               `json:"commits"`
+		Additions      int               `json:"additions"`
+		Deletions      int               `json:"deletions"`
+		ChangedFiles   int               `json:"changed_files"`
+		Reviews        map[string]string `json:"reviews"` // reviewer -> latest state
+		Requested      []string          `json:"review_requested,omitempty"`
+		Checks         checksSummary     `json:"checks"`
+		URL            string            `json:"url"`
+		Body           string            `json:"body,omitempty"`
+		Files          []fileOut         `json:"files"`
+		Truncated      bool              `json:"truncated,omitempty"`
+	}{
+		Repo: r.String(), Number: pr.GetNumber(), Title: pr.GetTitle(), State: pr.GetState(),
+		Draft: pr.GetDraft(), Merged: pr.GetMerged(), Mergeable: pr.Mergeable, MergeableState: pr.GetMergeableState(),
+		Author: pr.GetUser().GetLogin(), Head: pr.GetHead().GetLabel(), HeadSHA: pr.GetHead().GetSHA(), Base: pr.GetBase().GetRef(),
+		Commits: pr.GetCommits(), Additions: pr.GetAdditions(), Deletions: pr.GetDeletions(), ChangedFiles: pr.GetChangedFiles(),
+		Reviews: latestReviews(reviews), Checks: summarize(runs, status), URL: pr.GetHTMLURL(), Files: []fileOut{},
+	}
+	out.Body = text(pr.GetBody(), maxBody, &out.Truncated)
+	for _, u := range pr.RequestedReviewers {
+		out.Requested = append(out.Requested, u.GetLogin())
+	}
+	for _, f := range files {
+		out.Files = append(out.Files, fileOut{Path: f.GetFilename(), Status: f.GetStatus(),
+			Additions: f.GetAdditions(), Deletions: f.GetDeletions(), From: f.GetPreviousFilename()})
+	}
+	if len(files) < out.ChangedFiles {
+		out.Truncated = true
+	}
+	return c.result(out)
+}
+
+// latestReviews is each reviewer's standing review, as GitHub shows it:
+// a later comment does not undo an approval or a request for changes.
+func latestReviews(reviews []*gh.PullRequestReview) map[string]string {
+	out := map[string]string{}
+	for _, rv := range reviews {
+		who, state := rv.GetUser().GetLogin(), rv.GetState()
+		if who == "" || state == "PENDING" {
+			continue
+		}
+		if prev := out[who]; state == "COMMENTED" && prev != "" && prev != "COMMENTED" {
+			continue
+		}
+		out[who] = state
+	}
+	return out
+}
+
 // maxCardCommits is how many of the commits ahead the approval card lists.
 const maxCardCommits = 5
 
