@@ -198,7 +198,7 @@ func (c *client) previewCreatePR(ctx context.Context, call tools.Call) (tools.Ca
 			{Label: "Files changed", Value: fmt.Sprint(len(cmp.Files))},
 			{Label: "Draft", Value: draft},
 			{Label: "Title", Value: in.Title},
-			{Label: "Body", Value: clip(strings.TrimSpace(in.Body), maxCardBody)},
+			{Label: "Body", Value: excerpt(in.Body)},
 		},
 	}, nil
 }

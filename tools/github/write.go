@@ -181,7 +181,7 @@ func (c *client) previewCreateIssue(ctx context.Context, call tools.Call) (tools
 			{Label: "Repository", Value: info.GetFullName()},
 			{Label: "Title", Value: in.Title},
 			{Label: "Labels", Value: orNone(in.Labels)},
-			{Label: "Body", Value: clip(strings.TrimSpace(in.Body), maxCardBody)},
+			{Label: "Body", Value: excerpt(in.Body)},
 		},
 	}, nil
 }
@@ -275,7 +275,7 @@ func (c *client) previewComment(ctx context.Context, call tools.Call) (tools.Car
 		Facts: []tools.Fact{
 			{Label: "Repository", Value: r.String()},
 			{Label: "On", Value: target(issue)},
-			{Label: "Comment", Value: clip(strings.TrimSpace(in.Body), maxCardBody)},
+			{Label: "Comment", Value: excerpt(in.Body)},
 		},
 	}, nil
 }
@@ -443,4 +443,13 @@ func (c *client) applyClose(ctx context.Context, call tools.Call, _ tools.Decisi
 		Note        string `json:"note"`
 	}{r.String(), in.Number, issue.GetState(), issue.GetStateReason(), issue.GetHTMLURL(),
 		"Closing is idempotent: an issue already closed stays closed, so doing it again changes nothing."})
+}
+
+// excerpt is a body as the approval card quotes it.
+func excerpt(body string) string {
+	body = strings.TrimSpace(markerText.ReplaceAllString(body, ""))
+	if body == "" {
+		return "(empty)"
+	}
+	return clip(body, maxCardBody)
 }
