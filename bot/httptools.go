@@ -4,18 +4,21 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
 	"brain/bot/config"
 	"brain/tools"
+	"brain/tools/github"
 	"brain/tools/httptool"
 	"brain/tools/sandbox"
 	"brain/tools/web"
 )
 
 // builtinTools returns the built-in tools the config turns on (web_search,
-// web_fetch, sandbox_exec) and what must be closed at shutdown. Built-ins
+// web_fetch, sandbox_exec, the github_* family) and what must be closed at
+// shutdown. Built-ins
 // stay off until their block is present.
 func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
@@ -58,6 +61,21 @@ func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 		}
 		out = append(out, sb.Tool())
 		closers = append(closers, sb)
+	}
+	if g := cfg.Tools.GitHub; g != nil {
+		ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes}
+		if a := g.App; a != nil {
+			key, err := os.ReadFile(a.PrivateKeyFile)
+			if err != nil {
+				return nil, nil, fmt.Errorf("tools.github.app.private_key_file: %w", err)
+			}
+			ghc.App = &github.App{AppID: a.AppID, InstallationID: a.InstallationID, PrivateKey: key}
+		}
+		defs, err := github.Tools(ghc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tools.github: %w", err)
+		}
+		out = append(out, defs...)
 	}
 	return out, closers, nil
 }

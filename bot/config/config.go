@@ -112,6 +112,7 @@ type ToolsConfig struct {
 	WebSearch   *WebSearchConfig   `yaml:"web_search"`
 	WebFetch    *WebFetchConfig    `yaml:"web_fetch"`
 	SandboxExec *SandboxExecConfig `yaml:"sandbox_exec"`
+	GitHub      *GitHubConfig      `yaml:"github"`
 }
 
 // HTTPToolConfig is a tool declared in config that calls an HTTP endpoint.
@@ -171,6 +172,23 @@ type SandboxExecConfig struct {
 	MaxCPUSeconds     int   `yaml:"max_cpu_seconds"`     // default 600 per process
 	MaxFileBytes      int64 `yaml:"max_file_bytes"`      // default 1 GiB per file
 	MaxWorkspaceBytes int64 `yaml:"max_workspace_bytes"` // default 2 GiB, checked after each command
+}
+
+// GitHubConfig turns on the github_* tools. Exactly one of Token and App
+// authenticates.
+type GitHubConfig struct {
+	Token   string           `yaml:"token"` // a fine-grained personal access token
+	App     *GitHubAppConfig `yaml:"app"`
+	BaseURL string           `yaml:"base_url"` // the REST API root; empty = https://api.github.com
+	// Repos is the allow-list, owner/name; the name may be a glob (acme/*).
+	Repos []string `yaml:"repos"`
+}
+
+// GitHubAppConfig authenticates as a GitHub App installation.
+type GitHubAppConfig struct {
+	AppID          int64  `yaml:"app_id"`
+	PrivateKeyFile string `yaml:"private_key_file"` // the app's PEM private key
+	InstallationID int64  `yaml:"installation_id"`
 }
 
 // MCPServerConfig is one entry of mcp_servers.

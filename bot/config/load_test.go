@@ -417,3 +417,28 @@ tools:
 		t.Errorf("err = %v, want a duplicate web_fetch error", err)
 	}
 }
+
+func TestLoad_GitHubTokenFromEnv(t *testing.T) {
+	yaml := `
+models: {default: {provider: fake}}
+agents: [{name: default}]
+tools:
+  github:
+    token: ${GITHUB_TOKEN}
+    repos: [acme/widgets]
+`
+	c, err := loadYAML(t, yaml, map[string]string{"GITHUB_TOKEN": "github_pat_11AAAAAAA0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Tools.GitHub; g == nil || g.Token != "github_pat_11AAAAAAA0" || !slices.Equal(g.Repos, []string{"acme/widgets"}) {
+		t.Fatalf("tools.github = %+v", c.Tools.GitHub)
+	}
+	if got := c.Secrets(); !slices.Contains(got, "github_pat_11AAAAAAA0") {
+		t.Errorf("Secrets() = %q, want the GitHub token", got)
+	}
+	_, err = loadYAML(t, yaml, nil)
+	if err == nil || !strings.Contains(err.Error(), "tools.github.token: required, but the environment variable GITHUB_TOKEN is not set") {
+		t.Fatalf("Load without GITHUB_TOKEN: %v", err)
+	}
+}

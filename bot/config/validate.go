@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -263,6 +264,54 @@ func (c *Config) validateTools(p *problems) {
 	if s := c.Tools.SandboxExec; s != nil && (s.TimeoutSeconds < 1 || s.TimeoutSeconds > maxSandboxTimeout) {
 		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
 	}
+	if g := c.Tools.GitHub; g != nil {
+		validateGitHub(p, g)
+	}
+}
+
+var (
+	githubOwner = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
+	githubName  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]^-]+$`)
+)
+
+// validateGitHub checks tools.github: exactly one credential, and an
+// allow-list of owner/name entries whose owner is literal (a search can be
+// confined to an owner, not to an owner pattern).
+func validateGitHub(p *problems, g *GitHubConfig) {
+	switch {
+	case g.Token != "" && g.App != nil:
+		p.add("tools.github.token", "set token or app, not both")
+	case g.Token != "":
+	case g.App == nil:
+		if vars := p.unsetAt["tools.github.token"]; len(vars) > 0 {
+			p.required("tools.github.token", "")
+		} else {
+			p.add("tools.github.token", "required (or set tools.github.app)")
+		}
+	default:
+		atLeast(p, "tools.github.app.app_id", g.App.AppID, 1, "")
+		atLeast(p, "tools.github.app.installation_id", g.App.InstallationID, 1, "")
+		p.required("tools.github.app.private_key_file", g.App.PrivateKeyFile)
+	}
+	checkURL(p, "tools.github.base_url", g.BaseURL, false)
+	if len(g.Repos) == 0 {
+		p.add("tools.github.repos", "list at least one repository (owner/name; the name may be a glob such as acme/*)")
+	}
+	for i, r := range g.Repos {
+		key := fmt.Sprintf("tools.github.repos[%d]", i)
+		owner, name, ok := strings.Cut(r, "/")
+		switch {
+		case !ok || !githubOwner.MatchString(owner) || !githubName.MatchString(name):
+			p.add(key, "%q: want owner/name, the owner literal, the name letters, digits, . _ - or a glob", r)
+		case !validGlob(name):
+			p.add(key, "%q: invalid glob", r)
+		}
+	}
+}
+
+func validGlob(pattern string) bool {
+	_, err := path.Match(pattern, "")
+	return err == nil
 }
 
 func checkSchema(p *problems, key string, v JSONValue) {

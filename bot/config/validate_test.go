@@ -195,3 +195,53 @@ func TestValidate_Listen(t *testing.T) {
 		})
 	}
 }
+
+func TestValidate_GitHub(t *testing.T) {
+	app := &GitHubAppConfig{AppID: 1, PrivateKeyFile: "/etc/brain/gh.pem", InstallationID: 2}
+	tests := []struct {
+		name string
+		gh   GitHubConfig
+		want []string // empty: valid
+	}{
+		{"token", GitHubConfig{Token: "t0ken", Repos: []string{"acme/widgets", "acme/*", "acme/web-?"}}, nil},
+		{"app", GitHubConfig{App: app, BaseURL: "https://ghe.example/api/v3", Repos: []string{"acme/widgets"}}, nil},
+		{"neither", GitHubConfig{Repos: []string{"acme/widgets"}}, []string{"tools.github.token: required (or set tools.github.app)"}},
+		{"both", GitHubConfig{Token: "t0ken", App: app, Repos: []string{"acme/widgets"}}, []string{"tools.github.token: set token or app, not both"}},
+		{"app keys", GitHubConfig{App: &GitHubAppConfig{}, Repos: []string{"acme/widgets"}}, []string{
+			"tools.github.app.app_id: must be >= 1",
+			"tools.github.app.installation_id: must be >= 1",
+			"tools.github.app.private_key_file: required",
+		}},
+		{"base url", GitHubConfig{Token: "t0ken", BaseURL: "ghe.example", Repos: []string{"acme/widgets"}}, []string{`tools.github.base_url: "ghe.example" is not an http or https URL`}},
+		{"no repos", GitHubConfig{Token: "t0ken"}, []string{"tools.github.repos: list at least one repository"}},
+		{"bad repos", GitHubConfig{Token: "t0ken", Repos: []string{"widgets", "*/widgets", "acme/[", "acme/a/b"}}, []string{
+			`tools.github.repos[0]: "widgets": want owner/name`,
+			`tools.github.repos[1]: "*/widgets": want owner/name, the owner literal`,
+			`tools.github.repos[2]: "acme/[": invalid glob`,
+			`tools.github.repos[3]: "acme/a/b": want owner/name`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := validConfig()
+			gh := tt.gh
+			c.Tools.GitHub = &gh
+			c.ApplyDefaults()
+			err := c.Validate()
+			if len(tt.want) == 0 {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Validate() = %q, want it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
