@@ -1,8 +1,10 @@
 package bot
 
+import "brain/tools"
+
 // Log attribute keys shared by bot's services.
 const (
-	logErr     = "err"
-	logSession = "session_id"
-	logAddr    = "addr"
+	logErr     = tools.LogErr
+	logSession = tools.LogSession
+	logAddr    = tools.LogAddr
 )

@@ -32,7 +32,7 @@ func newMCPCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) *m
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
 		})
 	}
-	c := &mcpCatalog{bridge: mcp.Connect(ctx, servers, log.With("component", "mcp")), log: log, ids: ids}
+	c := &mcpCatalog{bridge: mcp.Connect(ctx, servers, log.With(tools.LogComponent, "mcp")), log: log, ids: ids}
 	c.refresh()
 	c.bridge.OnChange(c.refresh)
 	return c

@@ -13,10 +13,10 @@ import (
 
 // Log attribute keys.
 const (
-	logSession = "session_id"
-	logTurn    = "turn_id"
-	logErr     = "err"
-	logTool    = "tool"
+	logSession = tools.LogSession
+	logTurn    = tools.LogTurn
+	logErr     = tools.LogErr
+	logTool    = tools.LogTool
 )
 
 // Config wires an Engine.

@@ -20,15 +20,16 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/tools"
 )
 
 // Log attribute keys.
 const (
-	logRequestID = "request_id"
-	logErr       = "err"
-	logMethod    = "method"
-	logPath      = "path"
-	logSession   = "session_id"
+	logRequestID = tools.LogRequestID
+	logErr       = tools.LogErr
+	logMethod    = tools.LogMethod
+	logPath      = tools.LogPath
+	logSession   = tools.LogSession
 	logKey       = "api_key" // an API key's name, never the key
 	logBy        = "by"
 )

@@ -17,13 +17,14 @@ import (
 	"errors"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // Log attribute keys of the bridge loops.
 const (
-	logErr     = "err"
-	logSession = "session_id"
-	logThread  = "thread"
+	logErr     = tools.LogErr
+	logSession = tools.LogSession
+	logThread  = tools.LogThreadKey
 )
 
 // Engine is what the deliverer asks of the engine; *engine.Engine has it.

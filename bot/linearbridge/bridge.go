@@ -24,6 +24,7 @@ import (
 	"brain/channels/linear"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/tools"
 	"brain/webhooks/linearhook"
 )
 
@@ -77,7 +78,7 @@ var _ bridge.Renderer = (*linear.Renderer)(nil)
 
 // New builds the Linear bridge from its config.
 func New(cfg *config.LinearConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
-	log = log.With("channel", "linear")
+	log = log.With(tools.LogPlatform, "linear")
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
 		client: linear.New(cfg.APIURL, cfg.AccessToken, nil, log),

@@ -23,15 +23,16 @@ import (
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/tools"
 )
 
 // Log attribute keys of the scheduler.
 const (
-	logSchedule = "schedule"
+	logSchedule = tools.LogSchedule
 	logFireTime = "fire_time"
 	logRunState = "run_status"
-	logSession  = "session_id"
-	logErr      = "err"
+	logSession  = tools.LogSession
+	logErr      = tools.LogErr
 )
 
 const (

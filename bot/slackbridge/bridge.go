@@ -29,6 +29,7 @@ import (
 	"brain/channels/slack"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -88,7 +89,7 @@ var _ bridge.Renderer = (*slack.Renderer)(nil)
 // New builds the Slack bridge from its config.
 func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
-	log = log.With("channel", "slack")
+	log = log.With(tools.LogPlatform, "slack")
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
 		poster: slack.New(client, log),

@@ -101,7 +101,7 @@ func TestBridge_RecordsWhileStarted(t *testing.T) {
 		t.Fatalf("event while started: %d", code)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(logs.String(), `msg="inbound event failed" channel=slack thread=slack:T0FAKE:C1:1700000000.000100`) {
+	for !strings.Contains(logs.String(), `msg="inbound event failed" platform=slack thread_key=slack:T0FAKE:C1:1700000000.000100`) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the mention was not worked; logs:\n%s", logs.String())
 		}

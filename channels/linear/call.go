@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"brain/tools"
 )
 
 // maxResponse caps the response body read from Linear.
@@ -24,8 +26,8 @@ const maxBackoff = 30 * time.Second
 const (
 	logOp      = "op"
 	logAttempt = "attempt"
-	logWait    = "wait"
-	logErr     = "err"
+	logWait    = tools.LogRetryAfter
+	logErr     = tools.LogErr
 )
 
 // APIError is a call Linear answered with an error: GraphQL errors (which

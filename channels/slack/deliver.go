@@ -9,12 +9,13 @@ import (
 
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/tools"
 )
 
 // Log attribute keys of the renderer.
 const (
-	logSession = "session_id"
-	logErr     = "err"
+	logSession = tools.LogSession
+	logErr     = tools.LogErr
 )
 
 // Events is what the renderer reads of the engine; *engine.Engine has it.

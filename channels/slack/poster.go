@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"brain/tools"
 )
 
 // ErrClosed is returned by calls made after (or cut short by) Close.
@@ -34,10 +36,10 @@ const maxRateLimitRetries = 8
 
 // Log attribute keys.
 const (
-	logChannel = "channel"
-	logThread  = "thread_ts"
-	logError   = "error"
-	logWait    = "retry_after"
+	logChannel = tools.LogSlackChan
+	logThread  = tools.LogSlackTS
+	logError   = tools.LogErr
+	logWait    = tools.LogRetryAfter
 )
 
 // Clock is the time source of the status throttle.

@@ -46,8 +46,8 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 // Log attribute keys.
 const (
 	keyServer = "mcp_server"
-	keyTool   = "tool"
-	keyErr    = "err"
+	keyTool   = tools.LogTool
+	keyErr    = tools.LogErr
 	keyStderr = "stderr"
 	keyCount  = "tools"
 )

@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"brain/tools"
 )
 
 // DefaultMaxBody caps a request body when Handler.MaxBody is not set.
@@ -13,13 +15,13 @@ const DefaultMaxBody = 1 << 20
 
 // Log attribute keys.
 const (
-	logErr        = "err"
-	logPath       = "path"
+	logErr        = tools.LogErr
+	logPath       = tools.LogPath
 	logDelivery   = "delivery"
 	logEvent      = "event"
-	logIgnored    = "ignored"
-	logThreadKey  = "thread_key"
-	logKind       = "kind"
+	logIgnored    = tools.LogIgnored
+	logThreadKey  = tools.LogThreadKey
+	logKind       = tools.LogKind
 	logDuplicated = "duplicate"
 )
 

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"brain/tools"
 )
 
 // DefaultMaxBody caps a request body when Handler.MaxBody is not set.
@@ -21,14 +23,14 @@ const (
 
 // Log attribute keys.
 const (
-	logErr         = "err"
-	logPath        = "path"
+	logErr         = tools.LogErr
+	logPath        = tools.LogPath
 	logEventID     = "event_id"
 	logEnvelopeID  = "envelope_id"
 	logRetryNum    = "retry_num"
 	logRetryReason = "retry_reason"
-	logIgnored     = "ignored"
-	logThreadKey   = "thread_key"
+	logIgnored     = tools.LogIgnored
+	logThreadKey   = tools.LogThreadKey
 	logType        = "type"
 )
 

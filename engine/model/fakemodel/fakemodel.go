@@ -17,6 +17,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+
+	"brain/tools"
 )
 
 // Provider names, as recorded in Request.Provider.
@@ -40,8 +42,8 @@ const (
 	logKeyProvider = "provider"
 	logKeyModel    = "model"
 	logKeyStream   = "stream"
-	logKeyPath     = "path"
-	logKeyErr      = "err"
+	logKeyPath     = tools.LogPath
+	logKeyErr      = tools.LogErr
 )
 
 // Request is one request the fake model server (test double) received,

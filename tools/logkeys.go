@@ -1,0 +1,25 @@
+package tools
+
+// Log attribute keys, one name per meaning, shared by every package so that
+// a search for session_id (or err) finds every line about it. They live in
+// tools because it is the leaf every package of brain may import; packages
+// refer to them, usually through short local names.
+const (
+	LogErr        = "err"
+	LogSession    = "session_id"
+	LogTurn       = "turn_id"
+	LogTool       = "tool"
+	LogRequestID  = "request_id"
+	LogMethod     = "method"
+	LogPath       = "path"
+	LogAddr       = "addr"
+	LogThreadKey  = "thread_key"    // a platform thread: slack:TEAM:CHANNEL:TS or linear:SESSION
+	LogPlatform   = "platform"      // slack or linear: the bridge or channel that logged
+	LogComponent  = "component"     // a subsystem that is not a platform, e.g. mcp
+	LogSlackChan  = "slack_channel" // a Slack channel id (not a platform)
+	LogSlackTS    = "thread_ts"     // a Slack message or thread timestamp
+	LogRetryAfter = "retry_after"   // how long a rate-limited call waits
+	LogSchedule   = "schedule"
+	LogKind       = "kind"
+	LogIgnored    = "ignored"
+)
