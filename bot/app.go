@@ -51,12 +51,13 @@ type App struct {
 	api    *api.Server
 	lock   *os.File
 	fakes  []*fakemodel.Server
-	// closers are closed after the engine stops (sandboxes, MCP clients).
+	// closers are closed after the services stop (sandboxes).
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
-	// bridges are the configured platform bridges, in start order.
-	bridges []service
+	// services are the long-lived services in start order: the MCP
+	// catalog, the engine, the platform bridges, the scheduler.
+	services []service
 
 	server   *http.Server
 	listener net.Listener
@@ -104,8 +105,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	declared = append(declared, builtins...)
 	var mcps *mcpCatalog
 	if len(cfg.MCPServers) > 0 {
-		mcps = newMCPCatalog(ctx, cfg, a.log)
-		a.closers = append(a.closers, mcps)
+		mcps = newMCPCatalog(cfg, a.log)
+		a.services = append(a.services, mcps)
 	}
 	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...), mcps)
 	if err != nil {
@@ -134,6 +135,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
+	a.services = append(a.services, a.engine)
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
@@ -152,14 +154,16 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if cfg.Slack != nil {
 		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
 		a.schedules.SetOutcomePoster(slackOutcomes{slack})
-		a.bridges = append(a.bridges, slack)
+		a.services = append(a.services, slack)
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
 		linear := linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
-		a.bridges = append(a.bridges, linear)
+		a.services = append(a.services, linear)
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
 	}
+	// The scheduler posts outcomes through the bridges: it starts after them.
+	a.services = append(a.services, a.schedules)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }
@@ -182,21 +186,15 @@ func (a *App) Addr() string {
 	return a.listener.Addr().String()
 }
 
-// Start recovers interrupted sessions, resumes queued input and starts
-// serving the API. Services start in order: the engine, the bridges (the
-// scheduler posts outcomes through them), the scheduler, the HTTP server;
-// Shutdown stops them in reverse (the engine aside: see Shutdown).
+// Start starts the services in order (the MCP catalog, the engine, which
+// recovers what a crash left running and schedules queued input, the
+// platform bridges, the scheduler, which posts outcomes through them), then
+// serves HTTP.
 func (a *App) Start(ctx context.Context) error {
-	if err := a.engine.Start(ctx); err != nil {
-		return err
-	}
-	for _, b := range a.bridges {
-		if err := b.Start(ctx); err != nil {
+	for _, s := range a.services {
+		if err := s.Start(ctx); err != nil {
 			return err
 		}
-	}
-	if err := a.schedules.Start(ctx); err != nil {
-		return err
 	}
 	ln, err := net.Listen("tcp", a.cfg.Listen)
 	if err != nil {
@@ -221,6 +219,14 @@ func (a *App) Start(ctx context.Context) error {
 // Shutdown stops taking requests, lets running turns finish until ctx is
 // done (then marks them interrupted) and closes the database. Recorded input
 // is never lost: what did not run yet runs after the next start.
+//
+// Services stop in reverse start order, with one step brought forward: once
+// the scheduler (the last one to make new work) has stopped, the engine is
+// drained, so the replies of turns that finish within the grace still reach
+// their threads through the bridges, which are still running. Input
+// arriving meanwhile waits in the bridges' inboxes (the engine answers it
+// "overloaded") for the next start. The engine's own place in the order
+// then finds it already stopped.
 func (a *App) Shutdown(ctx context.Context) error {
 	a.stopOnce.Do(func() {
 		close(a.done) // ends event streams, so Shutdown need not wait for them
@@ -230,24 +236,20 @@ func (a *App) Shutdown(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("http shutdown: %w", err))
 			}
 		}
-		if a.schedules != nil {
-			// Runs stay recorded; the next start watches them again.
-			if err := a.schedules.Stop(ctx); err != nil {
-				errs = append(errs, err)
+		drained := false
+		for i := len(a.services) - 1; i >= 0; i-- {
+			s := a.services[i]
+			if !drained && s != service(a.schedules) {
+				if err := a.engine.Stop(ctx); err != nil {
+					errs = append(errs, fmt.Errorf("engine stop: %w", err))
+				}
+				drained = true
 			}
-		}
-		// The engine drains before the bridges stop, out of reverse
-		// order: the bridges deliver what the draining turns write, and
-		// input arriving meanwhile waits in their inbox (the engine answers
-		// it "overloaded") for the next start.
-		if err := a.engine.Stop(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("engine stop: %w", err))
-		}
-		for i := len(a.bridges) - 1; i >= 0; i-- {
-			// Events still undelivered are delivered after the next start.
-			// Their loops end as soon as they are cancelled: wait for them
-			// even past the grace, so the store is not closed under them.
-			if err := a.bridges[i].Stop(context.WithoutCancel(ctx)); err != nil {
+			// Past the grace the engine cancels what runs and waits for
+			// it; the others end as soon as they are cancelled, and are
+			// waited for even past the grace so the store is not closed
+			// under them.
+			if err := s.Stop(context.WithoutCancel(ctx)); err != nil {
 				errs = append(errs, err)
 			}
 		}

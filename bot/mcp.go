@@ -6,23 +6,29 @@ import (
 	"strings"
 	"sync"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/tools"
 	"brain/tools/mcp"
 )
 
 // mcpCatalog keeps the MCP bridge's tools compiled, rebuilt whenever a
-// server's tool list changes, so each turn offers the current tools.
+// server's tool list changes, so each turn offers the current tools. Start
+// connects the servers (a server that fails is logged and skipped); Stop
+// disconnects them and stops stdio children.
 type mcpCatalog struct {
-	bridge *mcp.Bridge
-	log    *slog.Logger
-	ids    map[string]bool
+	servers []mcp.ServerConfig
+	log     *slog.Logger
+	ids     map[string]bool
+	life    bridge.Lifecycle
 
-	mu    sync.RWMutex
-	tools []*tools.Tool
+	mu     sync.RWMutex
+	bridge *mcp.Bridge
+	tools  []*tools.Tool
 }
 
-func newMCPCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) *mcpCatalog {
+// newMCPCatalog prepares the catalog of cfg's servers; it connects nothing.
+func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
 	servers := make([]mcp.ServerConfig, 0, len(cfg.MCPServers))
 	ids := map[string]bool{}
 	for _, s := range cfg.MCPServers {
@@ -32,15 +38,44 @@ func newMCPCatalog(ctx context.Context, cfg *config.Config, log *slog.Logger) *m
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
 		})
 	}
-	c := &mcpCatalog{bridge: mcp.Connect(ctx, servers, log.With(tools.LogComponent, "mcp")), log: log, ids: ids}
-	c.refresh()
-	c.bridge.OnChange(c.refresh)
-	return c
+	return &mcpCatalog{servers: servers, log: log, ids: ids}
+}
+
+// Start connects every server, waiting at most each server's connect
+// timeout, and compiles their tools.
+func (c *mcpCatalog) Start(ctx context.Context) error {
+	return c.life.Start(ctx, func(ctx context.Context) error {
+		b := mcp.Connect(ctx, c.servers, c.log.With(tools.LogComponent, "mcp"))
+		c.mu.Lock()
+		c.bridge = b
+		c.mu.Unlock()
+		c.refresh()
+		b.OnChange(c.refresh)
+		return nil
+	})
+}
+
+// Stop disconnects every server and stops stdio children. Safe before
+// Start, twice and concurrently.
+func (c *mcpCatalog) Stop(ctx context.Context) error {
+	return c.life.Stop(ctx, func() {
+		c.mu.RLock()
+		b := c.bridge
+		c.mu.RUnlock()
+		if b != nil {
+			if err := b.Close(); err != nil {
+				c.log.Warn("mcp servers did not all stop cleanly", logErr, err)
+			}
+		}
+	})
 }
 
 func (c *mcpCatalog) refresh() {
+	c.mu.RLock()
+	b := c.bridge
+	c.mu.RUnlock()
 	var out []*tools.Tool
-	for _, d := range c.bridge.Tools() {
+	for _, d := range b.Tools() {
 		t, err := tools.Compile(d)
 		if err != nil {
 			c.log.Warn("mcp tool skipped", "tool", d.Name, logErr, err)
@@ -82,5 +117,3 @@ func (c *mcpCatalog) selector(entries []string) func() []*tools.Tool {
 	}
 }
 
-// Close disconnects every server and stops stdio children.
-func (c *mcpCatalog) Close() error { return c.bridge.Close() }

@@ -155,12 +155,13 @@ func orDefault(v, def int) int {
 }
 
 // Start recovers sessions a crash left running and schedules queued input.
-// It is safe to call twice.
+// It is safe to call twice and concurrently with Stop; after Stop it does
+// nothing.
 func (e *Engine) Start(ctx context.Context) error {
 	e.mu.Lock()
-	if e.started {
+	if e.started || e.stopping {
 		e.mu.Unlock()
-		return nil
+		return nil // a stopped engine does not start again
 	}
 	e.started = true
 	e.mu.Unlock()
@@ -174,7 +175,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.ExpireApprovals(ctx); err != nil {
 		return err
 	}
-	e.wg.Add(1)
+	e.mu.Lock()
+	if e.stopping { // Stop came during recovery: nothing more to start
+		e.mu.Unlock()
+		return nil
+	}
+	e.wg.Add(1) // under mu, so it never races Stop's Wait
+	e.mu.Unlock()
 	go e.sweepApprovals()
 	pending, err := e.store.Sessions(ctx, SessionFilter{
 		Statuses:     []Status{StatusIdle, StatusAwaitingInput},
