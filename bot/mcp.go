@@ -116,4 +116,3 @@ func (c *mcpCatalog) selector(entries []string) func() []*tools.Tool {
 		return out
 	}
 }
-
