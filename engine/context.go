@@ -52,7 +52,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 			b.assistant().Text += p.Text
 		case ToolCall:
 			a := b.assistant()
-			a.ToolCalls = append(a.ToolCalls, p)
+			a.ToolCalls = append(a.ToolCalls, p.forModel())
 		case SessionContext:
 			b.userText("Context: " + p.Text)
 		case ApprovalDecided, ApplySucceeded, ApplyFailed, ApplyUnconfirmed, ApprovalExpiry:
@@ -60,7 +60,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 		case ToolCallResult:
 			u := b.user()
 			u.ToolResults = append(u.ToolResults, ToolResult{
-				CallID: p.CallID, Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
+				CallID: p.ModelCallID(), Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
 			})
 		}
 	}

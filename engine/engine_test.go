@@ -46,7 +46,7 @@ func TestEngine_MultiRoundToolTurn(t *testing.T) {
 		t.Fatalf("events:\n got %v\nwant %v", got, want)
 	}
 	rs := results(t, evs)
-	if rs[1].CallID != "toolu_2" || rs[1].Result.Content[0].Text != `{"sum":7}` || rs[1].Result.IsError {
+	if rs[1].ProviderCallID != "toolu_2" || rs[1].CallID == "toolu_2" || rs[1].Result.Content[0].Text != `{"sum":7}` || rs[1].Result.IsError {
 		t.Fatalf("second result: %+v", rs[1])
 	}
 	if evs[0].ID != in.ID {
@@ -327,10 +327,10 @@ func TestEngine_ToolErrors(t *testing.T) {
 		t.Fatalf("%d results", len(rs))
 	}
 	for _, r := range rs {
-		w := want[r.CallID]
+		w := want[r.ProviderCallID]
 		if !r.Result.IsError || r.Result.UnknownOutcome != w.unknown || !strings.Contains(r.Result.Content[0].Text, w.text) {
 			t.Errorf("%s: is_error=%v unknown=%v text=%q; want unknown=%v text~%q",
-				r.CallID, r.Result.IsError, r.Result.UnknownOutcome, r.Result.Content[0].Text, w.unknown, w.text)
+				r.ProviderCallID, r.Result.IsError, r.Result.UnknownOutcome, r.Result.Content[0].Text, w.unknown, w.text)
 		}
 	}
 	if adds.Load() != 0 {
@@ -444,7 +444,7 @@ func TestEngine_RecoverAfterCrash(t *testing.T) {
 
 	s, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	rs := results(t, evs)
-	if len(rs) != 1 || rs[0].CallID != "toolu_deploy" || !rs[0].Result.IsError || !rs[0].Result.UnknownOutcome {
+	if len(rs) != 1 || rs[0].ProviderCallID != "toolu_deploy" || !rs[0].Result.IsError || !rs[0].Result.UnknownOutcome {
 		t.Fatalf("recovered result: %+v", rs)
 	}
 	errs := ofType(evs, engine.EventSessionError)

@@ -43,10 +43,22 @@ type ToolProgress struct {
 }
 
 // ToolCallResult is tool.result: what the model was told a call produced.
+// CallID is brain's id of the call and ProviderCallID the provider's (see
+// ToolCall); results written before brain minted its own ids have only
+// CallID, the provider's.
 type ToolCallResult struct {
-	CallID string         `json:"call_id"`
-	Name   string         `json:"name"`
-	Result ToolResultBody `json:"result"`
+	CallID         string         `json:"call_id"`
+	Name           string         `json:"name"`
+	Result         ToolResultBody `json:"result"`
+	ProviderCallID string         `json:"provider_call_id,omitempty"`
+}
+
+// ModelCallID is the id the model knows the call by.
+func (p ToolCallResult) ModelCallID() string {
+	if p.ProviderCallID != "" {
+		return p.ProviderCallID
+	}
+	return p.CallID
 }
 
 // ToolResultBody is a tool result as MCP shapes it: content parts and the

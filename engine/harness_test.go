@@ -215,6 +215,18 @@ func results(t *testing.T, evs []engine.Event) []engine.ToolCallResult {
 	return out
 }
 
+// callID is brain's id of the call the provider named providerID.
+func callID(t *testing.T, evs []engine.Event, providerID string) string {
+	t.Helper()
+	for _, ev := range ofType(evs, engine.EventToolCall) {
+		if c := payload[engine.ToolCall](t, ev); c.ProviderID == providerID {
+			return c.ID
+		}
+	}
+	t.Fatalf("no tool.call from provider call %s", providerID)
+	return ""
+}
+
 func outcome(t *testing.T, evs []engine.Event) string {
 	t.Helper()
 	done := ofType(evs, engine.EventTurnCompleted)

@@ -37,7 +37,7 @@ func TestEngine_AskOpensQuestionAndEndsTurn(t *testing.T) {
 		t.Fatalf("status %s outcome %s", s.Status, outcome(t, evs))
 	}
 	q := s.OpenQuestion()
-	if q == nil || q.Text != "Which environment?" || len(q.Options) != 2 || q.CallID != "toolu_ask" {
+	if q == nil || q.Text != "Which environment?" || len(q.Options) != 2 || q.CallID != callID(t, evs, "toolu_ask") {
 		t.Fatalf("question %+v", q)
 	}
 	if count(evs, engine.EventQuestionAsked) != 1 || h.fake.Received() != 1 {
@@ -183,7 +183,7 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	s := h.session()
 	h.send(s.ID, "report it")
 	s, evs := h.waitTurns(s.ID, 1)
-	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
+	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != callID(t, evs, "r2") || string(res.Data) != `{"status":"two"}` {
 		t.Fatalf("session result %s", s.Result)
 	}
 	rs := results(t, evs)
@@ -197,11 +197,11 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	h.send(s.ID, "again")
 	h.waitFor(s.ID, "failed", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusFailed })
 	s, _ = h.eng.Session(context.Background(), s.ID)
-	if !strings.Contains(string(s.Result), `"r2"`) {
+	if !strings.Contains(string(s.Result), `"`+callID(t, evs, "r2")+`"`) {
 		t.Fatalf("result cleared by failed turn: %s", s.Result)
 	}
 	history, err := h.eng.Results(context.Background(), s.ID)
-	if err != nil || len(history) != 2 || history[0].CallID != "r1" || history[1].CallID != "r2" {
+	if err != nil || len(history) != 2 || history[0].CallID != callID(t, evs, "r1") || history[1].CallID != callID(t, evs, "r2") {
 		t.Fatalf("history %v %+v", err, history)
 	}
 }
@@ -540,7 +540,7 @@ func TestEngine_ProgressIsRecorded(t *testing.T) {
 	slow := tools.Definition{
 		Name: "import", Description: "import the catalog",
 		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
-			if c.IdempotencyKey() != c.SessionID+":toolu_imp" {
+			if c.ToolCallID == "toolu_imp" || c.IdempotencyKey() != c.SessionID+":"+c.ToolCallID {
 				return nil, tools.Failed("idempotency key %q", c.IdempotencyKey())
 			}
 			for _, phase := range []string{"downloading", "processing"} {
@@ -557,7 +557,7 @@ func TestEngine_ProgressIsRecorded(t *testing.T) {
 	h.send(s.ID, "import")
 	_, evs := h.waitTurns(s.ID, 1)
 	progress := ofType(evs, engine.EventToolProgress)
-	if len(progress) != 2 || !strings.Contains(string(payload[engine.ToolProgress](t, progress[0]).Data), `"phase":"downloading"`) || payload[engine.ToolProgress](t, progress[0]).CallID != "toolu_imp" {
+	if len(progress) != 2 || !strings.Contains(string(payload[engine.ToolProgress](t, progress[0]).Data), `"phase":"downloading"`) || payload[engine.ToolProgress](t, progress[0]).CallID != callID(t, evs, "toolu_imp") {
 		t.Fatalf("progress events:\n%s", dump(progress))
 	}
 	if rs := results(t, evs); rs[0].Result.IsError {

@@ -86,6 +86,12 @@ type Input struct {
 	// the session talks to answers too (matched to an option by value or
 	// label); text from anyone else waits for the answer as steering.
 	Answer *Answer `json:"answer,omitempty"`
+	// RetryOf is the id of the user.message this one runs again (see
+	// ResumeOptions.Retry); the engine sets it.
+	RetryOf string `json:"retry_of,omitempty"`
+	// RequestID is the id of the API request that sent the input, which
+	// its turn's tools see (tools.Call.RequestID).
+	RequestID string `json:"request_id,omitempty"`
 }
 
 // Send records a user.message and queues a turn for it. It returns the

@@ -58,9 +58,11 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	tc := tools.Call{
 		Input:      call.Input,
 		SessionID:  t.session.ID,
-		MessageID:  t.id,
+		MessageID:  t.message,
 		ToolCallID: call.ID,
 		Agent:      t.agent.Name,
+		Model:      t.model,
+		RequestID:  t.requestID,
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
@@ -195,7 +197,7 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 		}
 		doc = extra[0].Data
 	}
-	res, err := e.events(t.id, ToolCallResult{CallID: call.ID, Name: call.Name, Result: textResult(out.Text, out.IsError, out.Unknown)})
+	res, err := e.events(t.id, ToolCallResult{CallID: call.ID, ProviderCallID: call.ProviderID, Name: call.Name, Result: textResult(out.Text, out.IsError, out.Unknown)})
 	if err != nil {
 		return fmt.Errorf("record tool result: %w", err)
 	}

@@ -21,6 +21,11 @@ type turn struct {
 	messages []Message
 	usage    Usage
 	rounds   int
+	// The tools' call context: the request that sent the input, and the
+	// model message of the current round and the model that wrote it.
+	requestID string
+	message   string
+	model     string
 	// ask is the ask tool when offered; question is the one this turn asked.
 	ask      *tools.Tool
 	question *Question
@@ -109,8 +114,10 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		// The model's context is rebuilt without them, as if never written.
 		e.log.Warn("unreadable events left out of the context", logSession, id, logErr, unreadable)
 	}
+	text, requestID := readInputs(inputs)
+	t.requestID = requestID
 	t.tools = map[string]*tools.Tool{}
-	for _, tool := range agent.toolsFor(inputText(inputs)) {
+	for _, tool := range agent.toolsFor(text) {
 		t.tools[tool.Name] = tool
 		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
 	}
@@ -147,14 +154,15 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		e.count("model_calls")
 		t.usage.InputTokens += resp.Usage.InputTokens
 		t.usage.OutputTokens += resp.Usage.OutputTokens
-		if err := e.recordResponse(wctx, t, resp); err != nil {
+		calls, err := e.recordResponse(wctx, t, resp)
+		if err != nil {
 			return "", err
 		}
-		if len(resp.ToolCalls) == 0 {
+		if len(calls) == 0 {
 			return OutcomeCompleted, nil
 		}
-		results := make([]ToolResult, 0, len(resp.ToolCalls))
-		for _, call := range resp.ToolCalls {
+		results := make([]ToolResult, 0, len(calls))
+		for _, call := range calls {
 			var out toolOutcome
 			if ctx.Err() != nil {
 				out = toolOutcome{Text: "not run: the turn was stopped before this call", IsError: true}
@@ -164,7 +172,7 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 			if err := e.recordResult(wctx, t, call, out); err != nil {
 				return "", err
 			}
-			results = append(results, ToolResult{CallID: call.ID, Name: call.Name, Content: out.Text, IsError: out.IsError})
+			results = append(results, ToolResult{CallID: call.ModelID(), Name: call.Name, Content: out.Text, IsError: out.IsError})
 		}
 		t.messages = append(t.messages, Message{Role: RoleUser, ToolResults: results})
 		t.rounds++
@@ -180,39 +188,38 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 	}
 }
 
-// recordResponse commits the model's text and tool calls as one unit.
-func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) error {
-	var evs []Event
+// recordResponse commits the model's text and tool calls as one unit and
+// returns the calls as recorded: each under an id brain mints, unique in
+// the session, with the provider's id kept for the model's context.
+func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) ([]ToolCall, error) {
+	var ps []Payload
 	if resp.Text != "" {
-		ev, err := e.events(t.id, AgentMessage{Text: resp.Text})
-		if err != nil {
-			return err
-		}
-		evs = append(evs, ev...)
+		ps = append(ps, AgentMessage{Text: resp.Text})
 	}
+	calls := make([]ToolCall, len(resp.ToolCalls))
+	shown := make([]ToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
-		if c.ID == "" {
-			resp.ToolCalls[i].ID = e.newID("call")
-			c = resp.ToolCalls[i]
-		}
 		if len(c.Input) == 0 {
-			resp.ToolCalls[i].Input = json.RawMessage(`{}`)
-			c = resp.ToolCalls[i]
+			c.Input = json.RawMessage(`{}`)
 		}
+		c.ProviderID, c.ID = c.ID, e.newID("call")
+		calls[i], shown[i] = c, c.forModel()
 		// Arguments that are not JSON are kept as text (see NewEvent).
-		ev, err := e.events(t.id, c)
-		if err != nil {
-			return err
-		}
-		evs = append(evs, ev...)
+		ps = append(ps, c)
+	}
+	evs, err := e.events(t.id, ps...)
+	if err != nil {
+		return nil, err
 	}
 	if len(evs) > 0 {
 		if _, err := e.commit(ctx, Commit{SessionID: t.session.ID, Events: evs}); err != nil {
-			return fmt.Errorf("record model response: %w", err)
+			return nil, fmt.Errorf("record model response: %w", err)
 		}
+		t.message = evs[0].ID
 	}
-	t.messages = append(t.messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
-	return nil
+	t.model = resp.Model
+	t.messages = append(t.messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: shown})
+	return calls, nil
 }
 
 // endTurn records a turn that ended normally or was cancelled on purpose.
@@ -327,17 +334,21 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 	return err
 }
 
-// inputText joins the text of a turn's inputs, for conditional tools. An
-// input that cannot be decoded is left out here as it is left out of the
-// context; buildMessages, which reads the same events, reports it.
-func inputText(inputs []Event) string {
+// readInputs joins the text of a turn's inputs, for conditional tools, and
+// returns the request id of the newest one that has one. An input that
+// cannot be decoded is left out here as it is left out of the context;
+// buildMessages, which reads the same events, reports it.
+func readInputs(inputs []Event) (text, requestID string) {
 	var b strings.Builder
 	for _, ev := range inputs {
 		p, err := ev.Decode()
 		if in, ok := p.(Input); ok && err == nil {
 			b.WriteString(in.Text)
 			b.WriteByte('\n')
+			if in.RequestID != "" {
+				requestID = in.RequestID
+			}
 		}
 	}
-	return b.String()
+	return b.String(), requestID
 }

@@ -19,13 +19,19 @@ import (
 )
 
 // The wire fixture is the event log of wireScenario, which drives every
-// event writer of the engine on a real SQLite file. It was captured from
-// brain at commit 87c6032, before event payloads were typed, so it is the
-// shape existing databases hold. TestWire_WritersMatchFixture keeps the
-// writers byte-compatible with it; TestWire_FixtureDecodes keeps the codec
-// able to read it. Rewrite it (-update) only for a deliberate wire change,
-// and then keep a copy of the old file for the decode test.
-const wireFixture = "testdata/events-87c6032.txt"
+// event writer of the engine on a real SQLite file, as the current writers
+// write it. TestWire_WritersMatchFixture keeps the writers byte-compatible
+// with it; TestWire_FixtureRoundTrips keeps the codec able to read it.
+// Rewrite it (-update) only for a deliberate wire change.
+//
+// The legacy fixture is the same scenario's log as brain 87c6032 wrote it,
+// before event payloads were typed and before brain minted its own tool
+// call ids: the shape older databases hold. It is never rewritten;
+// TestWire_LegacyFixtureDecodes keeps the codec able to read it.
+const (
+	wireFixture   = "testdata/events.txt"
+	legacyFixture = "testdata/events-87c6032.txt"
+)
 
 var updateWire = flag.Bool("update", false, "rewrite "+wireFixture+" from the current writers")
 
@@ -40,7 +46,7 @@ func TestWire_WritersMatchFixture(t *testing.T) {
 		}
 		return
 	}
-	want := readWire(t)
+	want := readWire(t, wireFixture)
 	if len(got) != len(want) {
 		t.Errorf("%d events, fixture has %d", len(got), len(want))
 	}
@@ -65,9 +71,9 @@ func formatWire(evs []engine.Event) string {
 	return b.String()
 }
 
-func readWire(t *testing.T) []engine.Event {
+func readWire(t *testing.T, path string) []engine.Event {
 	t.Helper()
-	f, err := os.Open(wireFixture)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
