@@ -190,9 +190,10 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // Stop stops taking input, lets running turns finish until ctx is done, then
-// cancels what is left; cancelled turns leave their sessions interrupted.
-// Queued input stays recorded and runs after the next Start. Safe to call
-// twice.
+// cancels what is left; cancelled turns leave their sessions interrupted,
+// with their input and the input queued behind them reported not run
+// (resume with retry runs it). Other queued input stays recorded and runs
+// after the next Start. Safe to call twice.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.stopping {

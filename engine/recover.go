@@ -9,7 +9,8 @@ import (
 // recover repairs sessions that a crash left running: each gets an error
 // result for every tool call that has none (its outcome is unknown), a
 // session.error for the turn's input and its queued input, and status
-// interrupted, so `resume` can continue it.
+// interrupted, so `resume` can continue it (and resume with retry run the
+// input again).
 func (e *Engine) recover(ctx context.Context) error {
 	running, err := e.store.Sessions(ctx, SessionFilter{Statuses: []Status{StatusRunning}})
 	if err != nil {
@@ -75,5 +76,5 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 		}
 	}
 	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, CodeInterrupted,
-		"brain stopped while this turn was running; resume to continue")
+		"brain stopped while this turn was running; "+resumeHint)
 }

@@ -180,47 +180,12 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 	return res.Events[0], false, nil
 }
 
-// Resume resets an interrupted or failed session to idle at its last
-// checkpoint: the broken turn's events stay in the log for audit but leave
-// the model's context. Resuming an idle session changes nothing.
-func (e *Engine) Resume(ctx context.Context, sessionID string) (Session, error) {
-	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonResumed})
-	if err != nil {
-		return Session{}, err
-	}
-	res, err := e.commit(ctx, Commit{
-		SessionID: sessionID,
-		Update: func(s *Session) error {
-			switch s.Status {
-			case StatusInterrupted, StatusFailed:
-				s.Status = StatusIdle
-				return nil
-			case StatusIdle, StatusAwaitingInput:
-				return errNothingToDo
-			default:
-				return Errorf(CodeConflict, "the session is %s; only an interrupted or failed session can be resumed", s.Status)
-			}
-		},
-		Events: evs,
-	})
-	if errors.Is(err, errNothingToDo) {
-		return e.Session(ctx, sessionID)
-	}
-	if err != nil {
-		return Session{}, err
-	}
-	// Input that raced with the failure may still be queued: run it now.
-	if pending, err := e.pendingInputs(ctx, res.Session); err == nil && len(pending) > 0 {
-		e.kick(sessionID)
-	}
-	return res.Session, nil
-}
-
 // errNothingToDo aborts a commit that would change nothing.
 var errNothingToDo = errors.New("nothing to do")
 
-// Cancel stops the running turn (outcome cancelled), drops queued input and
-// closes the open question, leaving the session idle. It waits for the turn
+// Cancel stops the running turn (outcome cancelled), drops queued input
+// (recording an input_cancelled session.error for each) and closes the open
+// question, leaving the session idle. It waits for the turn
 // to stop or ctx to end.
 func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) {
 	s, err := e.Session(ctx, sessionID)
@@ -247,7 +212,8 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 	if err != nil {
 		return Session{}, err
 	}
-	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonCancelled})
+	ps := droppedErrors(pending, notRunCancelled)
+	evs, err := e.events("", append(ps, SessionStatus{Status: StatusIdle, Reason: ReasonCancelled})...)
 	if err != nil {
 		return Session{}, err
 	}

@@ -53,8 +53,9 @@ type Commit struct {
 	// Events get their Seq assigned by the store, in order.
 	Events []Event
 	// InputKey makes the commit idempotent per session: when the key was
-	// recorded by an earlier commit, nothing is written and the result holds
-	// that commit's first event with Duplicate set.
+	// recorded by an earlier commit, nothing is written, Update is not
+	// called, and the result holds that commit's first event with Duplicate
+	// set.
 	InputKey string
 	// Result, when set, is appended to the session's result history (the
 	// caller sets Session.Result in Update).

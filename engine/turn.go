@@ -222,7 +222,8 @@ func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse
 	return calls, nil
 }
 
-// endTurn records a turn that ended normally or was cancelled on purpose.
+// endTurn records a turn that ended normally or was cancelled on purpose;
+// a cancel drops the queued input, with a session.error for each.
 func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause error) error {
 	var dropped []Event
 	if errors.Is(cause, errCancelled) {
@@ -239,9 +240,11 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 	if outcome == OutcomeQuestion {
 		next = StatusAwaitingInput
 	}
-	evs, err := e.events(t.id,
+	ps := droppedErrors(dropped, notRunCancelled)
+	ps = append(ps,
 		TurnCompleted{Outcome: outcome, Rounds: t.rounds, Usage: t.usage},
 		SessionStatus{Status: next, Reason: turnEndReason(outcome)})
+	evs, err := e.events(t.id, ps...)
 	if err != nil {
 		return err
 	}
@@ -254,7 +257,7 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 			} else {
 				s.Question = nil // a cancelled turn's question is closed with it
 			}
-			s.Checkpoint = s.LastSeq + 1 // the turn.completed event
+			s.Checkpoint = s.LastSeq + int64(len(dropped)) + 1 // the turn.completed event
 			if len(dropped) > 0 {
 				s.InputCursor = dropped[len(dropped)-1].Seq
 			}
@@ -276,11 +279,11 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 		}
 		return
 	}
-	status, code, msg := StatusInterrupted, CodeInternal, "internal error; resume to continue"
+	status, code, msg := StatusInterrupted, CodeInternal, "internal error; "+resumeHint
 	var pe *ProviderError
 	switch {
 	case errors.Is(cause, errShutdown):
-		code, msg = CodeInterrupted, "brain shut down while this turn was running; resume to continue"
+		code, msg = CodeInterrupted, "brain shut down while this turn was running; "+resumeHint
 	case errors.As(err, &pe):
 		code, msg = pe.Code, pe.Error()
 		if !pe.Transient {
@@ -295,8 +298,11 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 	}
 }
 
-// stopBroken records the end of a turn that cannot go on, cancels queued
-// input, and leaves the session in status (interrupted or failed).
+// stopBroken records the end of a turn that cannot go on and leaves the
+// session in status (interrupted or failed). Every input left unanswered
+// gets a session.error: the turn's newest input the one saying why
+// (code, msg), its other inputs and the queued input, which is taken off
+// the queue, input_cancelled. Resume with retry queues them all again.
 func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, inputs []Event, status Status, code, msg string) error {
 	s, err := e.store.Session(ctx, sessionID)
 	if err != nil {
@@ -307,14 +313,13 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 		return err
 	}
 	inputID := ""
-	if len(inputs) > 0 {
-		inputID = inputs[len(inputs)-1].ID
+	if n := len(inputs); n > 0 {
+		inputID = inputs[n-1].ID
+		inputs = inputs[:n-1]
 	}
 	ps := []Payload{SessionError{InputID: inputID, Code: code, Message: msg}}
-	for _, q := range queued {
-		ps = append(ps, SessionError{InputID: q.ID, Code: CodeInputCancelled,
-			Message: "not run: the session stopped before this message; resume and send it again"})
-	}
+	ps = append(ps, droppedErrors(inputs, notRunStopped)...)
+	ps = append(ps, droppedErrors(queued, notRunStopped)...)
 	ps = append(ps, TurnCompleted{Outcome: OutcomeFailed, Code: code}, SessionStatus{Status: status, Reason: code})
 	evs, err := e.events(turnID, ps...)
 	if err != nil {
@@ -332,6 +337,15 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 		Events: evs,
 	})
 	return err
+}
+
+// droppedErrors is an input_cancelled session.error for each input.
+func droppedErrors(inputs []Event, msg string) []Payload {
+	ps := make([]Payload, 0, len(inputs))
+	for _, in := range inputs {
+		ps = append(ps, SessionError{InputID: in.ID, Code: CodeInputCancelled, Message: msg})
+	}
+	return ps
 }
 
 // readInputs joins the text of a turn's inputs, for conditional tools, and

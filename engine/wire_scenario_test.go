@@ -105,8 +105,9 @@ func readWire(t *testing.T, path string) []engine.Event {
 // author, key, mode and answer, text, tool calls (valid, invalid, without id
 // or input), progress, results (ok, error, unknown), the result tool, a
 // question, approvals decided every way, retried, expired and interrupted by
-// a crash, max iterations, cancel, interrupt, provider and internal
-// failures with queued input, resume, crash recovery and shutdown. It
+// a crash, max iterations, cancel with queued input, interrupt, provider
+// and internal failures with queued input, resume with and without retry,
+// crash recovery and shutdown. It
 // returns the session's log as the store holds it.
 func wireScenario(t *testing.T) []engine.Event {
 	t.Helper()
@@ -154,7 +155,7 @@ func wireScenario(t *testing.T) []engine.Event {
 		say("", call("call_report", "report", `{"status": "one"}`)),
 		say("All done."),
 	)
-	r.send(id, engine.Input{Text: "hello <world>  \n", Author: "U1", IdempotencyKey: "key-1"})
+	r.send(id, engine.Input{Text: "hello <world>  \n", Author: "U1", IdempotencyKey: "key-1", RequestID: "req-1"})
 	next()
 
 	// A question, steering while it is open, and the answer.
@@ -200,11 +201,13 @@ func wireScenario(t *testing.T) []engine.Event {
 	r.send(id, engine.Input{Text: "loop", Author: "U1"})
 	next()
 
-	// Cancel a running turn, then an open question.
+	// Cancel a running turn with input queued behind it, then an open
+	// question.
 	hold := make(chan struct{})
 	r.model.push(scriptStep{hold: hold})
 	r.send(id, engine.Input{Text: "slow", Author: "U1"})
 	r.entered()
+	r.send(id, engine.Input{Text: "dropped by the cancel", Author: "U1"})
 	if _, err := r.eng.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +227,8 @@ func wireScenario(t *testing.T) []engine.Event {
 	next()
 	next()
 
-	// Provider failures (transient with queued input, permanent) and an
-	// internal one, each resumed.
+	// Provider failures (transient with queued input, resumed with retry;
+	// permanent) and an internal one, each resumed.
 	hold = make(chan struct{})
 	r.model.push(scriptStep{hold: hold, err: &engine.ProviderError{Transient: true, Status: 429, Code: engine.ProviderRateLimited, Message: "slow down"}})
 	r.send(id, engine.Input{Text: "rate", Author: "U1"})
@@ -233,7 +236,11 @@ func wireScenario(t *testing.T) []engine.Event {
 	r.send(id, engine.Input{Text: "queued meanwhile", Author: "U1"})
 	close(hold)
 	next()
-	r.resume(id)
+	r.model.push(say("Both answered."))
+	if _, err := r.eng.ResumeWith(ctx, id, engine.ResumeOptions{Retry: true, RequestID: "req-2"}); err != nil {
+		t.Fatal(err)
+	}
+	next()
 	r.model.push(scriptStep{err: &engine.ProviderError{Status: 401, Code: engine.ProviderAuth, Message: "invalid x-api-key"}})
 	r.send(id, engine.Input{Text: "auth", Author: "U1"})
 	next()
