@@ -94,25 +94,70 @@ type Input struct {
 	RequestID string `json:"request_id,omitempty"`
 }
 
+// CreateSessionWithInput creates a session (see CreateSession) and sends in
+// as its first message (see Send), or does neither: when in cannot be
+// queued (the run queue is full) nothing is stored. A repeat with the same
+// idempotency keys returns the session and the event recorded the first
+// time, even while the queue is full.
+func (e *Engine) CreateSessionWithInput(ctx context.Context, n NewSession, in Input) (s Session, ev Event, created bool, err error) {
+	if in, err = checkInput(in); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	if n.IdempotencyKey != "" {
+		s, err := e.store.SessionByKey(ctx, n.IdempotencyKey)
+		switch {
+		case err == nil:
+			// A repeat: send finds the first message before it counts
+			// the queue.
+			ev, _, err := e.send(ctx, s.ID, in, true)
+			return s, ev, false, err
+		case !errors.Is(err, ErrNotFound):
+			return Session{}, Event{}, false, err
+		}
+	}
+	if err := e.admit(""); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	if s, created, err = e.CreateSession(ctx, n); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	// Admitted above, so a queue that filled meanwhile cannot leave the
+	// new session without its message.
+	ev, _, err = e.send(ctx, s.ID, in, !created)
+	return s, ev, created, err
+}
+
 // Send records a user.message and queues a turn for it. It returns the
 // recorded event; duplicate is true when the idempotency key was seen before,
-// in which case the original event is returned and nothing is queued.
+// in which case the original event is returned and nothing is queued, even
+// while the run queue is full.
 func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event, duplicate bool, err error) {
+	if in, err = checkInput(in); err != nil {
+		return Event{}, false, err
+	}
+	return e.send(ctx, sessionID, in, true)
+}
+
+// checkInput trims and checks input before anything is read or written.
+func checkInput(in Input) (Input, error) {
 	in.Text = strings.TrimRight(in.Text, " \t\r\n")
 	if strings.TrimSpace(in.Text) == "" {
-		return Event{}, false, Errorf(CodeInvalid, "text is required")
+		return in, Errorf(CodeInvalid, "text is required")
 	}
 	if n := utf8.RuneCountInString(in.Text); n > MaxInputChars {
-		return Event{}, false, Errorf(CodeInvalid, "text is %d characters; at most %d", n, MaxInputChars)
+		return in, Errorf(CodeInvalid, "text is %d characters; at most %d", n, MaxInputChars)
 	}
 	switch in.Mode {
 	case "", ModeQueue, ModeInterrupt:
 	default:
-		return Event{}, false, Errorf(CodeInvalid, "mode must be %q or %q", ModeQueue, ModeInterrupt)
+		return in, Errorf(CodeInvalid, "mode must be %q or %q", ModeQueue, ModeInterrupt)
 	}
-	if err := e.admit(sessionID); err != nil {
-		return Event{}, false, err
-	}
+	return in, nil
+}
+
+// send records checked input; with admit, new input is refused when the
+// run queue is full (a duplicate is answered first).
+func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit bool) (Event, bool, error) {
 	cur, err := e.store.Session(ctx, sessionID)
 	if err != nil {
 		return Event{}, false, err
@@ -144,6 +189,13 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 		InputKey:  in.IdempotencyKey,
 		Events:    evs,
 		Update: func(s *Session) error {
+			// Not called for a duplicate, which is answered even when the
+			// queue is full.
+			if admit {
+				if err := e.admit(sessionID); err != nil {
+					return err
+				}
+			}
 			if s.Status == StatusInterrupted || s.Status == StatusFailed {
 				return Errorf(CodeConflict, "resume the %s session before sending input", s.Status)
 			}
