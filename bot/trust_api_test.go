@@ -128,3 +128,35 @@ func TestAPI_ResumeWithRetry(t *testing.T) {
 		t.Fatalf("a plain resume queued input: %d user messages", countType(evs, engine.EventUserMessage))
 	}
 }
+
+// A provider error that echoes the configured model key: the key is in no
+// event, no API response and no log line.
+func TestAPI_ProviderErrorEchoingTheKeyIsScrubbed(t *testing.T) {
+	const key = "test-model-key" // writeConfig's models.default.api_key
+	ta := newTestApp(t, "", Options{})
+	ta.fake.Push(fakemodel.Fail(401, "invalid x-api-key "+key+" (sent as x-api-key: "+key+")"))
+	var s api.SessionResponse
+	ta.must(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"message": "hi"}, &s)
+	ta.waitStatus(s.ID, engine.StatusFailed)
+	if got := ta.fake.Requests(); len(got) == 0 || got[0].APIKey != key {
+		t.Fatalf("the model was not called with the key")
+	}
+	var bodies []string
+	for _, path := range []string{"/v1/sessions/" + s.ID + "/events", "/v1/sessions/" + s.ID, "/v1/sessions"} {
+		_, _, body := ta.do("GET", path, nil)
+		bodies = append(bodies, string(body))
+	}
+	_, _, body := ta.do("POST", "/v1/sessions/"+s.ID+"/resume", map[string]any{"retry": true})
+	bodies = append(bodies, string(body))
+	for i, b := range bodies {
+		if strings.Contains(b, key) {
+			t.Errorf("response %d holds the key: %s", i, b)
+		}
+	}
+	if !strings.Contains(bodies[0], "provider_auth") || !strings.Contains(bodies[0], "[REDACTED]") {
+		t.Errorf("the error is not reported: %s", bodies[0])
+	}
+	if strings.Contains(ta.logs.String(), key) {
+		t.Errorf("the log holds the key:\n%s", ta.logs.String())
+	}
+}

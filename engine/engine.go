@@ -43,6 +43,11 @@ type Config struct {
 	ApprovalTTL time.Duration
 	// ExpirySweep is how often pending approvals are checked for expiry (1m).
 	ExpirySweep time.Duration
+	// Scrubber redacts configured secrets from every text the engine
+	// records or logs that came from outside: model output and provider
+	// errors, tool results, errors and progress, previews and applies. Nil
+	// redacts nothing.
+	Scrubber *tools.Scrubber
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -61,6 +66,7 @@ type Engine struct {
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
 	askTool        *tools.Tool
+	scrub          *tools.Scrubber
 
 	slots chan struct{} // one token per running turn
 	hub   hub
@@ -117,6 +123,7 @@ func New(cfg Config) (*Engine, error) {
 		approvalTTL:    cfg.ApprovalTTL,
 		expirySweep:    cfg.ExpirySweep,
 		askTool:        newAskTool(),
+		scrub:          cfg.Scrubber,
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),

@@ -93,7 +93,9 @@ func (e *Engine) timeoutOf(tool *tools.Tool) time.Duration {
 
 // invoke runs fn with a timeout in its own goroutine, so a tool that ignores
 // its context cannot hold the turn past its deadline, and turns panics and
-// errors into error outcomes.
+// errors into error outcomes. Every tool's run, preview and apply comes
+// through here, so this is where what a tool returns is scrubbed of
+// secrets, before anything records it or the model sees it.
 func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, toolOutcome) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -126,7 +128,7 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 	// (e.g. "killed after 120s, every process confirmed stopped").
 	var te *tools.Error
 	if errors.As(a.err, &te) {
-		return nil, toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
+		return nil, toolOutcome{Text: e.scrub.String(te.Message), IsError: true, Unknown: te.UnknownOutcome}
 	}
 	if err := cctx.Err(); err != nil && (a.err != nil || a.out == nil) {
 		if ctx.Err() != nil {
@@ -135,9 +137,12 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 		return nil, unknown("%q timed out after %s; its outcome is unknown", name, timeout)
 	}
 	if a.err != nil {
-		return nil, unknown("%v", a.err)
+		return nil, unknown("%s", e.scrub.String(a.err.Error()))
 	}
-	return a.out, toolOutcome{}
+	if len(a.out) == 0 {
+		return a.out, toolOutcome{}
+	}
+	return e.scrub.JSON(a.out), toolOutcome{}
 }
 
 // checkOutput applies the size cap and the output schema. A tool that ran
@@ -216,7 +221,7 @@ func (e *Engine) recordProgress(ctx context.Context, t *turn, call ToolCall, pro
 	if !json.Valid(progress) {
 		return errors.New("progress is not valid JSON")
 	}
-	evs, err := e.events(t.id, ToolProgress{CallID: call.ID, Name: call.Name, Data: progress})
+	evs, err := e.events(t.id, ToolProgress{CallID: call.ID, Name: call.Name, Data: e.scrub.JSON(progress)})
 	if err != nil {
 		return err
 	}

@@ -192,6 +192,7 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 // returns the calls as recorded: each under an id brain mints, unique in
 // the session, with the provider's id kept for the model's context.
 func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) ([]ToolCall, error) {
+	resp.Text = e.scrub.String(resp.Text)
 	var ps []Payload
 	if resp.Text != "" {
 		ps = append(ps, AgentMessage{Text: resp.Text})
@@ -285,12 +286,13 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 	case errors.Is(cause, errShutdown):
 		code, msg = CodeInterrupted, "brain shut down while this turn was running; "+resumeHint
 	case errors.As(err, &pe):
-		code, msg = pe.Code, pe.Error()
+		// Providers echo what they were sent, the key included.
+		code, msg = pe.Code, e.scrub.String(pe.Error())
 		if !pe.Transient {
 			status = StatusFailed
 		}
 	default:
-		log.Error("turn failed", logErr, err)
+		log.Error("turn failed", logErr, e.scrub.String(err.Error()))
 	}
 	e.count("turns_" + string(status))
 	if err := e.stopBroken(ctx, t.session.ID, t.id, t.inputs, status, code, msg); err != nil {
