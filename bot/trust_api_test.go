@@ -2,7 +2,9 @@ package bot
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -158,5 +160,51 @@ func TestAPI_ProviderErrorEchoingTheKeyIsScrubbed(t *testing.T) {
 	}
 	if strings.Contains(ta.logs.String(), key) {
 		t.Errorf("the log holds the key:\n%s", ta.logs.String())
+	}
+}
+
+// when: blocks may name ask, as seed 002's example offers ask only to the
+// turns that propose.
+func TestAPI_ConditionalAsk(t *testing.T) {
+	ta := newTestApp(t, "    when:\n      - input_matches: \"(?i)propose\"\n        tools: [ask]\n", Options{})
+	var s api.SessionResponse
+	ta.must(http.StatusCreated, "POST", "/v1/sessions", map[string]any{"message": "just do it"}, &s)
+	ta.waitTurns(s.ID, 1)
+	ta.must(http.StatusAccepted, "POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"type": "user.message", "text": "Propose an approach"}, nil)
+	ta.waitTurns(s.ID, 2)
+	reqs := ta.fake.Requests()
+	if len(reqs) != 2 || len(reqs[0].Tools) != 0 || len(reqs[1].Tools) != 1 || reqs[1].Tools[0] != "ask" {
+		t.Fatalf("tools offered: %v, %v", reqs[0].Tools, reqs[len(reqs)-1].Tools)
+	}
+}
+
+// A misconfigured search provider (a refused key) is logged once per
+// cause, without the key, however many calls it fails.
+func TestWebSearch_MisconfiguredProviderIsLoggedOnce(t *testing.T) {
+	const searchKey = "brave-key-that-is-refused"
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":"invalid token %s"}`, r.Header.Get("X-Subscription-Token"))
+	}))
+	defer provider.Close()
+	extra := fmt.Sprintf("    tools: [web_search]\ntools:\n  web_search: {provider: brave, api_key: %s, endpoint: %s}\n", searchKey, provider.URL)
+	ta := newTestApp(t, extra, Options{})
+	search := fakemodel.Call{Name: "web_search", Input: `{"query":"brain"}`}
+	ta.fake.Push(fakemodel.ToolCalls(search, search), fakemodel.ToolCalls(search), fakemodel.Text("no luck"))
+	s := ta.createSession()
+	ta.sendMessage(s.ID, "search twice")
+	ta.waitTurns(s.ID, 1)
+	ta.fake.Push(fakemodel.ToolCalls(search), fakemodel.Text("still no luck"))
+	ta.sendMessage(s.ID, "and again")
+	_, evs := ta.waitTurns(s.ID, 2)
+	if n := countType(evs, engine.EventToolResult); n != 4 {
+		t.Fatalf("%d tool results", n)
+	}
+	logs := ta.logs.String()
+	if n := strings.Count(logs, "a tool is misconfigured"); n != 1 {
+		t.Fatalf("logged %d times, want once:\n%s", n, logs)
+	}
+	if !strings.Contains(logs, "HTTP 401") || strings.Contains(logs, searchKey) {
+		t.Fatalf("the log line does not name the cause, or holds the key:\n%s", logs)
 	}
 }

@@ -17,6 +17,8 @@ const (
 	logTurn    = "turn_id"
 	logErr     = "err"
 	logTool    = "tool"
+	// logCauseKey: why a tool's calls fail (tools.Error.Cause).
+	logCauseKey = "cause"
 )
 
 // Config wires an Engine.
@@ -72,6 +74,7 @@ type Engine struct {
 	hub   hub
 
 	mu       sync.Mutex
+	causes   map[string]bool // tool failure causes already logged
 	runners  map[string]*runner
 	waiting  int // runners with input not yet taken into a turn
 	started  bool

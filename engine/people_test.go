@@ -27,6 +27,29 @@ func withAsk() harnessOption {
 
 const envQuestion = `{"text":"Which environment?","options":[{"label":"Staging","value":"stg"},{"label":"Production","value":"prod"}]}`
 
+// ask may be offered only to some turns, as seed 002's example does.
+func TestEngine_ConditionalAsk(t *testing.T) {
+	h := newHarness(t, func(_ *engine.Config, a *engine.Agent) {
+		a.When = []engine.Conditional{{
+			Match: func(in string) bool { return strings.Contains(in, "propose") },
+			Ask:   true,
+		}}
+	})
+	s := h.session()
+	h.send(s.ID, "just do it")
+	h.waitTurns(s.ID, 1)
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_ask", Name: "ask", Input: envQuestion}))
+	h.send(s.ID, "propose an approach")
+	s, _ = h.waitTurns(s.ID, 2)
+	reqs := h.fake.Requests()
+	if strings.Contains(string(reqs[0].Raw), `"name":"ask"`) || !strings.Contains(string(reqs[1].Raw), `"name":"ask"`) {
+		t.Fatalf("ask offered to the wrong turns:\n%s\n%s", reqs[0].Raw, reqs[1].Raw)
+	}
+	if s.Status != engine.StatusAwaitingInput || s.OpenQuestion() == nil {
+		t.Fatalf("the conditional ask did not open a question: %s", s.Status)
+	}
+}
+
 func TestEngine_AskOpensQuestionAndEndsTurn(t *testing.T) {
 	h := newHarness(t, withAsk())
 	h.fake.Push(fakemodel.TextAndTools("Let me check.", fakemodel.Call{ID: "toolu_ask", Name: "ask", Input: envQuestion}))

@@ -128,6 +128,9 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 	// (e.g. "killed after 120s, every process confirmed stopped").
 	var te *tools.Error
 	if errors.As(a.err, &te) {
+		if te.Cause != "" {
+			e.logCause(name, te.Cause)
+		}
 		return nil, toolOutcome{Text: e.scrub.String(te.Message), IsError: true, Unknown: te.UnknownOutcome}
 	}
 	if err := cctx.Err(); err != nil && (a.err != nil || a.out == nil) {
@@ -143,6 +146,30 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 		return a.out, toolOutcome{}
 	}
 	return e.scrub.JSON(a.out), toolOutcome{}
+}
+
+// maxCauses bounds the causes remembered as logged; past it they are
+// forgotten and may be logged again.
+const maxCauses = 1024
+
+// logCause logs a tool failure that its configuration causes, once per
+// tool and cause: every call fails alike until an operator fixes it, and
+// the model has the details in its tool result.
+func (e *Engine) logCause(tool, cause string) {
+	key := tool + "\x00" + cause
+	e.mu.Lock()
+	seen := e.causes[key]
+	if !seen {
+		if e.causes == nil || len(e.causes) >= maxCauses {
+			e.causes = map[string]bool{}
+		}
+		e.causes[key] = true
+	}
+	e.mu.Unlock()
+	if !seen {
+		e.log.Warn("a tool is misconfigured; its calls fail until the config is fixed (logged once per cause)",
+			logTool, tool, logCauseKey, e.scrub.String(cause))
+	}
 }
 
 // checkOutput applies the size cap and the output schema. A tool that ran

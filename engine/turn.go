@@ -117,11 +117,12 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	text, requestID := readInputs(inputs)
 	t.requestID = requestID
 	t.tools = map[string]*tools.Tool{}
-	for _, tool := range agent.toolsFor(text) {
+	offered, ask := agent.toolsFor(text)
+	for _, tool := range offered {
 		t.tools[tool.Name] = tool
 		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
 	}
-	if agent.Ask {
+	if ask {
 		t.ask = e.askTool
 		t.specs = append(t.specs, ToolSpec{Name: AskTool, Description: t.ask.Description, InputSchema: t.ask.InputSchema()})
 	}

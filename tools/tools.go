@@ -140,9 +140,22 @@ type Decision struct {
 type Error struct {
 	Message        string
 	UnknownOutcome bool
+	// Cause, when set, says the failure comes from how the tool is set up
+	// (a missing or refused credential, an endpoint that cannot work), not
+	// from this call: a short text, the same for every call it breaks,
+	// without secrets. The engine logs each cause of a tool once, so an
+	// operator learns of it without a line per call.
+	Cause string
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Misconfigured is a tool error that the tool's configuration causes (see
+// Error.Cause), raised before anything was dispatched or refused by the
+// service, so nothing happened.
+func Misconfigured(cause, format string, args ...any) *Error {
+	return &Error{Message: fmt.Sprintf(format, args...), Cause: cause}
+}
 
 // Failed is a tool error raised before anything was dispatched.
 func Failed(format string, args ...any) *Error {
