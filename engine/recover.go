@@ -32,13 +32,11 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 	}
 	var turnID string
 	var inputs []Event
-	byID := map[string]Event{}
 	open := map[string]ToolCall{}
 	var order []string
 	var unreadable []error
 	for _, ev := range evs {
 		if ev.Type == EventUserMessage {
-			byID[ev.ID] = ev // only its id is needed
 			continue
 		}
 		p, err := ev.Decode()
@@ -49,9 +47,11 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 		switch p := p.(type) {
 		case TurnStarted:
 			turnID = ev.TurnID
+			// Only the ids are needed; an input queued during the previous
+			// turn was logged before the checkpoint, so not read here.
 			inputs = inputs[:0]
 			for _, id := range p.InputIDs {
-				inputs = append(inputs, byID[id])
+				inputs = append(inputs, Event{ID: id})
 			}
 		case ToolCall:
 			open[p.ID] = p

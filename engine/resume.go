@@ -58,7 +58,7 @@ func (e *Engine) ResumeWith(ctx context.Context, sessionID string, opts ResumeOp
 			}
 		}
 	}
-	s, err := e.reset(ctx, sessionID)
+	s, err := e.reset(ctx, sessionID, opts.Retry)
 	if err != nil {
 		return Resumed{}, err
 	}
@@ -80,8 +80,10 @@ func (e *Engine) ResumeWith(ctx context.Context, sessionID string, opts ResumeOp
 	return out, nil
 }
 
-// reset moves an interrupted or failed session to idle.
-func (e *Engine) reset(ctx context.Context, sessionID string) (Session, error) {
+// reset moves an interrupted or failed session to idle. A running session
+// is a conflict, unless retry: then its turn may be the retry's own, and a
+// repeated request must be answered, not refused.
+func (e *Engine) reset(ctx context.Context, sessionID string, retry bool) (Session, error) {
 	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonResumed})
 	if err != nil {
 		return Session{}, err
@@ -95,6 +97,11 @@ func (e *Engine) reset(ctx context.Context, sessionID string) (Session, error) {
 				return nil
 			case StatusIdle, StatusAwaitingInput:
 				return errNothingToDo
+			case StatusRunning:
+				if retry {
+					return errNothingToDo
+				}
+				fallthrough
 			default:
 				return Errorf(CodeConflict, "the session is %s; only an interrupted or failed session can be resumed", s.Status)
 			}
