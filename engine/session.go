@@ -104,13 +104,13 @@ func (e *Engine) CreateSessionWithInput(ctx context.Context, n NewSession, in In
 		return Session{}, Event{}, false, err
 	}
 	if n.IdempotencyKey != "" {
-		s, err := e.store.SessionByKey(ctx, n.IdempotencyKey)
+		prev, err := e.store.SessionByKey(ctx, n.IdempotencyKey)
 		switch {
 		case err == nil:
 			// A repeat: send finds the first message before it counts
 			// the queue.
-			ev, _, err := e.send(ctx, s.ID, in, true)
-			return s, ev, false, err
+			ev, _, err := e.send(ctx, prev.ID, in, true)
+			return prev, ev, false, err
 		case !errors.Is(err, ErrNotFound):
 			return Session{}, Event{}, false, err
 		}
@@ -236,9 +236,9 @@ func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit boo
 var errNothingToDo = errors.New("nothing to do")
 
 // Cancel stops the running turn (outcome cancelled), drops queued input
-// (recording an input_cancelled session.error for each) and closes the open
-// question, leaving the session idle. It waits for the turn
-// to stop or ctx to end.
+// (recording an input_cancelled session.error for each) and closes the
+// open question, leaving the session idle. It waits for the turn to stop
+// or ctx to end.
 func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
