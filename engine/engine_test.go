@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -429,19 +428,7 @@ func TestEngine_RecoverAfterCrash(t *testing.T) {
 	in := h.send(s.ID, "deploy it")
 	h.waitFor(s.ID, "tool.call", func(_ engine.Session, evs []engine.Event) bool { return count(evs, engine.EventToolCall) == 1 })
 
-	// Simulate a crash: abandon the engine without Stop, then open a new one
-	// on the same file. (The real SIGKILL test is in bot.)
-	crashed, crashedStore := h.eng, h.store
-	h.eng = nil
-	h.open(withTools(hang))
-	defer func() {
-		// Let the abandoned engine's turn end, and stop it.
-		close(release)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = crashed.Stop(ctx)
-		_ = crashedStore.Close()
-	}()
+	h.crash(func() { close(release) }, withTools(hang))
 
 	s, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	rs := results(t, evs)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -133,17 +132,7 @@ func TestEngine_CrashReportsQueuedInputAndRetryRunsIt(t *testing.T) {
 	}
 	queued := h.send(s.ID, "queued")
 
-	// Crash: abandon the engine without Stop and open a new one on the file.
-	crashed, crashedStore := h.eng, h.store
-	h.eng = nil
-	h.open()
-	defer func() {
-		close(block)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = crashed.Stop(ctx)
-		_ = crashedStore.Close()
-	}()
+	h.crash(func() { close(block) })
 	s, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	errs := sessionErrors(t, evs)
 	if len(errs) != 2 || errs[0].InputID != first.ID || errs[0].Code != engine.CodeInterrupted ||
@@ -229,16 +218,7 @@ func TestEngine_CrashNamesInputQueuedBeforeTheCheckpoint(t *testing.T) {
 	if _, err := h.fake.WaitRequests(context.Background(), 2); err != nil {
 		t.Fatal(err)
 	}
-	crashed, crashedStore := h.eng, h.store
-	h.eng = nil
-	h.open()
-	defer func() {
-		close(second)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = crashed.Stop(ctx)
-		_ = crashedStore.Close()
-	}()
+	h.crash(func() { close(second) })
 	s, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	if errs := sessionErrors(t, evs); len(errs) != 1 || errs[0].InputID != queued.ID {
 		t.Fatalf("session errors %+v, want one for %s\n%s", errs, queued.ID, dump(evs))
