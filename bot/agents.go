@@ -127,10 +127,7 @@ func buildAgents(cfg *config.Config, models map[string]engine.Model, defs []tool
 			if err != nil {
 				return nil, err
 			}
-			a.When = append(a.When, engine.Conditional{Match: w.Matches, Tools: ts})
-			if slices.Contains(w.Tools, engine.AskTool) {
-				return nil, fmt.Errorf("%s.when[%d].tools: ask cannot be conditional; list it in %s.tools", where, j, where)
-			}
+			a.When = append(a.When, engine.Conditional{Match: w.Matches, Tools: ts, Ask: slices.Contains(w.Tools, engine.AskTool)})
 		}
 		if ac.ResultTool != "" {
 			rt, err := resultTool(catalog, ac.ResultTool)

@@ -131,6 +131,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
+		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 	})
 	if err != nil {
 		return nil, err

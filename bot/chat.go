@@ -59,10 +59,19 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 		case "/quit", "/exit":
 			return nil
 		case "/resume":
-			if _, err := eng.Resume(ctx, s.ID); err != nil {
+			// With retry: what the stop left unanswered runs again, once.
+			r, err := eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
+			switch {
+			case err != nil:
 				fmt.Fprintf(out, "! %v\n", err)
-			} else {
+			case len(r.Retried) == 0:
 				fmt.Fprintln(out, "resumed; send a message to continue")
+			default:
+				fmt.Fprintf(out, "resumed; running %d unanswered message(s) again\n", len(r.Retried))
+				last := r.Retried[len(r.Retried)-1].Seq
+				if after, err = follow(ctx, eng, s.ID, after, last, p); err != nil {
+					return err
+				}
 			}
 			continue
 		}

@@ -34,7 +34,9 @@ func TestChat_ConversationInTerminal(t *testing.T) {
 		"! provider_unavailable",
 		"type /resume",
 		"resumed",
+		"running 1 unanswered message(s) again", // break please, retried
 		"Back again.",
+		"echo: again",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)

@@ -29,17 +29,20 @@ type Agent struct {
 	// InputMode is the default for input that arrives while a turn runs:
 	// ModeQueue (default) or ModeInterrupt.
 	InputMode string
-	// Ask offers the built-in ask tool.
+	// Ask offers the built-in ask tool to every turn (Conditional.Ask
+	// offers it to some).
 	Ask bool
 	// Approvers may decide this agent's approvals; empty means the person
 	// who started the session.
 	Approvers []string
 }
 
-// Conditional offers Tools only to turns whose input satisfies Match.
+// Conditional offers Tools, and the ask tool when Ask is set, only to
+// turns whose input satisfies Match.
 type Conditional struct {
 	Match func(input string) bool
 	Tools []*tools.Tool
+	Ask   bool
 }
 
 func (a *Agent) check() error {
@@ -78,8 +81,9 @@ func (a *Agent) check() error {
 	return nil
 }
 
-// toolsFor returns the tools offered to a turn with the given input text.
-func (a *Agent) toolsFor(input string) []*tools.Tool {
+// toolsFor returns the tools offered to a turn with the given input text,
+// and whether the ask tool is one of them.
+func (a *Agent) toolsFor(input string) (offered []*tools.Tool, ask bool) {
 	out := append([]*tools.Tool(nil), a.Tools...)
 	seen := map[string]bool{}
 	for _, t := range out {
@@ -93,15 +97,17 @@ func (a *Agent) toolsFor(input string) []*tools.Tool {
 			}
 		}
 	}
+	ask = a.Ask
 	for _, c := range a.When {
 		if c.Match(input) {
 			add(c.Tools)
+			ask = ask || c.Ask
 		}
 	}
 	if a.Dynamic != nil {
 		add(a.Dynamic())
 	}
-	return out
+	return out, ask
 }
 
 // Agent returns the named agent.

@@ -250,7 +250,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 	if tool == nil {
 		out = failed("tool %q is no longer configured for agent %q; nothing was applied", a.Tool, a.Agent)
 	} else {
-		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: a.TurnID, ToolCallID: a.CallID, Agent: a.Agent}
+		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a.SessionID, a.CallID), ToolCallID: a.CallID, Agent: a.Agent}
 		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy}
 		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
 			return tool.Apply(ctx, tc, dec)
@@ -307,6 +307,36 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		return
 	}
 	e.count("approvals_" + string(status))
+}
+
+// messageOf returns the id of the model message that holds the call (see
+// tools.Call.MessageID): the first of the agent.message and tool.call
+// events its response was recorded as. It is "" when the log cannot be
+// read; the apply runs all the same, since it needs only its arguments.
+func (e *Engine) messageOf(ctx context.Context, sessionID, callID string) string {
+	evs, err := e.store.Events(ctx, sessionID, 0, 0)
+	if err != nil {
+		e.log.Warn("read the log for an apply's message id", logSession, sessionID, logErr, err)
+		return ""
+	}
+	start, prev := "", ""
+	for _, ev := range evs {
+		if ev.Type != EventAgentMessage && ev.Type != EventToolCall {
+			prev = ""
+			continue
+		}
+		// One response is committed as one run of these events.
+		if prev == "" || ev.TurnID != prev {
+			start = ev.ID
+		}
+		prev = ev.TurnID
+		if ev.Type == EventToolCall {
+			if c, err := ev.Decode(); err == nil && c.(ToolCall).ID == callID {
+				return start
+			}
+		}
+	}
+	return ""
 }
 
 // approvalTool finds the approval's tool among its agent's tools.

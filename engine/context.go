@@ -10,9 +10,10 @@ import (
 //   - a user.message enters the context when a turn takes it (turn.started),
 //     so input queued mid-turn is placed before the turn that answers it and
 //     input cancelled before any turn took it stays out;
-//   - the model's output and tool results of a failed turn stay in the log for
-//     audit but leave the context (resume restarts from the checkpoint); the
-//     input of that turn stays, since it was acknowledged.
+//   - a failed turn stays in the log for audit but leaves the context, its
+//     input included (resume restarts from the checkpoint, so one input that
+//     breaks a turn cannot break every later one; resume with retry records
+//     that input again, as new input).
 //
 // Events that cannot be decoded are left out; the error names each of them.
 func buildMessages(evs []Event) ([]Message, error) {
@@ -38,7 +39,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 	}
 	var b builder
 	for i, ev := range evs {
-		if failed[ev.TurnID] && ev.Type != EventTurnStarted {
+		if failed[ev.TurnID] {
 			continue
 		}
 		switch p := payloads[i].(type) {
@@ -52,7 +53,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 			b.assistant().Text += p.Text
 		case ToolCall:
 			a := b.assistant()
-			a.ToolCalls = append(a.ToolCalls, p)
+			a.ToolCalls = append(a.ToolCalls, p.forModel())
 		case SessionContext:
 			b.userText("Context: " + p.Text)
 		case ApprovalDecided, ApplySucceeded, ApplyFailed, ApplyUnconfirmed, ApprovalExpiry:
@@ -60,7 +61,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 		case ToolCallResult:
 			u := b.user()
 			u.ToolResults = append(u.ToolResults, ToolResult{
-				CallID: p.CallID, Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
+				CallID: p.ModelCallID(), Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
 			})
 		}
 	}

@@ -17,6 +17,8 @@ const (
 	logTurn    = tools.LogTurn
 	logErr     = tools.LogErr
 	logTool    = tools.LogTool
+	// logCauseKey: why a tool's calls fail (tools.Error.Cause).
+	logCauseKey = "cause"
 )
 
 // Config wires an Engine.
@@ -43,6 +45,11 @@ type Config struct {
 	ApprovalTTL time.Duration
 	// ExpirySweep is how often pending approvals are checked for expiry (1m).
 	ExpirySweep time.Duration
+	// Scrubber redacts configured secrets from every text the engine
+	// records or logs that came from outside: model output and provider
+	// errors, tool results, errors and progress, previews and applies. Nil
+	// redacts nothing.
+	Scrubber *tools.Scrubber
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -61,11 +68,13 @@ type Engine struct {
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
 	askTool        *tools.Tool
+	scrub          *tools.Scrubber
 
 	slots chan struct{} // one token per running turn
 	hub   hub
 
 	mu       sync.Mutex
+	causes   map[string]bool // tool failure causes already logged
 	runners  map[string]*runner
 	waiting  int // runners with input not yet taken into a turn
 	started  bool
@@ -117,6 +126,7 @@ func New(cfg Config) (*Engine, error) {
 		approvalTTL:    cfg.ApprovalTTL,
 		expirySweep:    cfg.ExpirySweep,
 		askTool:        newAskTool(),
+		scrub:          cfg.Scrubber,
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),
@@ -197,9 +207,10 @@ func (e *Engine) Start(ctx context.Context) error {
 }
 
 // Stop stops taking input, lets running turns finish until ctx is done, then
-// cancels what is left; cancelled turns leave their sessions interrupted.
-// Queued input stays recorded and runs after the next Start. Safe to call
-// twice.
+// cancels what is left; cancelled turns leave their sessions interrupted,
+// with their input and the input queued behind them reported not run
+// (resume with retry runs it). Other queued input stays recorded and runs
+// after the next Start. Safe to call twice.
 func (e *Engine) Stop(ctx context.Context) error {
 	e.mu.Lock()
 	if !e.stopping {

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -46,7 +45,7 @@ func TestEngine_MultiRoundToolTurn(t *testing.T) {
 		t.Fatalf("events:\n got %v\nwant %v", got, want)
 	}
 	rs := results(t, evs)
-	if rs[1].CallID != "toolu_2" || rs[1].Result.Content[0].Text != `{"sum":7}` || rs[1].Result.IsError {
+	if rs[1].ProviderCallID != "toolu_2" || rs[1].CallID == "toolu_2" || rs[1].Result.Content[0].Text != `{"sum":7}` || rs[1].Result.IsError {
 		t.Fatalf("second result: %+v", rs[1])
 	}
 	if evs[0].ID != in.ID {
@@ -214,9 +213,10 @@ func TestEngine_TransientProviderFailureInterruptsThenResume(t *testing.T) {
 	if s.Status != engine.StatusIdle || outcome(t, evs) != engine.OutcomeCompleted {
 		t.Fatalf("after resume: %s %s", s.Status, outcome(t, evs))
 	}
-	// The broken turn's input stays in context; nothing of its output does.
+	// Resume resets to the checkpoint: the broken turn, its input
+	// included, leaves the context (seed 000), so it cannot break the next.
 	req := string(h.fake.Requests()[1].Raw)
-	if !strings.Contains(req, "hello") || !strings.Contains(req, "try again") {
+	if strings.Contains(req, "hello") || !strings.Contains(req, "try again") {
 		t.Fatalf("request after resume: %s", req)
 	}
 }
@@ -327,10 +327,10 @@ func TestEngine_ToolErrors(t *testing.T) {
 		t.Fatalf("%d results", len(rs))
 	}
 	for _, r := range rs {
-		w := want[r.CallID]
+		w := want[r.ProviderCallID]
 		if !r.Result.IsError || r.Result.UnknownOutcome != w.unknown || !strings.Contains(r.Result.Content[0].Text, w.text) {
 			t.Errorf("%s: is_error=%v unknown=%v text=%q; want unknown=%v text~%q",
-				r.CallID, r.Result.IsError, r.Result.UnknownOutcome, r.Result.Content[0].Text, w.unknown, w.text)
+				r.ProviderCallID, r.Result.IsError, r.Result.UnknownOutcome, r.Result.Content[0].Text, w.unknown, w.text)
 		}
 	}
 	if adds.Load() != 0 {
@@ -428,23 +428,11 @@ func TestEngine_RecoverAfterCrash(t *testing.T) {
 	in := h.send(s.ID, "deploy it")
 	h.waitFor(s.ID, "tool.call", func(_ engine.Session, evs []engine.Event) bool { return count(evs, engine.EventToolCall) == 1 })
 
-	// Simulate a crash: abandon the engine without Stop, then open a new one
-	// on the same file. (The real SIGKILL test is in bot.)
-	crashed, crashedStore := h.eng, h.store
-	h.eng = nil
-	h.open(withTools(hang))
-	defer func() {
-		// Let the abandoned engine's turn end, and stop it.
-		close(release)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = crashed.Stop(ctx)
-		_ = crashedStore.Close()
-	}()
+	h.crash(func() { close(release) }, withTools(hang))
 
 	s, evs := h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
 	rs := results(t, evs)
-	if len(rs) != 1 || rs[0].CallID != "toolu_deploy" || !rs[0].Result.IsError || !rs[0].Result.UnknownOutcome {
+	if len(rs) != 1 || rs[0].ProviderCallID != "toolu_deploy" || !rs[0].Result.IsError || !rs[0].Result.UnknownOutcome {
 		t.Fatalf("recovered result: %+v", rs)
 	}
 	errs := ofType(evs, engine.EventSessionError)

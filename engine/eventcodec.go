@@ -25,9 +25,9 @@ func NewEvent(p Payload) (Event, error) {
 
 // encodeToolCall records the model's arguments even when they are not
 // JSON: they are kept as a JSON string, in the shape earlier versions wrote
-// for them ({call_id, input, name}). Decoding gives that string as Input;
-// an Input that is a JSON string is written in the same shape, so it
-// re-encodes to the same bytes.
+// for them ({call_id, input, name}, then provider_call_id when set).
+// Decoding gives that string as Input; an Input that is a JSON string is
+// written in the same shape, so it re-encodes to the same bytes.
 func encodeToolCall(c ToolCall) ([]byte, error) {
 	data, err := json.Marshal(c)
 	if err == nil && !isJSONString(c.Input) {
@@ -40,10 +40,11 @@ func encodeToolCall(c ToolCall) ([]byte, error) {
 		}
 	}
 	return json.Marshal(struct {
-		CallID string          `json:"call_id"`
-		Input  json.RawMessage `json:"input"`
-		Name   string          `json:"name"`
-	}{c.ID, input, c.Name})
+		CallID     string          `json:"call_id"`
+		Input      json.RawMessage `json:"input"`
+		Name       string          `json:"name"`
+		ProviderID string          `json:"provider_call_id,omitempty"`
+	}{c.ID, input, c.Name, c.ProviderID})
 }
 
 func isJSONString(raw json.RawMessage) bool {

@@ -43,10 +43,22 @@ type ToolProgress struct {
 }
 
 // ToolCallResult is tool.result: what the model was told a call produced.
+// CallID is brain's id of the call and ProviderCallID the provider's (see
+// ToolCall); results written before brain minted its own ids have only
+// CallID, the provider's.
 type ToolCallResult struct {
-	CallID string         `json:"call_id"`
-	Name   string         `json:"name"`
-	Result ToolResultBody `json:"result"`
+	CallID         string         `json:"call_id"`
+	Name           string         `json:"name"`
+	Result         ToolResultBody `json:"result"`
+	ProviderCallID string         `json:"provider_call_id,omitempty"`
+}
+
+// ModelCallID is the id the model knows the call by.
+func (p ToolCallResult) ModelCallID() string {
+	if p.ProviderCallID != "" {
+		return p.ProviderCallID
+	}
+	return p.CallID
 }
 
 // ToolResultBody is a tool result as MCP shapes it: content parts and the
@@ -171,10 +183,23 @@ func (p ApprovalRetried) UpdatedApproval() string  { return p.ApprovalID }
 const (
 	// CodeInterrupted: brain stopped or shut down while the turn ran.
 	CodeInterrupted = "interrupted"
-	// CodeInputCancelled: queued input that will not run because the
-	// session stopped. It follows the error that stopped the session, so
-	// channels need not show it again.
+	// CodeInputCancelled: input that was not answered because the session
+	// stopped (it follows the error that stopped it, so channels need not
+	// show it again; resume with retry runs it), or queued input a cancel
+	// dropped. Its message says which, and how to run it.
 	CodeInputCancelled = "input_cancelled"
+)
+
+// Messages of session.error events.
+const (
+	// resumeHint ends the errors of a stopped turn.
+	resumeHint = "resume to continue, or resume with retry to run this message again"
+	// notRunStopped is the input_cancelled error of input a stop left
+	// unanswered besides the one the stop's own error names.
+	notRunStopped = "not run: the session stopped before this message was answered; resume with retry to run it again, or send it again"
+	// notRunCancelled is the input_cancelled error of queued input a
+	// cancel dropped.
+	notRunCancelled = "not run: the session was cancelled before this message ran; send it again to run it"
 )
 
 // SessionError is session.error: why the input InputID did not get an

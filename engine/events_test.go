@@ -11,10 +11,11 @@ import (
 	"brain/tools"
 )
 
-// TestWire_FixtureDecodes reads the log as brain 87c6032 wrote it: every
-// event decodes to its typed payload and encodes back to the same bytes.
-func TestWire_FixtureDecodes(t *testing.T) {
-	evs := readWire(t)
+// TestWire_LegacyFixtureDecodes reads the log as brain 87c6032 wrote it:
+// every event decodes to its typed payload and encodes back to the same
+// bytes.
+func TestWire_LegacyFixtureDecodes(t *testing.T) {
+	evs := readWire(t, legacyFixture)
 	if len(evs) != len(fixturePayloads) {
 		t.Fatalf("fixture has %d events, the table %d", len(evs), len(fixturePayloads))
 	}
@@ -36,6 +37,29 @@ func TestWire_FixtureDecodes(t *testing.T) {
 		}
 		if again.Type != ev.Type || string(again.Data) != string(ev.Data) {
 			t.Errorf("event %d re-encodes as\n%s %s\nwant\n%s %s", ev.Seq, again.Type, again.Data, ev.Type, ev.Data)
+		}
+	}
+	for _, typ := range eventTypes {
+		if !seen[typ] {
+			t.Errorf("the fixture has no %s event", typ)
+		}
+	}
+}
+
+// TestWire_FixtureRoundTrips reads the log as the current writers write
+// it: every event decodes and encodes back to the same bytes.
+func TestWire_FixtureRoundTrips(t *testing.T) {
+	seen := map[string]bool{}
+	for _, ev := range readWire(t, wireFixture) {
+		p, err := ev.Decode()
+		if err != nil || p == nil {
+			t.Errorf("event %d %s: %#v, %v", ev.Seq, ev.Type, p, err)
+			continue
+		}
+		seen[ev.Type] = true
+		again, err := engine.NewEvent(p)
+		if err != nil || again.Type != ev.Type || string(again.Data) != string(ev.Data) {
+			t.Errorf("event %d re-encodes as\n%s %s, %v\nwant\n%s %s", ev.Seq, again.Type, again.Data, err, ev.Type, ev.Data)
 		}
 	}
 	for _, typ := range eventTypes {

@@ -88,6 +88,24 @@ func (h *harness) open(opts ...harnessOption) {
 	h.t.Cleanup(h.close)
 }
 
+// crash abandons the engine without Stop, as a kill would, and opens a new
+// one on the same file; the new one recovers what the first left running.
+// At cleanup unblock lets the abandoned engine's turn end, and it is
+// stopped. (The real SIGKILL test is in bot.)
+func (h *harness) crash(unblock func(), opts ...harnessOption) {
+	h.t.Helper()
+	crashed, crashedStore := h.eng, h.store
+	h.eng = nil
+	h.open(opts...)
+	h.t.Cleanup(func() {
+		unblock()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = crashed.Stop(ctx)
+		_ = crashedStore.Close()
+	})
+}
+
 func (h *harness) close() {
 	if h.eng == nil {
 		return
@@ -213,6 +231,18 @@ func results(t *testing.T, evs []engine.Event) []engine.ToolCallResult {
 		out = append(out, payload[engine.ToolCallResult](t, ev))
 	}
 	return out
+}
+
+// callID is brain's id of the call the provider named providerID.
+func callID(t *testing.T, evs []engine.Event, providerID string) string {
+	t.Helper()
+	for _, ev := range ofType(evs, engine.EventToolCall) {
+		if c := payload[engine.ToolCall](t, ev); c.ProviderID == providerID {
+			return c.ID
+		}
+	}
+	t.Fatalf("no tool.call from provider call %s", providerID)
+	return ""
 }
 
 func outcome(t *testing.T, evs []engine.Event) string {

@@ -46,13 +46,35 @@ type ToolSpec struct {
 }
 
 // ToolCall is the model asking to run a tool.
+//
+// Between the engine and a Model (ModelResponse, Message) ID is the id the
+// provider gave the call. In the log (the tool.call event) ID is brain's
+// own id for the call, unique in its session, and ProviderID the
+// provider's: a provider may reuse ids, so the idempotency key, approvals,
+// questions and results use brain's id, while the model's context pairs
+// each result with the provider's. Events written before brain minted its
+// own ids hold only ID, the provider's; ModelID reads both.
 type ToolCall struct {
-	ID    string          `json:"call_id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input"`
+	ID         string          `json:"call_id"`
+	Name       string          `json:"name"`
+	Input      json.RawMessage `json:"input"`
+	ProviderID string          `json:"provider_call_id,omitempty"`
 }
 
-// ToolResult answers one ToolCall.
+// ModelID is the id the model knows the call by.
+func (c ToolCall) ModelID() string {
+	if c.ProviderID != "" {
+		return c.ProviderID
+	}
+	return c.ID
+}
+
+// forModel is the call as a Model sees it: under the provider's id.
+func (c ToolCall) forModel() ToolCall {
+	return ToolCall{ID: c.ModelID(), Name: c.Name, Input: c.Input}
+}
+
+// ToolResult answers one ToolCall; CallID is the provider's id of the call.
 type ToolResult struct {
 	CallID  string
 	Name    string
@@ -62,6 +84,9 @@ type ToolResult struct {
 
 // ModelResponse is the model's answer.
 type ModelResponse struct {
+	// Model is the model that answered, as the provider names it (tools
+	// see it in their call context); empty when the adapter does not say.
+	Model      string
 	Text       string
 	ToolCalls  []ToolCall
 	StopReason string

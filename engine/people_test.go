@@ -27,6 +27,29 @@ func withAsk() harnessOption {
 
 const envQuestion = `{"text":"Which environment?","options":[{"label":"Staging","value":"stg"},{"label":"Production","value":"prod"}]}`
 
+// ask may be offered only to some turns, as seed 002's example does.
+func TestEngine_ConditionalAsk(t *testing.T) {
+	h := newHarness(t, func(_ *engine.Config, a *engine.Agent) {
+		a.When = []engine.Conditional{{
+			Match: func(in string) bool { return strings.Contains(in, "propose") },
+			Ask:   true,
+		}}
+	})
+	s := h.session()
+	h.send(s.ID, "just do it")
+	h.waitTurns(s.ID, 1)
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_ask", Name: "ask", Input: envQuestion}))
+	h.send(s.ID, "propose an approach")
+	s, _ = h.waitTurns(s.ID, 2)
+	reqs := h.fake.Requests()
+	if strings.Contains(string(reqs[0].Raw), `"name":"ask"`) || !strings.Contains(string(reqs[1].Raw), `"name":"ask"`) {
+		t.Fatalf("ask offered to the wrong turns:\n%s\n%s", reqs[0].Raw, reqs[1].Raw)
+	}
+	if s.Status != engine.StatusAwaitingInput || s.OpenQuestion() == nil {
+		t.Fatalf("the conditional ask did not open a question: %s", s.Status)
+	}
+}
+
 func TestEngine_AskOpensQuestionAndEndsTurn(t *testing.T) {
 	h := newHarness(t, withAsk())
 	h.fake.Push(fakemodel.TextAndTools("Let me check.", fakemodel.Call{ID: "toolu_ask", Name: "ask", Input: envQuestion}))
@@ -37,7 +60,7 @@ func TestEngine_AskOpensQuestionAndEndsTurn(t *testing.T) {
 		t.Fatalf("status %s outcome %s", s.Status, outcome(t, evs))
 	}
 	q := s.OpenQuestion()
-	if q == nil || q.Text != "Which environment?" || len(q.Options) != 2 || q.CallID != "toolu_ask" {
+	if q == nil || q.Text != "Which environment?" || len(q.Options) != 2 || q.CallID != callID(t, evs, "toolu_ask") {
 		t.Fatalf("question %+v", q)
 	}
 	if count(evs, engine.EventQuestionAsked) != 1 || h.fake.Received() != 1 {
@@ -183,7 +206,7 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	s := h.session()
 	h.send(s.ID, "report it")
 	s, evs := h.waitTurns(s.ID, 1)
-	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != "r2" || string(res.Data) != `{"status":"two"}` {
+	if res, err := s.LatestResult(); err != nil || res == nil || res.CallID != callID(t, evs, "r2") || string(res.Data) != `{"status":"two"}` {
 		t.Fatalf("session result %s", s.Result)
 	}
 	rs := results(t, evs)
@@ -197,11 +220,11 @@ func TestEngine_ResultToolCommitReplaceAndKeep(t *testing.T) {
 	h.send(s.ID, "again")
 	h.waitFor(s.ID, "failed", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusFailed })
 	s, _ = h.eng.Session(context.Background(), s.ID)
-	if !strings.Contains(string(s.Result), `"r2"`) {
+	if !strings.Contains(string(s.Result), `"`+callID(t, evs, "r2")+`"`) {
 		t.Fatalf("result cleared by failed turn: %s", s.Result)
 	}
 	history, err := h.eng.Results(context.Background(), s.ID)
-	if err != nil || len(history) != 2 || history[0].CallID != "r1" || history[1].CallID != "r2" {
+	if err != nil || len(history) != 2 || history[0].CallID != callID(t, evs, "r1") || history[1].CallID != callID(t, evs, "r2") {
 		t.Fatalf("history %v %+v", err, history)
 	}
 }
@@ -540,7 +563,7 @@ func TestEngine_ProgressIsRecorded(t *testing.T) {
 	slow := tools.Definition{
 		Name: "import", Description: "import the catalog",
 		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
-			if c.IdempotencyKey() != c.SessionID+":toolu_imp" {
+			if c.ToolCallID == "toolu_imp" || c.IdempotencyKey() != c.SessionID+":"+c.ToolCallID {
 				return nil, tools.Failed("idempotency key %q", c.IdempotencyKey())
 			}
 			for _, phase := range []string{"downloading", "processing"} {
@@ -557,7 +580,7 @@ func TestEngine_ProgressIsRecorded(t *testing.T) {
 	h.send(s.ID, "import")
 	_, evs := h.waitTurns(s.ID, 1)
 	progress := ofType(evs, engine.EventToolProgress)
-	if len(progress) != 2 || !strings.Contains(string(payload[engine.ToolProgress](t, progress[0]).Data), `"phase":"downloading"`) || payload[engine.ToolProgress](t, progress[0]).CallID != "toolu_imp" {
+	if len(progress) != 2 || !strings.Contains(string(payload[engine.ToolProgress](t, progress[0]).Data), `"phase":"downloading"`) || payload[engine.ToolProgress](t, progress[0]).CallID != callID(t, evs, "toolu_imp") {
 		t.Fatalf("progress events:\n%s", dump(progress))
 	}
 	if rs := results(t, evs); rs[0].Result.IsError {

@@ -9,7 +9,8 @@ import (
 // recover repairs sessions that a crash left running: each gets an error
 // result for every tool call that has none (its outcome is unknown), a
 // session.error for the turn's input and its queued input, and status
-// interrupted, so `resume` can continue it.
+// interrupted, so `resume` can continue it (and resume with retry run the
+// input again).
 func (e *Engine) recover(ctx context.Context) error {
 	running, err := e.store.Sessions(ctx, SessionFilter{Statuses: []Status{StatusRunning}})
 	if err != nil {
@@ -31,13 +32,11 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 	}
 	var turnID string
 	var inputs []Event
-	byID := map[string]Event{}
 	open := map[string]ToolCall{}
 	var order []string
 	var unreadable []error
 	for _, ev := range evs {
 		if ev.Type == EventUserMessage {
-			byID[ev.ID] = ev // only its id is needed
 			continue
 		}
 		p, err := ev.Decode()
@@ -48,9 +47,11 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 		switch p := p.(type) {
 		case TurnStarted:
 			turnID = ev.TurnID
+			// Only the ids are needed; an input queued during the previous
+			// turn was logged before the checkpoint, so not read here.
 			inputs = inputs[:0]
 			for _, id := range p.InputIDs {
-				inputs = append(inputs, byID[id])
+				inputs = append(inputs, Event{ID: id})
 			}
 		case ToolCall:
 			open[p.ID] = p
@@ -75,5 +76,5 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 		}
 	}
 	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, CodeInterrupted,
-		"brain stopped while this turn was running; resume to continue")
+		"brain stopped while this turn was running; "+resumeHint)
 }

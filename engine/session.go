@@ -86,27 +86,78 @@ type Input struct {
 	// the session talks to answers too (matched to an option by value or
 	// label); text from anyone else waits for the answer as steering.
 	Answer *Answer `json:"answer,omitempty"`
+	// RetryOf is the id of the user.message this one runs again (see
+	// ResumeOptions.Retry); the engine sets it.
+	RetryOf string `json:"retry_of,omitempty"`
+	// RequestID is the id of the API request that sent the input, which
+	// its turn's tools see (tools.Call.RequestID).
+	RequestID string `json:"request_id,omitempty"`
+}
+
+// CreateSessionWithInput creates a session (see CreateSession) and sends in
+// as its first message (see Send), or does neither: when in cannot be
+// queued (the run queue is full) nothing is stored. A repeat with the same
+// idempotency keys returns the session and the event recorded the first
+// time, even while the queue is full.
+func (e *Engine) CreateSessionWithInput(ctx context.Context, n NewSession, in Input) (s Session, ev Event, created bool, err error) {
+	if in, err = checkInput(in); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	if n.IdempotencyKey != "" {
+		prev, err := e.store.SessionByKey(ctx, n.IdempotencyKey)
+		switch {
+		case err == nil:
+			// A repeat: send finds the first message before it counts
+			// the queue.
+			ev, _, err := e.send(ctx, prev.ID, in, true)
+			return prev, ev, false, err
+		case !errors.Is(err, ErrNotFound):
+			return Session{}, Event{}, false, err
+		}
+	}
+	if err := e.admit(""); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	if s, created, err = e.CreateSession(ctx, n); err != nil {
+		return Session{}, Event{}, false, err
+	}
+	// Admitted above, so a queue that filled meanwhile cannot leave the
+	// new session without its message.
+	ev, _, err = e.send(ctx, s.ID, in, !created)
+	return s, ev, created, err
 }
 
 // Send records a user.message and queues a turn for it. It returns the
 // recorded event; duplicate is true when the idempotency key was seen before,
-// in which case the original event is returned and nothing is queued.
+// in which case the original event is returned and nothing is queued, even
+// while the run queue is full.
 func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event, duplicate bool, err error) {
+	if in, err = checkInput(in); err != nil {
+		return Event{}, false, err
+	}
+	return e.send(ctx, sessionID, in, true)
+}
+
+// checkInput trims and checks input before anything is read or written.
+func checkInput(in Input) (Input, error) {
 	in.Text = strings.TrimRight(in.Text, " \t\r\n")
 	if strings.TrimSpace(in.Text) == "" {
-		return Event{}, false, Errorf(CodeInvalid, "text is required")
+		return in, Errorf(CodeInvalid, "text is required")
 	}
 	if n := utf8.RuneCountInString(in.Text); n > MaxInputChars {
-		return Event{}, false, Errorf(CodeInvalid, "text is %d characters; at most %d", n, MaxInputChars)
+		return in, Errorf(CodeInvalid, "text is %d characters; at most %d", n, MaxInputChars)
 	}
 	switch in.Mode {
 	case "", ModeQueue, ModeInterrupt:
 	default:
-		return Event{}, false, Errorf(CodeInvalid, "mode must be %q or %q", ModeQueue, ModeInterrupt)
+		return in, Errorf(CodeInvalid, "mode must be %q or %q", ModeQueue, ModeInterrupt)
 	}
-	if err := e.admit(sessionID); err != nil {
-		return Event{}, false, err
-	}
+	return in, nil
+}
+
+// send records checked input; with admit, new input is refused when the
+// run queue is full (a duplicate is answered first).
+func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit bool) (Event, bool, error) {
 	cur, err := e.store.Session(ctx, sessionID)
 	if err != nil {
 		return Event{}, false, err
@@ -138,6 +189,13 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 		InputKey:  in.IdempotencyKey,
 		Events:    evs,
 		Update: func(s *Session) error {
+			// Not called for a duplicate, which is answered even when the
+			// queue is full.
+			if admit {
+				if err := e.admit(sessionID); err != nil {
+					return err
+				}
+			}
 			if s.Status == StatusInterrupted || s.Status == StatusFailed {
 				return Errorf(CodeConflict, "resume the %s session before sending input", s.Status)
 			}
@@ -174,48 +232,13 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 	return res.Events[0], false, nil
 }
 
-// Resume resets an interrupted or failed session to idle at its last
-// checkpoint: the broken turn's events stay in the log for audit but leave
-// the model's context. Resuming an idle session changes nothing.
-func (e *Engine) Resume(ctx context.Context, sessionID string) (Session, error) {
-	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonResumed})
-	if err != nil {
-		return Session{}, err
-	}
-	res, err := e.commit(ctx, Commit{
-		SessionID: sessionID,
-		Update: func(s *Session) error {
-			switch s.Status {
-			case StatusInterrupted, StatusFailed:
-				s.Status = StatusIdle
-				return nil
-			case StatusIdle, StatusAwaitingInput:
-				return errNothingToDo
-			default:
-				return Errorf(CodeConflict, "the session is %s; only an interrupted or failed session can be resumed", s.Status)
-			}
-		},
-		Events: evs,
-	})
-	if errors.Is(err, errNothingToDo) {
-		return e.Session(ctx, sessionID)
-	}
-	if err != nil {
-		return Session{}, err
-	}
-	// Input that raced with the failure may still be queued: run it now.
-	if pending, err := e.pendingInputs(ctx, res.Session); err == nil && len(pending) > 0 {
-		e.kick(sessionID)
-	}
-	return res.Session, nil
-}
-
 // errNothingToDo aborts a commit that would change nothing.
 var errNothingToDo = errors.New("nothing to do")
 
-// Cancel stops the running turn (outcome cancelled), drops queued input and
-// closes the open question, leaving the session idle. It waits for the turn
-// to stop or ctx to end.
+// Cancel stops the running turn (outcome cancelled), drops queued input
+// (recording an input_cancelled session.error for each) and closes the
+// open question, leaving the session idle. It waits for the turn to stop
+// or ctx to end.
 func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) {
 	s, err := e.Session(ctx, sessionID)
 	if err != nil {
@@ -241,7 +264,8 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 	if err != nil {
 		return Session{}, err
 	}
-	evs, err := e.events("", SessionStatus{Status: StatusIdle, Reason: ReasonCancelled})
+	ps := droppedErrors(pending, notRunCancelled)
+	evs, err := e.events("", append(ps, SessionStatus{Status: StatusIdle, Reason: ReasonCancelled})...)
 	if err != nil {
 		return Session{}, err
 	}

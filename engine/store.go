@@ -18,6 +18,10 @@ type Store interface {
 	CreateSession(ctx context.Context, s Session, idempotencyKey string) (Session, bool, error)
 	// Session returns one session.
 	Session(ctx context.Context, id string) (Session, error)
+	// SessionByKey returns the session CreateSession created with
+	// idempotencyKey; ErrNotFound when the key was never used. It writes
+	// nothing, so a repeat can be recognised before anything is created.
+	SessionByKey(ctx context.Context, idempotencyKey string) (Session, error)
 	// Sessions lists sessions, newest first.
 	Sessions(ctx context.Context, f SessionFilter) ([]Session, error)
 	// Commit appends events and updates the session in one transaction.
@@ -53,8 +57,9 @@ type Commit struct {
 	// Events get their Seq assigned by the store, in order.
 	Events []Event
 	// InputKey makes the commit idempotent per session: when the key was
-	// recorded by an earlier commit, nothing is written and the result holds
-	// that commit's first event with Duplicate set.
+	// recorded by an earlier commit, nothing is written, Update is not
+	// called, and the result holds that commit's first event with Duplicate
+	// set.
 	InputKey string
 	// Result, when set, is appended to the session's result history (the
 	// caller sets Session.Result in Update).

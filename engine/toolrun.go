@@ -58,9 +58,11 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	tc := tools.Call{
 		Input:      call.Input,
 		SessionID:  t.session.ID,
-		MessageID:  t.id,
+		MessageID:  t.message,
 		ToolCallID: call.ID,
 		Agent:      t.agent.Name,
+		Model:      t.model,
+		RequestID:  t.requestID,
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
@@ -91,7 +93,9 @@ func (e *Engine) timeoutOf(tool *tools.Tool) time.Duration {
 
 // invoke runs fn with a timeout in its own goroutine, so a tool that ignores
 // its context cannot hold the turn past its deadline, and turns panics and
-// errors into error outcomes.
+// errors into error outcomes. Every tool's run, preview and apply comes
+// through here, so this is where what a tool returns is scrubbed of
+// secrets, before anything records it or the model sees it.
 func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration, fn func(context.Context) (json.RawMessage, error)) (json.RawMessage, toolOutcome) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -124,7 +128,10 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 	// (e.g. "killed after 120s, every process confirmed stopped").
 	var te *tools.Error
 	if errors.As(a.err, &te) {
-		return nil, toolOutcome{Text: te.Message, IsError: true, Unknown: te.UnknownOutcome}
+		if te.Cause != "" {
+			e.logCause(name, te.Cause)
+		}
+		return nil, toolOutcome{Text: e.scrub.String(te.Message), IsError: true, Unknown: te.UnknownOutcome}
 	}
 	if err := cctx.Err(); err != nil && (a.err != nil || a.out == nil) {
 		if ctx.Err() != nil {
@@ -133,9 +140,36 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 		return nil, unknown("%q timed out after %s; its outcome is unknown", name, timeout)
 	}
 	if a.err != nil {
-		return nil, unknown("%v", a.err)
+		return nil, unknown("%s", e.scrub.String(a.err.Error()))
 	}
-	return a.out, toolOutcome{}
+	if len(a.out) == 0 {
+		return a.out, toolOutcome{}
+	}
+	return e.scrub.JSON(a.out), toolOutcome{}
+}
+
+// maxCauses bounds the causes remembered as logged; past it they are
+// forgotten and may be logged again.
+const maxCauses = 1024
+
+// logCause logs a tool failure that its configuration causes, once per
+// tool and cause: every call fails alike until an operator fixes it, and
+// the model has the details in its tool result.
+func (e *Engine) logCause(tool, cause string) {
+	key := tool + "\x00" + cause
+	e.mu.Lock()
+	seen := e.causes[key]
+	if !seen {
+		if e.causes == nil || len(e.causes) >= maxCauses {
+			e.causes = map[string]bool{}
+		}
+		e.causes[key] = true
+	}
+	e.mu.Unlock()
+	if !seen {
+		e.log.Warn("a tool is misconfigured; its calls fail until the config is fixed (logged once per cause)",
+			logTool, tool, logCauseKey, e.scrub.String(cause))
+	}
 }
 
 // checkOutput applies the size cap and the output schema. A tool that ran
@@ -195,7 +229,7 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 		}
 		doc = extra[0].Data
 	}
-	res, err := e.events(t.id, ToolCallResult{CallID: call.ID, Name: call.Name, Result: textResult(out.Text, out.IsError, out.Unknown)})
+	res, err := e.events(t.id, ToolCallResult{CallID: call.ID, ProviderCallID: call.ProviderID, Name: call.Name, Result: textResult(out.Text, out.IsError, out.Unknown)})
 	if err != nil {
 		return fmt.Errorf("record tool result: %w", err)
 	}
@@ -214,7 +248,7 @@ func (e *Engine) recordProgress(ctx context.Context, t *turn, call ToolCall, pro
 	if !json.Valid(progress) {
 		return errors.New("progress is not valid JSON")
 	}
-	evs, err := e.events(t.id, ToolProgress{CallID: call.ID, Name: call.Name, Data: progress})
+	evs, err := e.events(t.id, ToolProgress{CallID: call.ID, Name: call.Name, Data: e.scrub.JSON(progress)})
 	if err != nil {
 		return err
 	}

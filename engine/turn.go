@@ -21,6 +21,11 @@ type turn struct {
 	messages []Message
 	usage    Usage
 	rounds   int
+	// The tools' call context: the request that sent the input, and the
+	// model message of the current round and the model that wrote it.
+	requestID string
+	message   string
+	model     string
 	// ask is the ask tool when offered; question is the one this turn asked.
 	ask      *tools.Tool
 	question *Question
@@ -109,12 +114,15 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		// The model's context is rebuilt without them, as if never written.
 		e.log.Warn("unreadable events left out of the context", logSession, id, logErr, unreadable)
 	}
+	text, requestID := readInputs(inputs)
+	t.requestID = requestID
 	t.tools = map[string]*tools.Tool{}
-	for _, tool := range agent.toolsFor(inputText(inputs)) {
+	offered, ask := agent.toolsFor(text)
+	for _, tool := range offered {
 		t.tools[tool.Name] = tool
 		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
 	}
-	if agent.Ask {
+	if ask {
 		t.ask = e.askTool
 		t.specs = append(t.specs, ToolSpec{Name: AskTool, Description: t.ask.Description, InputSchema: t.ask.InputSchema()})
 	}
@@ -147,14 +155,15 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		e.count("model_calls")
 		t.usage.InputTokens += resp.Usage.InputTokens
 		t.usage.OutputTokens += resp.Usage.OutputTokens
-		if err := e.recordResponse(wctx, t, resp); err != nil {
+		calls, err := e.recordResponse(wctx, t, resp)
+		if err != nil {
 			return "", err
 		}
-		if len(resp.ToolCalls) == 0 {
+		if len(calls) == 0 {
 			return OutcomeCompleted, nil
 		}
-		results := make([]ToolResult, 0, len(resp.ToolCalls))
-		for _, call := range resp.ToolCalls {
+		results := make([]ToolResult, 0, len(calls))
+		for _, call := range calls {
 			var out toolOutcome
 			if ctx.Err() != nil {
 				out = toolOutcome{Text: "not run: the turn was stopped before this call", IsError: true}
@@ -164,7 +173,7 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 			if err := e.recordResult(wctx, t, call, out); err != nil {
 				return "", err
 			}
-			results = append(results, ToolResult{CallID: call.ID, Name: call.Name, Content: out.Text, IsError: out.IsError})
+			results = append(results, ToolResult{CallID: call.ModelID(), Name: call.Name, Content: out.Text, IsError: out.IsError})
 		}
 		t.messages = append(t.messages, Message{Role: RoleUser, ToolResults: results})
 		t.rounds++
@@ -180,42 +189,43 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 	}
 }
 
-// recordResponse commits the model's text and tool calls as one unit.
-func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) error {
-	var evs []Event
+// recordResponse commits the model's text and tool calls as one unit and
+// returns the calls as recorded: each under an id brain mints, unique in
+// the session, with the provider's id kept for the model's context.
+func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse) ([]ToolCall, error) {
+	resp.Text = e.scrub.String(resp.Text)
+	var ps []Payload
 	if resp.Text != "" {
-		ev, err := e.events(t.id, AgentMessage{Text: resp.Text})
-		if err != nil {
-			return err
-		}
-		evs = append(evs, ev...)
+		ps = append(ps, AgentMessage{Text: resp.Text})
 	}
+	calls := make([]ToolCall, len(resp.ToolCalls))
+	shown := make([]ToolCall, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
-		if c.ID == "" {
-			resp.ToolCalls[i].ID = e.newID("call")
-			c = resp.ToolCalls[i]
-		}
 		if len(c.Input) == 0 {
-			resp.ToolCalls[i].Input = json.RawMessage(`{}`)
-			c = resp.ToolCalls[i]
+			c.Input = json.RawMessage(`{}`)
 		}
+		c.ProviderID, c.ID = c.ID, e.newID("call")
+		calls[i], shown[i] = c, c.forModel()
 		// Arguments that are not JSON are kept as text (see NewEvent).
-		ev, err := e.events(t.id, c)
-		if err != nil {
-			return err
-		}
-		evs = append(evs, ev...)
+		ps = append(ps, c)
+	}
+	evs, err := e.events(t.id, ps...)
+	if err != nil {
+		return nil, err
 	}
 	if len(evs) > 0 {
 		if _, err := e.commit(ctx, Commit{SessionID: t.session.ID, Events: evs}); err != nil {
-			return fmt.Errorf("record model response: %w", err)
+			return nil, fmt.Errorf("record model response: %w", err)
 		}
+		t.message = evs[0].ID
 	}
-	t.messages = append(t.messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: resp.ToolCalls})
-	return nil
+	t.model = resp.Model
+	t.messages = append(t.messages, Message{Role: RoleAssistant, Text: resp.Text, ToolCalls: shown})
+	return calls, nil
 }
 
-// endTurn records a turn that ended normally or was cancelled on purpose.
+// endTurn records a turn that ended normally or was cancelled on purpose;
+// a cancel drops the queued input, with a session.error for each.
 func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause error) error {
 	var dropped []Event
 	if errors.Is(cause, errCancelled) {
@@ -232,9 +242,11 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 	if outcome == OutcomeQuestion {
 		next = StatusAwaitingInput
 	}
-	evs, err := e.events(t.id,
+	ps := droppedErrors(dropped, notRunCancelled)
+	ps = append(ps,
 		TurnCompleted{Outcome: outcome, Rounds: t.rounds, Usage: t.usage},
 		SessionStatus{Status: next, Reason: turnEndReason(outcome)})
+	evs, err := e.events(t.id, ps...)
 	if err != nil {
 		return err
 	}
@@ -247,7 +259,7 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 			} else {
 				s.Question = nil // a cancelled turn's question is closed with it
 			}
-			s.Checkpoint = s.LastSeq + 1 // the turn.completed event
+			s.Checkpoint = s.LastSeq + int64(len(dropped)) + 1 // the turn.completed event
 			if len(dropped) > 0 {
 				s.InputCursor = dropped[len(dropped)-1].Seq
 			}
@@ -269,18 +281,19 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 		}
 		return
 	}
-	status, code, msg := StatusInterrupted, CodeInternal, "internal error; resume to continue"
+	status, code, msg := StatusInterrupted, CodeInternal, "internal error; "+resumeHint
 	var pe *ProviderError
 	switch {
 	case errors.Is(cause, errShutdown):
-		code, msg = CodeInterrupted, "brain shut down while this turn was running; resume to continue"
+		code, msg = CodeInterrupted, "brain shut down while this turn was running; "+resumeHint
 	case errors.As(err, &pe):
-		code, msg = pe.Code, pe.Error()
+		// Providers echo what they were sent, the key included.
+		code, msg = pe.Code, e.scrub.String(pe.Error())
 		if !pe.Transient {
 			status = StatusFailed
 		}
 	default:
-		log.Error("turn failed", logErr, err)
+		log.Error("turn failed", logErr, e.scrub.String(err.Error()))
 	}
 	e.count("turns_" + string(status))
 	if err := e.stopBroken(ctx, t.session.ID, t.id, t.inputs, status, code, msg); err != nil {
@@ -288,8 +301,11 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 	}
 }
 
-// stopBroken records the end of a turn that cannot go on, cancels queued
-// input, and leaves the session in status (interrupted or failed).
+// stopBroken records the end of a turn that cannot go on and leaves the
+// session in status (interrupted or failed). Every input left unanswered
+// gets a session.error: the turn's newest input the one saying why
+// (code, msg), its other inputs and the queued input, which is taken off
+// the queue, input_cancelled. Resume with retry queues them all again.
 func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, inputs []Event, status Status, code, msg string) error {
 	s, err := e.store.Session(ctx, sessionID)
 	if err != nil {
@@ -300,14 +316,13 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 		return err
 	}
 	inputID := ""
-	if len(inputs) > 0 {
-		inputID = inputs[len(inputs)-1].ID
+	if n := len(inputs); n > 0 {
+		inputID = inputs[n-1].ID
+		inputs = inputs[:n-1]
 	}
 	ps := []Payload{SessionError{InputID: inputID, Code: code, Message: msg}}
-	for _, q := range queued {
-		ps = append(ps, SessionError{InputID: q.ID, Code: CodeInputCancelled,
-			Message: "not run: the session stopped before this message; resume and send it again"})
-	}
+	ps = append(ps, droppedErrors(inputs, notRunStopped)...)
+	ps = append(ps, droppedErrors(queued, notRunStopped)...)
 	ps = append(ps, TurnCompleted{Outcome: OutcomeFailed, Code: code}, SessionStatus{Status: status, Reason: code})
 	evs, err := e.events(turnID, ps...)
 	if err != nil {
@@ -327,17 +342,30 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 	return err
 }
 
-// inputText joins the text of a turn's inputs, for conditional tools. An
-// input that cannot be decoded is left out here as it is left out of the
-// context; buildMessages, which reads the same events, reports it.
-func inputText(inputs []Event) string {
+// droppedErrors is an input_cancelled session.error for each input.
+func droppedErrors(inputs []Event, msg string) []Payload {
+	ps := make([]Payload, 0, len(inputs))
+	for _, in := range inputs {
+		ps = append(ps, SessionError{InputID: in.ID, Code: CodeInputCancelled, Message: msg})
+	}
+	return ps
+}
+
+// readInputs joins the text of a turn's inputs, for conditional tools, and
+// returns the request id of the newest one that has one. An input that
+// cannot be decoded is left out here as it is left out of the context;
+// buildMessages, which reads the same events, reports it.
+func readInputs(inputs []Event) (text, requestID string) {
 	var b strings.Builder
 	for _, ev := range inputs {
 		p, err := ev.Decode()
 		if in, ok := p.(Input); ok && err == nil {
 			b.WriteString(in.Text)
 			b.WriteByte('\n')
+			if in.RequestID != "" {
+				requestID = in.RequestID
+			}
 		}
 	}
-	return b.String()
+	return b.String(), requestID
 }

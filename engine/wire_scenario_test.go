@@ -19,13 +19,19 @@ import (
 )
 
 // The wire fixture is the event log of wireScenario, which drives every
-// event writer of the engine on a real SQLite file. It was captured from
-// brain at commit 87c6032, before event payloads were typed, so it is the
-// shape existing databases hold. TestWire_WritersMatchFixture keeps the
-// writers byte-compatible with it; TestWire_FixtureDecodes keeps the codec
-// able to read it. Rewrite it (-update) only for a deliberate wire change,
-// and then keep a copy of the old file for the decode test.
-const wireFixture = "testdata/events-87c6032.txt"
+// event writer of the engine on a real SQLite file, as the current writers
+// write it. TestWire_WritersMatchFixture keeps the writers byte-compatible
+// with it; TestWire_FixtureRoundTrips keeps the codec able to read it.
+// Rewrite it (-update) only for a deliberate wire change.
+//
+// The legacy fixture is the same scenario's log as brain 87c6032 wrote it,
+// before event payloads were typed and before brain minted its own tool
+// call ids: the shape older databases hold. It is never rewritten;
+// TestWire_LegacyFixtureDecodes keeps the codec able to read it.
+const (
+	wireFixture   = "testdata/events.txt"
+	legacyFixture = "testdata/events-87c6032.txt"
+)
 
 var updateWire = flag.Bool("update", false, "rewrite "+wireFixture+" from the current writers")
 
@@ -40,7 +46,7 @@ func TestWire_WritersMatchFixture(t *testing.T) {
 		}
 		return
 	}
-	want := readWire(t)
+	want := readWire(t, wireFixture)
 	if len(got) != len(want) {
 		t.Errorf("%d events, fixture has %d", len(got), len(want))
 	}
@@ -65,9 +71,9 @@ func formatWire(evs []engine.Event) string {
 	return b.String()
 }
 
-func readWire(t *testing.T) []engine.Event {
+func readWire(t *testing.T, path string) []engine.Event {
 	t.Helper()
-	f, err := os.Open(wireFixture)
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,8 +105,9 @@ func readWire(t *testing.T) []engine.Event {
 // author, key, mode and answer, text, tool calls (valid, invalid, without id
 // or input), progress, results (ok, error, unknown), the result tool, a
 // question, approvals decided every way, retried, expired and interrupted by
-// a crash, max iterations, cancel, interrupt, provider and internal
-// failures with queued input, resume, crash recovery and shutdown. It
+// a crash, max iterations, cancel with queued input, interrupt, provider
+// and internal failures with queued input, resume with and without retry,
+// crash recovery and shutdown. It
 // returns the session's log as the store holds it.
 func wireScenario(t *testing.T) []engine.Event {
 	t.Helper()
@@ -148,7 +155,7 @@ func wireScenario(t *testing.T) []engine.Event {
 		say("", call("call_report", "report", `{"status": "one"}`)),
 		say("All done."),
 	)
-	r.send(id, engine.Input{Text: "hello <world>  \n", Author: "U1", IdempotencyKey: "key-1"})
+	r.send(id, engine.Input{Text: "hello <world>  \n", Author: "U1", IdempotencyKey: "key-1", RequestID: "req-1"})
 	next()
 
 	// A question, steering while it is open, and the answer.
@@ -194,11 +201,13 @@ func wireScenario(t *testing.T) []engine.Event {
 	r.send(id, engine.Input{Text: "loop", Author: "U1"})
 	next()
 
-	// Cancel a running turn, then an open question.
+	// Cancel a running turn with input queued behind it, then an open
+	// question.
 	hold := make(chan struct{})
 	r.model.push(scriptStep{hold: hold})
 	r.send(id, engine.Input{Text: "slow", Author: "U1"})
 	r.entered()
+	r.send(id, engine.Input{Text: "dropped by the cancel", Author: "U1"})
 	if _, err := r.eng.Cancel(ctx, id); err != nil {
 		t.Fatal(err)
 	}
@@ -218,8 +227,8 @@ func wireScenario(t *testing.T) []engine.Event {
 	next()
 	next()
 
-	// Provider failures (transient with queued input, permanent) and an
-	// internal one, each resumed.
+	// Provider failures (transient with queued input, resumed with retry;
+	// permanent) and an internal one, each resumed.
 	hold = make(chan struct{})
 	r.model.push(scriptStep{hold: hold, err: &engine.ProviderError{Transient: true, Status: 429, Code: engine.ProviderRateLimited, Message: "slow down"}})
 	r.send(id, engine.Input{Text: "rate", Author: "U1"})
@@ -227,7 +236,11 @@ func wireScenario(t *testing.T) []engine.Event {
 	r.send(id, engine.Input{Text: "queued meanwhile", Author: "U1"})
 	close(hold)
 	next()
-	r.resume(id)
+	r.model.push(say("Both answered."))
+	if _, err := r.eng.ResumeWith(ctx, id, engine.ResumeOptions{Retry: true, RequestID: "req-2"}); err != nil {
+		t.Fatal(err)
+	}
+	next()
 	r.model.push(scriptStep{err: &engine.ProviderError{Status: 401, Code: engine.ProviderAuth, Message: "invalid x-api-key"}})
 	r.send(id, engine.Input{Text: "auth", Author: "U1"})
 	next()

@@ -76,11 +76,24 @@ func (d Definition) Check() error {
 
 // Call is what a tool is called with.
 type Call struct {
-	Input      json.RawMessage
-	SessionID  string
-	MessageID  string
+	Input     json.RawMessage
+	SessionID string
+	// MessageID is the id of the model's message that holds the call: the
+	// id of the first event brain recorded for that message (its
+	// agent.message, or its first tool.call when it has no text).
+	MessageID string
+	// ToolCallID is brain's id of this invocation, unique in the session
+	// (never the provider's, which a provider may reuse).
 	ToolCallID string
 	Agent      string
+	// Model is the model that asked for the call, as its provider names
+	// it; empty in an approved write's apply, which no model runs.
+	Model string
+	// RequestID is the X-Request-ID of the API request that sent the
+	// input the turn answers (the newest such input, when the turn took
+	// several); empty for input from elsewhere (Slack, Linear, schedules,
+	// the console) and in an apply.
+	RequestID string
 	// Progress records progress metadata; nil means progress is dropped.
 	Progress func(ctx context.Context, data json.RawMessage) error
 }
@@ -127,9 +140,22 @@ type Decision struct {
 type Error struct {
 	Message        string
 	UnknownOutcome bool
+	// Cause, when set, says the failure comes from how the tool is set up
+	// (a missing or refused credential, an endpoint that cannot work), not
+	// from this call: a short text, the same for every call it breaks,
+	// without secrets. The engine logs each cause of a tool once, so an
+	// operator learns of it without a line per call.
+	Cause string
 }
 
 func (e *Error) Error() string { return e.Message }
+
+// Misconfigured is a tool error that the tool's configuration causes (see
+// Error.Cause), raised before anything was dispatched or refused by the
+// service, so nothing happened.
+func Misconfigured(cause, format string, args ...any) *Error {
+	return &Error{Message: fmt.Sprintf(format, args...), Cause: cause}
+}
 
 // Failed is a tool error raised before anything was dispatched.
 func Failed(format string, args ...any) *Error {

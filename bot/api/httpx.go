@@ -42,15 +42,24 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // decodeBody reads a JSON body of at most max bytes into dst, rejecting
 // unknown fields and trailing data.
 func decodeBody(w http.ResponseWriter, r *http.Request, max int64, dst any) error {
+	body, err := readBody(w, r, max)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, dst)
+}
+
+// readBody reads a body of at most max bytes.
+func readBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, max))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return engine.Errorf(engine.CodeTooLarge, "request body is over the %d-byte limit", max)
+			return nil, engine.Errorf(engine.CodeTooLarge, "request body is over the %d-byte limit", max)
 		}
-		return engine.Errorf(engine.CodeInvalid, "read body: %v", err)
+		return nil, engine.Errorf(engine.CodeInvalid, "read body: %v", err)
 	}
-	return decodeJSON(body, dst)
+	return body, nil
 }
 
 // decodeJSON is the strict JSON decoding used for every request body.

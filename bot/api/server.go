@@ -41,7 +41,10 @@ type Engine interface {
 	Session(ctx context.Context, id string) (engine.Session, error)
 	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
 	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	Resume(ctx context.Context, sessionID string) (engine.Session, error)
+	// CreateSessionWithInput creates a session with its first message, or
+	// stores nothing.
+	CreateSessionWithInput(ctx context.Context, n engine.NewSession, in engine.Input) (s engine.Session, ev engine.Event, created bool, err error)
+	ResumeWith(ctx context.Context, sessionID string, opts engine.ResumeOptions) (engine.Resumed, error)
 	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
 	Results(ctx context.Context, sessionID string) ([]engine.ResultRecord, error)
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -49,24 +50,25 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		StartedBy:      req.StartedBy,
 		IdempotencyKey: key,
 	}
-	s, created, err := a.engine.CreateSession(r.Context(), n)
+	var resp SessionResponse
+	var created bool
+	var err error
+	if req.Message == "" {
+		resp.Session, created, err = a.engine.CreateSession(r.Context(), n)
+	} else {
+		// The same key makes the first message idempotent with the session;
+		// a session whose message cannot be queued is not created.
+		in := engine.Input{Text: req.Message, Author: req.StartedBy, RequestID: requestID(r.Context())}
+		if key != "" {
+			in.IdempotencyKey = "create:" + key
+		}
+		var ev engine.Event
+		resp.Session, ev, created, err = a.engine.CreateSessionWithInput(r.Context(), n, in)
+		resp.Event = &ev
+	}
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
-	}
-	resp := SessionResponse{Session: s}
-	if req.Message != "" {
-		// The same key makes the first message idempotent with the session.
-		inputKey := ""
-		if key != "" {
-			inputKey = "create:" + key
-		}
-		ev, _, err := a.engine.Send(r.Context(), s.ID, engine.Input{Text: req.Message, Author: req.StartedBy, IdempotencyKey: inputKey})
-		if err != nil {
-			writeError(w, r, a.log, err)
-			return
-		}
-		resp.Event = &ev
 	}
 	status := http.StatusCreated
 	if !created {
@@ -164,6 +166,7 @@ func (a *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
+	in.RequestID = requestID(r.Context())
 	ev, dup, err := a.engine.Send(r.Context(), r.PathValue("id"), in)
 	if err != nil {
 		writeError(w, r, a.log, err)
@@ -176,13 +179,38 @@ func (a *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, ev)
 }
 
+// resumeRequest is the optional body of POST /v1/sessions/{id}/resume.
+type resumeRequest struct {
+	// Retry queues the input the session's stop left unanswered again.
+	Retry bool `json:"retry"`
+}
+
+// ResumeResponse is the body of POST /v1/sessions/{id}/resume: the session,
+// plus the user.message events a retry queued.
+type ResumeResponse struct {
+	engine.Session
+	Retried []engine.Event `json:"retried,omitempty"`
+}
+
 func (a *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s, err := a.engine.Resume(r.Context(), r.PathValue("id"))
+	body, err := readBody(w, r, a.maxBody)
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, s)
+	var req resumeRequest
+	if len(bytes.TrimSpace(body)) > 0 { // no body is a plain resume
+		if err := decodeJSON(body, &req); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+	}
+	res, err := a.engine.ResumeWith(r.Context(), r.PathValue("id"), engine.ResumeOptions{Retry: req.Retry, RequestID: requestID(r.Context())})
+	if err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ResumeResponse{Session: res.Session, Retried: res.Retried})
 }
 
 func (a *Server) cancel(w http.ResponseWriter, r *http.Request) {

@@ -154,6 +154,19 @@ func testCreateSessionIdempotencyKey(t *testing.T, open func() Store) {
 	if _, err := st.Session(ctx, "s2"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Session(s2) err = %v, want ErrNotFound: nothing may be written", err)
 	}
+	byKey, err := st.SessionByKey(ctx, "key-1")
+	if err != nil || !reflect.DeepEqual(byKey, first) {
+		t.Errorf("SessionByKey(key-1) = %+v, %v; want the first session", byKey, err)
+	}
+	for _, key := range []string{"key-2", ""} {
+		if _, err := st.SessionByKey(ctx, key); !errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("SessionByKey(%q) err = %v, want ErrNotFound", key, err)
+		}
+	}
+	// A lookup writes nothing: the key is still free.
+	if _, created, err := st.CreateSession(ctx, Session("s3", T0), "key-2"); err != nil || !created {
+		t.Errorf("CreateSession after a lookup of its key: created %v, %v", created, err)
+	}
 }
 
 func testCreateSessionExistingThread(t *testing.T, open func() Store) {

@@ -110,6 +110,23 @@ func (s *Store) Session(ctx context.Context, id string) (engine.Session, error) 
 	return sess, nil
 }
 
+// SessionByKey returns the session CreateSession created with
+// idempotencyKey, or an error matching engine.ErrNotFound.
+func (s *Store) SessionByKey(ctx context.Context, idempotencyKey string) (engine.Session, error) {
+	if idempotencyKey == "" {
+		return engine.Session{}, notFound("idempotency key", `""`)
+	}
+	sess, err := sessionWhere(ctx, s.read,
+		"id = (SELECT ref FROM idempotency_keys WHERE scope = ? AND key = ?)", scopeSession, idempotencyKey)
+	if errors.Is(err, sql.ErrNoRows) {
+		return engine.Session{}, notFound("idempotency key", idempotencyKey)
+	}
+	if err != nil {
+		return engine.Session{}, fmt.Errorf("get session by idempotency key: %w", err)
+	}
+	return sess, nil
+}
+
 // SessionByThread returns the session bound to threadKey, or an error
 // matching engine.ErrNotFound.
 func (s *Store) SessionByThread(ctx context.Context, threadKey string) (engine.Session, error) {

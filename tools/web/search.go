@@ -203,13 +203,16 @@ func (s *searcher) run(ctx context.Context, call tools.Call) (json.RawMessage, e
 		n = *in.MaxResults
 	}
 	if s.endpointErr != nil {
-		return nil, tools.Failed("%s is misconfigured: %v; nothing was sent", name, s.endpointErr)
+		cause := fmt.Sprintf("%s is misconfigured: %v", name, s.endpointErr)
+		return nil, tools.Misconfigured(cause, "%s; nothing was sent", cause)
 	}
 	if s.p.needsKey && s.key == "" {
-		return nil, tools.Failed("%s is misconfigured: no api_key is set for the %s provider; nothing was sent", name, s.p.name)
+		cause := fmt.Sprintf("%s is misconfigured: no api_key is set for the %s provider", name, s.p.name)
+		return nil, tools.Misconfigured(cause, "%s; nothing was sent", cause)
 	}
 	if strings.ContainsFunc(s.key, func(r rune) bool { return r < ' ' || r == 0x7f }) {
-		return nil, tools.Failed("%s is misconfigured: the api_key holds a control character; nothing was sent", name)
+		cause := name + " is misconfigured: the api_key holds a control character"
+		return nil, tools.Misconfigured(cause, "%s; nothing was sent", cause)
 	}
 	ctx, cancel := context.WithTimeoutCause(ctx, s.timeout, errSearchTimedOut)
 	defer cancel()
@@ -250,7 +253,13 @@ func (s *searcher) answer(ctx context.Context, name, target string, resp *http.R
 			msg += " (" + hint + ")"
 		}
 		refused := code >= 400 && code <= 499 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
-		return nil, &tools.Error{Message: msg, UnknownOutcome: !refused}
+		te := &tools.Error{Message: msg, UnknownOutcome: !refused}
+		if code == http.StatusUnauthorized || code == http.StatusForbidden {
+			// The credential or the instance's settings: every call fails
+			// alike until someone fixes the config.
+			te.Cause = fmt.Sprintf("%s: %s answered HTTP %d (%s)", name, s.p.name, code, s.hint(code))
+		}
+		return nil, te
 	}
 	if readErr != nil {
 		return nil, tools.Unknown("%s: %s: HTTP %d, then reading the answer failed: %s", name, target, code, s.reason(ctx, readErr))

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -337,6 +338,30 @@ func TestSearch_Misconfigured(t *testing.T) {
 			}
 			_, err := search(t, tc.cfg, `{"query":"q"}`)
 			toolErr(t, err, tc.unknown, tc.want...)
+		})
+	}
+}
+
+// Failures of the setup carry a cause, the same for every call and
+// without the key, so the engine logs them once; others carry none.
+func TestSearch_MisconfiguredHasACause(t *testing.T) {
+	refused := newProvider(t, reply(401, `{"error":"invalid token `+key+`"}`))
+	broken := newProvider(t, reply(502, "bad gateway"))
+	for _, tc := range []struct {
+		name string
+		cfg  web.SearchConfig
+		want string
+	}{
+		{"missing key", web.SearchConfig{Provider: "tavily"}, "web_search (tavily) is misconfigured: no api_key is set for the tavily provider"},
+		{"refused key", web.SearchConfig{Provider: "brave", APIKey: key, Endpoint: refused.URL}, "web_search (brave): brave answered HTTP 401 (check the api_key configured for brave)"},
+		{"server error", web.SearchConfig{Provider: "brave", APIKey: key, Endpoint: broken.URL}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := search(t, tc.cfg, `{"query":"q"}`)
+			var te *tools.Error
+			if !errors.As(err, &te) || te.Cause != tc.want {
+				t.Fatalf("error %v: cause %q, want %q", err, te.Cause, tc.want)
+			}
 		})
 	}
 }

@@ -112,6 +112,7 @@ func toolResult(r engine.ToolResult) anthropic.ContentBlockParamUnion {
 // are: the API splits one answer into several blocks (around citations).
 func response(msg anthropic.Message) engine.ModelResponse {
 	resp := engine.ModelResponse{
+		Model:      string(msg.Model),
 		StopReason: string(msg.StopReason),
 		Usage: engine.Usage{
 			// Cached prompt tokens are billed apart but are still input.

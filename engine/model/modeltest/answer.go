@@ -68,6 +68,9 @@ func (s Suite) textAnswer(t *testing.T) {
 	if resp.Usage.InputTokens == 0 || resp.Usage.OutputTokens == 0 {
 		t.Fatalf("usage not mapped: %+v", resp.Usage)
 	}
+	if resp.Model != testModel {
+		t.Fatalf("model %q, want the one that answered, %q", resp.Model, testModel)
+	}
 	reqs := srv.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("got %d requests, want 1", len(reqs))

@@ -134,6 +134,7 @@ func assistant(run []engine.Message) (*openai.ChatCompletionAssistantMessagePara
 func response(c *openai.ChatCompletion) engine.ModelResponse {
 	choice := c.Choices[0]
 	resp := engine.ModelResponse{
+		Model:      c.Model,
 		Text:       choice.Message.Content,
 		StopReason: stopReason(choice.FinishReason),
 		Usage: engine.Usage{
