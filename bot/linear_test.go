@@ -202,3 +202,36 @@ func TestLinear_PromptedBeforeCreatedAndForgedWebhooks(t *testing.T) {
 		t.Fatalf("forged: %d", resp.StatusCode)
 	}
 }
+
+// TestLinear_RunAgainAfterAFailure: a failed turn's error is followed by a
+// "Run again" choice; picking it resumes with retry, so the unanswered
+// prompt runs again and is answered. A choice naming another session runs
+// nothing.
+func TestLinear_RunAgainAfterAFailure(t *testing.T) {
+	la := newLinearApp(t)
+	la.fake.Push(fakemodel.Fail(503, "overloaded"))
+	la.event("created", sidA, "summarise ENG-1", "")
+	la.waitActivity(sidA, "error", "provider_unavailable")
+	choice := la.waitActivity(sidA, "elicitation", "Run the unanswered messages again?")
+	var meta struct {
+		Options []struct{ Value, Label string }
+	}
+	if err := json.Unmarshal(choice.SignalMetadata, &meta); err != nil || choice.Signal != "select" || len(meta.Options) != 1 || meta.Options[0].Label != "Run again" {
+		t.Fatalf("signal %q metadata %s (%v)", choice.Signal, choice.SignalMetadata, err)
+	}
+	s, err := la.app.store.SessionByThread(context.Background(), "linear:"+sidA)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	la.event("prompted", sidA, "retry:ses_someone_else", "")
+	la.waitActivity(sidA, "thought", "belongs to another session")
+
+	la.fake.Push(fakemodel.Text("ENG-1 is about checkout."))
+	la.event("prompted", sidA, meta.Options[0].Value, "")
+	la.waitActivity(sidA, "thought", "Running 1 unanswered message(s) again.")
+	la.waitActivity(sidA, "response", "ENG-1 is about checkout.")
+	if got, _ := la.app.engine.Session(context.Background(), s.ID); got.Status != engine.StatusIdle {
+		t.Fatalf("status %s", got.Status)
+	}
+}

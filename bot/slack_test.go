@@ -497,3 +497,28 @@ func TestSlack_ScheduledRunPostsOutcomeAndRepliesFollowUp(t *testing.T) {
 		t.Fatalf("follow-up lacks the run's outcome: %s", last)
 	}
 }
+
+// TestSlack_ResumeRetriesOnlyForTheStarter: a stranger's Resume click is
+// refused like a stranger's answer; the starter's click resumes with retry,
+// so the message the failure left unanswered runs again and is answered.
+func TestSlack_ResumeRetriesOnlyForTheStarter(t *testing.T) {
+	sa := newSlackApp(t)
+	sa.fake.Push(fakemodel.Fail(503, "overloaded"))
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> what is up?", "")
+	errMsg := sa.waitThread(ts, "provider_unavailable")
+	s := sa.session(ts)
+
+	sa.click("U2", errMsg, "brain_resume")
+	sa.waitEphemeral("U2", "Only <@U1> can resume this session.")
+	if got, _ := sa.app.engine.Session(context.Background(), s.ID); got.Status != engine.StatusInterrupted {
+		t.Fatalf("a stranger's click changed the session: %s", got.Status)
+	}
+
+	sa.fake.Push(fakemodel.Text("All quiet."))
+	sa.click("U1", errMsg, "brain_resume")
+	sa.waitEphemeral("U1", "running 1 unanswered message(s) again")
+	sa.waitThread(ts, "All quiet.")
+	if reqs := sa.fake.Requests(); !strings.Contains(string(reqs[len(reqs)-1].Messages), "what is up?") {
+		t.Fatalf("the retried turn did not carry the unanswered message: %s", reqs[len(reqs)-1].Messages)
+	}
+}

@@ -207,6 +207,9 @@ const (
 type SessionError struct {
 	Code    string `json:"code"`
 	InputID string `json:"input_id"`
+	// Input is the start of that input's text, so a channel can say which
+	// message was not answered (absent in events of older versions).
+	Input   string `json:"input,omitempty"`
 	Message string `json:"message"`
 }
 

@@ -315,12 +315,12 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 	if err != nil {
 		return err
 	}
-	inputID := ""
+	main := SessionError{Code: code, Message: msg}
 	if n := len(inputs); n > 0 {
-		inputID = inputs[n-1].ID
+		main.InputID, main.Input = inputs[n-1].ID, inputExcerpt(inputs[n-1])
 		inputs = inputs[:n-1]
 	}
-	ps := []Payload{SessionError{InputID: inputID, Code: code, Message: msg}}
+	ps := []Payload{main}
 	ps = append(ps, droppedErrors(inputs, notRunStopped)...)
 	ps = append(ps, droppedErrors(queued, notRunStopped)...)
 	ps = append(ps, TurnCompleted{Outcome: OutcomeFailed, Code: code}, SessionStatus{Status: status, Reason: code})
@@ -346,9 +346,24 @@ func (e *Engine) stopBroken(ctx context.Context, sessionID, turnID string, input
 func droppedErrors(inputs []Event, msg string) []Payload {
 	ps := make([]Payload, 0, len(inputs))
 	for _, in := range inputs {
-		ps = append(ps, SessionError{InputID: in.ID, Code: CodeInputCancelled, Message: msg})
+		ps = append(ps, SessionError{InputID: in.ID, Input: inputExcerpt(in), Code: CodeInputCancelled, Message: msg})
 	}
 	return ps
+}
+
+// inputExcerpt is the start of a user.message's text, for the errors that
+// tell a person which of their messages was not answered.
+func inputExcerpt(ev Event) string {
+	p, err := ev.Decode()
+	in, ok := p.(Input)
+	if err != nil || !ok {
+		return ""
+	}
+	text := strings.Join(strings.Fields(in.Text), " ")
+	if r := []rune(text); len(r) > 120 {
+		text = string(r[:120]) + "…"
+	}
+	return text
 }
 
 // readInputs joins the text of a turn's inputs, for conditional tools, and

@@ -42,6 +42,7 @@ type Engine interface {
 	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
 	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
 	Resume(ctx context.Context, sessionID string) (engine.Session, error)
+	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 }
@@ -166,6 +167,9 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		}
 		return b.client.Response(ctx, it.SessionID, linear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
 	}
+	if id, ok := linear.ParseRetryValue(it.Text); ok {
+		return b.retry(ctx, it, s, exists && s.ID == id)
+	}
 	if id, approve, ok := linear.ParseApprovalValue(it.Text); ok {
 		_, err := b.eng.Decide(ctx, id, engine.Decision{Approve: approve, By: it.UserID})
 		var ee *engine.Error
@@ -194,4 +198,25 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return bridge.ErrRetryLater
 	}
 	return err
+}
+
+// retry answers a "Run again" pick: the session resumes and queues again
+// what its stop left unanswered. Only this agent session's own session may
+// be retried from it (mine is false for a value naming another session).
+func (b *Bridge) retry(ctx context.Context, it linearhook.Item, s engine.Session, mine bool) error {
+	id := linear.ActivityID(it.SessionID, "retry", it.EventKey)
+	if !mine {
+		return b.client.Thought(ctx, it.SessionID, id, "That choice belongs to another session; nothing was run.", false)
+	}
+	r, err := b.eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
+	var ee *engine.Error
+	switch {
+	case errors.As(err, &ee) && ee.Code != engine.CodeInternal:
+		return b.client.Thought(ctx, it.SessionID, id, engine.ErrorMessage(err), false)
+	case err != nil:
+		return err
+	case len(r.Retried) == 0:
+		return b.client.Thought(ctx, it.SessionID, id, "Resumed; there was nothing left to run again.", false)
+	}
+	return b.client.Thought(ctx, it.SessionID, id, fmt.Sprintf("Running %d unanswered message(s) again.", len(r.Retried)), false)
 }

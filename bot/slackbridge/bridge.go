@@ -46,6 +46,7 @@ type Engine interface {
 	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
 	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
 	Resume(ctx context.Context, sessionID string) (engine.Session, error)
+	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 }
@@ -297,8 +298,20 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
 		return explain(err, notify)
 	case slack.ActionResume:
-		if _, err := b.eng.Resume(ctx, v.Session); err != nil {
+		// The same rule as answering: only the person the session talks to.
+		s, err := b.eng.Session(ctx, v.Session)
+		if err != nil {
+			return notify("This session no longer exists.")
+		}
+		if s.StartedBy != a.User {
+			return notify(fmt.Sprintf("Only <@%s> can resume this session.", s.StartedBy))
+		}
+		r, err := b.eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
+		if err != nil {
 			return explain(err, notify)
+		}
+		if n := len(r.Retried); n > 0 {
+			return notify(fmt.Sprintf("Resumed; running %d unanswered message(s) again.", n))
 		}
 		return notify("Resumed. Send a message in the thread to continue.")
 	}

@@ -123,9 +123,21 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		return note(d.ApprovalID, "")
 	case engine.SessionError:
 		if d.Code == engine.CodeInputCancelled {
+			what := "A message"
+			if d.Input != "" {
+				what = fmt.Sprintf("Your message “%s”", d.Input)
+			}
+			return r.Client.Thought(ctx, agentSession, id, what+" was "+d.Message, false)
+		}
+		if err := r.Client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message)); err != nil {
+			return err
+		}
+		if d.InputID == "" {
 			return nil
 		}
-		return r.Client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
+		// The one-click way to run what the stop left unanswered.
+		return r.Client.Elicitation(ctx, agentSession, ActivityID(s.ID, fmt.Sprint(ev.Seq), "retry"),
+			"The turn stopped before answering. Run the unanswered messages again?", RetryOptions(s.ID))
 	case engine.TurnCompleted:
 		if d.Outcome == engine.OutcomeMaxIterations {
 			return r.Client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")

@@ -10,6 +10,7 @@ import (
 const (
 	ApproveVerb = "approve"
 	DenyVerb    = "deny"
+	RetryVerb   = "retry"
 )
 
 // QuestionOptions renders q's options as select options.
@@ -67,4 +68,20 @@ func ParseApprovalValue(body string) (approvalID string, approve bool, ok bool) 
 // oneLine folds a card string onto one line so it cannot break the list.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// RetryOptions is the select offered after a turn stopped: picking it
+// resumes the session with retry (ParseRetryValue reads the choice).
+func RetryOptions(sessionID string) []Option {
+	return []Option{{Value: RetryVerb + ":" + sessionID, Label: "Run again"}}
+}
+
+// ParseRetryValue reads a prompted body made by picking RetryOptions: the
+// session to resume with retry. ok is false for anything else.
+func ParseRetryValue(body string) (sessionID string, ok bool) {
+	verb, id, found := strings.Cut(strings.TrimSpace(body), ":")
+	if !found || verb != RetryVerb || id == "" || strings.ContainsAny(id, " \t\n") {
+		return "", false
+	}
+	return id, true
 }

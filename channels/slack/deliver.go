@@ -132,7 +132,11 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		return r.Poster.UpdateApproval(ctx, channel, ts, a)
 	case engine.SessionError:
 		if d.Code == engine.CodeInputCancelled {
-			return nil // one notice per failure is enough
+			// Every acknowledged message is answered or reported: say
+			// which one was not run (the stop's own error, with its
+			// Resume button, comes first).
+			_, err := r.Poster.Reply(ctx, channel, threadTS, NotAnswered(d))
+			return err
 		}
 		_, err := r.Poster.PostError(ctx, channel, threadTS, d.Code, d.Message, s.ID)
 		return err
@@ -157,4 +161,13 @@ func clipText(s string, n int) string {
 		return string(r[:n]) + "…"
 	}
 	return s
+}
+
+// NotAnswered is the notice for a message a stop or cancel left unanswered.
+func NotAnswered(d engine.SessionError) string {
+	what := "A message"
+	if d.Input != "" {
+		what = "Your message “" + Escape(d.Input) + "”"
+	}
+	return ":information_source: " + what + " was " + Escape(d.Message)
 }

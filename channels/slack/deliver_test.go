@@ -142,14 +142,14 @@ func TestRenderer_Deliver(t *testing.T) {
 		t.Fatal("the approval card was not recorded")
 	}
 
-	// The decision updates the card in place; a cancelled input adds no
-	// second notice for one failure.
+	// The decision updates the card in place; the stop posts its error
+	// (with Resume) and a notice naming the message it left unanswered.
 	a.Status, a.DecidedBy = engine.ApprovalDenied, "U0OWNER"
 	evs.approvals[a.ID] = a
 	evs.add(t,
 		engine.ApprovalDecided{ApprovalID: a.ID, By: "U0OWNER", Decision: engine.DecisionDeny},
-		engine.SessionError{Code: "provider_timeout", Message: "The model timed out."},
-		engine.SessionError{Code: engine.CodeInputCancelled, Message: "cancelled"},
+		engine.SessionError{Code: "provider_timeout", InputID: "evt_in1", Input: "check the api", Message: "The model timed out."},
+		engine.SessionError{Code: engine.CodeInputCancelled, InputID: "evt_in2", Input: "and deploy it", Message: "not run: the session stopped first"},
 		engine.TurnCompleted{Outcome: engine.OutcomeCompleted},
 	)
 	before := len(fake.Thread(testChannel, testThread))
@@ -163,8 +163,12 @@ func TestRenderer_Deliver(t *testing.T) {
 	if card.Updates != 1 || !strings.Contains(allText(t, card.Blocks), "denied by <@U0OWNER>") {
 		t.Errorf("card after the decision: %d updates, %q", card.Updates, allText(t, card.Blocks))
 	}
-	if added := len(fake.Thread(testChannel, testThread)) - before; added != 1 {
-		t.Errorf("%d messages for two session errors, want the one notice", added)
+	thread = fake.Thread(testChannel, testThread)
+	if added := len(thread) - before; added != 2 {
+		t.Fatalf("%d messages for two session errors, want the error and the not-answered notice", added)
+	}
+	if text := allText(t, thread[len(thread)-1].Blocks); !strings.Contains(text, "“and deploy it” was not run: the session stopped first") {
+		t.Errorf("notice %q does not name the unanswered message", text)
 	}
 }
 
