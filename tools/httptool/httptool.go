@@ -200,10 +200,7 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 	} else {
 		e.client = tools.OnceClient(e.client)
 	}
-	switch e.client.Transport.(type) {
-	case nil, *http.Transport:
-		e.traced = true
-	}
+	e.traced = tools.TracesConnections(e.client)
 	return e, nil
 }
 
