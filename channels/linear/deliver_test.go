@@ -1,58 +1,17 @@
 package linear
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"brain/engine"
+	"brain/engine/enginetest"
 	"brain/tools"
 )
 
-// fakeEvents is an Events over a fixed log and approvals; batch (when set)
-// caps what one Events call returns, as a log still being written would.
-type fakeEvents struct {
-	log       []engine.Event
-	approvals map[string]engine.Approval
-	batch     int
-}
-
-var _ Events = (*fakeEvents)(nil)
-
-func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
-	if f.batch > 0 && limit > f.batch {
-		limit = f.batch
-	}
-	var out []engine.Event
-	for _, ev := range f.log {
-		if ev.Seq > after && len(out) < limit {
-			out = append(out, ev)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
-	a, ok := f.approvals[id]
-	if !ok {
-		return engine.Approval{}, engine.ErrNotFound
-	}
-	return a, nil
-}
-
-func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
-	t.Helper()
-	for _, p := range ps {
-		ev, err := engine.NewEvent(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = int64(len(f.log) + 1)
-		f.log = append(f.log, ev)
-	}
-}
+var _ Events = (*enginetest.Events)(nil)
 
 // TestRenderer_Deliver maps each event to its activity, with ids derived
 // from the session and the event's seq; the cursor ends on the last event.
@@ -61,8 +20,9 @@ func TestRenderer_Deliver(t *testing.T) {
 	a := engine.Approval{ID: "apr_1", Tool: "deploy", Card: tools.Card{Title: "Deploy api"}, Status: engine.ApprovalPending}
 	// batch 2 ends a read on the first agent.message: the renderer must
 	// look ahead to see that a tool call follows it.
-	evs := &fakeEvents{approvals: map[string]engine.Approval{a.ID: a}, batch: 2}
-	evs.add(t,
+	evs := &enginetest.Events{Batch: 2}
+	evs.SetApproval(a)
+	evs.Add(t,
 		engine.TurnStarted{},
 		engine.AgentMessage{Text: "Let me check."},
 		engine.ToolCall{ID: "call_1", Name: "lookup", Input: json.RawMessage(`{"q": "api"}`)},

@@ -4,59 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/engine/enginetest"
 )
 
-// fakeEvents is an Events over a fixed log and approvals.
-type fakeEvents struct {
-	mu        sync.Mutex
-	log       []engine.Event
-	approvals map[string]engine.Approval
-}
-
-var _ Events = (*fakeEvents)(nil)
-
-func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []engine.Event
-	for _, ev := range f.log {
-		if ev.Seq > after && len(out) < limit {
-			out = append(out, ev)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a, ok := f.approvals[id]
-	if !ok {
-		return engine.Approval{}, engine.ErrNotFound
-	}
-	return a, nil
-}
-
-// add appends payloads to the log, numbering them on.
-func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, p := range ps {
-		ev, err := engine.NewEvent(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = int64(len(f.log) + 1)
-		f.log = append(f.log, ev)
-	}
-}
+var _ Events = (*enginetest.Events)(nil)
 
 // memPosted is an in-memory durable.PostedMessages.
 type memPosted struct {
@@ -97,21 +53,21 @@ func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID s
 // cursor ends on the last event and is saved after each one.
 func TestRenderer_Deliver(t *testing.T) {
 	p, fake := newPoster(t)
-	evs := &fakeEvents{approvals: map[string]engine.Approval{}}
+	evs := &enginetest.Events{}
 	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_1", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
 	q := engine.Question{ID: "q1", Text: "Which colour?", Options: []engine.Option{{Label: "Blue", Value: "blue"}, {Label: "Red", Value: "red"}}}
-	evs.add(t,
+	evs.Add(t,
 		engine.TurnStarted{},
 		engine.AgentMessage{Text: "Hello there."},
 		q,
 		engine.Input{Text: "Blue", Author: "U0OWNER", Answer: &engine.Answer{QuestionID: "q1", Value: "blue", Text: "Blue"}},
 	)
-	evs.log = append(evs.log, engine.Event{Seq: 5, Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
+	evs.AddEvent(engine.Event{Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
 	a := testApproval()
-	evs.approvals[a.ID] = a
-	evs.add(t, engine.ApprovalRequested{ApprovalID: a.ID})
+	evs.SetApproval(a)
+	evs.Add(t, engine.ApprovalRequested{ApprovalID: a.ID})
 
 	ctx := testCtx(t)
 	var cursor int64
@@ -145,8 +101,8 @@ func TestRenderer_Deliver(t *testing.T) {
 	// The decision updates the card in place; the stop posts its error
 	// (with Resume) and a notice naming the message it left unanswered.
 	a.Status, a.DecidedBy = engine.ApprovalDenied, "U0OWNER"
-	evs.approvals[a.ID] = a
-	evs.add(t,
+	evs.SetApproval(a)
+	evs.Add(t,
 		engine.ApprovalDecided{ApprovalID: a.ID, By: "U0OWNER", Decision: engine.DecisionDeny},
 		engine.SessionError{Code: "provider_timeout", InputID: "evt_in1", Input: "check the api", Message: "The model timed out."},
 		engine.SessionError{Code: engine.CodeInputCancelled, InputID: "evt_in2", Input: "and deploy it", Message: "not run: the session stopped first"},
@@ -176,11 +132,11 @@ func TestRenderer_Deliver(t *testing.T) {
 // buttons.
 func TestRenderer_CancelClosesQuestion(t *testing.T) {
 	p, fake := newPoster(t)
-	evs := &fakeEvents{}
+	evs := &enginetest.Events{}
 	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_2", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
-	evs.add(t,
+	evs.Add(t,
 		engine.Question{ID: "q1", Text: "Go on?", Options: []engine.Option{{Label: "Yes", Value: "yes"}}},
 		engine.SessionStatus{Status: engine.StatusIdle, Reason: engine.ReasonCancelled},
 	)
@@ -197,8 +153,8 @@ func TestRenderer_CancelClosesQuestion(t *testing.T) {
 // TestRenderer_NotASlackThread: a session whose thread key is not Slack's
 // is left alone.
 func TestRenderer_NotASlackThread(t *testing.T) {
-	evs := &fakeEvents{}
-	evs.add(t, engine.AgentMessage{Text: "hi"})
+	evs := &enginetest.Events{}
+	evs.Add(t, engine.AgentMessage{Text: "hi"})
 	r := &Renderer{Engine: evs}
 	var cursor int64
 	if err := r.Deliver(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, &cursor, nil); err != nil || cursor != 0 {
