@@ -12,7 +12,7 @@ import (
 	"brain/engine/enginetest"
 )
 
-var _ Events = (*enginetest.Events)(nil)
+var _ Approvals = (*enginetest.Events)(nil)
 
 // memPosted is an in-memory durable.PostedMessages.
 type memPosted struct {
@@ -47,11 +47,10 @@ func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID s
 	return nil
 }
 
-// TestRenderer_Deliver renders a session's events into its thread: the
+// TestRenderer_Render renders a session's events into its thread: the
 // reply, the question (closed with the answer), the approval card (updated
-// once decided) and one error notice; an unreadable event is skipped. The
-// cursor ends on the last event and is saved after each one.
-func TestRenderer_Deliver(t *testing.T) {
+// once decided) and one error notice; an unreadable event is skipped.
+func TestRenderer_Render(t *testing.T) {
 	p, fake := newPoster(t)
 	evs := &enginetest.Events{}
 	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
@@ -70,15 +69,8 @@ func TestRenderer_Deliver(t *testing.T) {
 	evs.Add(t, engine.ApprovalRequested{ApprovalID: a.ID})
 
 	ctx := testCtx(t)
-	var cursor int64
-	saves := 0
-	save := func() error { saves++; return nil }
-	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
-		t.Fatal(err)
-	}
-	if cursor != 6 || saves != 6 {
-		t.Fatalf("cursor %d after %d saves, want 6 and 6", cursor, saves)
-	}
+	render := func(ev engine.Event) error { return r.Render(ctx, s, ev) }
+	last := evs.RenderAfter(t, 0, render)
 	thread := fake.Thread(testChannel, testThread)
 	var texts []string
 	for _, m := range thread {
@@ -109,12 +101,7 @@ func TestRenderer_Deliver(t *testing.T) {
 		engine.TurnCompleted{Outcome: engine.OutcomeCompleted},
 	)
 	before := len(fake.Thread(testChannel, testThread))
-	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
-		t.Fatal(err)
-	}
-	if cursor != 10 {
-		t.Fatalf("cursor %d, want 10", cursor)
-	}
+	evs.RenderAfter(t, last, render)
 	card, _ := fake.Message(testChannel, cardTS)
 	if card.Updates != 1 || !strings.Contains(allText(t, card.Blocks), "denied by <@U0OWNER>") {
 		t.Errorf("card after the decision: %d updates, %q", card.Updates, allText(t, card.Blocks))
@@ -140,10 +127,7 @@ func TestRenderer_CancelClosesQuestion(t *testing.T) {
 		engine.Question{ID: "q1", Text: "Go on?", Options: []engine.Option{{Label: "Yes", Value: "yes"}}},
 		engine.SessionStatus{Status: engine.StatusIdle, Reason: engine.ReasonCancelled},
 	)
-	var cursor int64
-	if err := r.Deliver(testCtx(t), s, &cursor, func() error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	evs.RenderAfter(t, 0, func(ev engine.Event) error { return r.Render(testCtx(t), s, ev) })
 	thread := fake.Thread(testChannel, testThread)
 	if len(thread) != 1 || !strings.Contains(allText(t, thread[0].Blocks), "closed (cancelled)") {
 		t.Fatalf("thread %+v: want the question, closed (cancelled)", thread)
@@ -153,12 +137,13 @@ func TestRenderer_CancelClosesQuestion(t *testing.T) {
 // TestRenderer_NotASlackThread: a session whose thread key is not Slack's
 // is left alone.
 func TestRenderer_NotASlackThread(t *testing.T) {
-	evs := &enginetest.Events{}
-	evs.Add(t, engine.AgentMessage{Text: "hi"})
-	r := &Renderer{Engine: evs}
-	var cursor int64
-	if err := r.Deliver(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, &cursor, nil); err != nil || cursor != 0 {
-		t.Fatalf("Deliver = %v, cursor %d", err, cursor)
+	r := &Renderer{Engine: &enginetest.Events{}} // no Poster: posting would panic
+	ev, err := engine.NewEvent(engine.AgentMessage{Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Render(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, ev); err != nil {
+		t.Fatalf("Render = %v", err)
 	}
 }
 

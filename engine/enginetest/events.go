@@ -13,10 +13,6 @@ import (
 // Events is a fixed event log and set of approvals, read the way a
 // renderer reads *engine.Engine. It is safe for concurrent use.
 type Events struct {
-	// Batch, when set, caps what one Events call returns, as a log still
-	// being written would.
-	Batch int
-
 	mu        sync.Mutex
 	log       []engine.Event
 	approvals map[string]engine.Approval
@@ -26,9 +22,6 @@ type Events struct {
 func (f *Events) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.Batch > 0 && limit > f.Batch {
-		limit = f.Batch
-	}
 	var out []engine.Event
 	for _, ev := range f.log {
 		if ev.Seq > after && len(out) < limit {
@@ -77,4 +70,26 @@ func (f *Events) SetApproval(a engine.Approval) {
 		f.approvals = map[string]engine.Approval{}
 	}
 	f.approvals[a.ID] = a
+}
+
+// RenderAfter hands each event after seq after to render, in order, as a
+// deliverer does, and returns the seq of the last one; the test fails at
+// the first error.
+func (f *Events) RenderAfter(t *testing.T, after int64, render func(engine.Event) error) int64 {
+	t.Helper()
+	f.mu.Lock()
+	var evs []engine.Event
+	for _, ev := range f.log {
+		if ev.Seq > after {
+			evs = append(evs, ev)
+		}
+	}
+	f.mu.Unlock()
+	for _, ev := range evs {
+		if err := render(ev); err != nil {
+			t.Fatalf("render %s #%d: %v", ev.Type, ev.Seq, err)
+		}
+		after = ev.Seq
+	}
+	return after
 }
