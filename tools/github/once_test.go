@@ -63,7 +63,7 @@ func TestDispatch_AtMostOnce(t *testing.T) {
 
 			dropping := newDropGitHub(t, 0)
 			_, err := tool(dropping).Run(context.Background(), call)
-			toolError(t, err, true, "after the request was sent")
+			toolstest.ToolError(t, err, true, "after the request was sent")
 			if got := len(dropping.Requests()); got != 1 {
 				t.Fatalf("GitHub saw %d requests for 1 call, want 1", got)
 			}

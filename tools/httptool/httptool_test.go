@@ -3,7 +3,6 @@ package httptool_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -52,16 +51,11 @@ func call(input string) tools.Call {
 	return tools.Call{Input: json.RawMessage(input), SessionID: "sess-1", ToolCallID: "call-7"}
 }
 
-// toolError asserts err is a *tools.Error with the given outcome and returns it.
+// toolError asserts err is a *tools.Error with the given outcome whose
+// message does not leak the secret, and returns it.
 func toolError(t *testing.T, err error, unknown bool) *tools.Error {
 	t.Helper()
-	var te *tools.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *tools.Error", err, err)
-	}
-	if te.UnknownOutcome != unknown {
-		t.Fatalf("UnknownOutcome = %v, want %v (message %q)", te.UnknownOutcome, unknown, te.Message)
-	}
+	te := toolstest.ToolError(t, err, unknown)
 	if strings.Contains(te.Message, secret) {
 		t.Fatalf("message leaks the secret: %q", te.Message)
 	}

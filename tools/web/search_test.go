@@ -298,7 +298,7 @@ func TestSearch_Misconfigured(t *testing.T) {
 				t.Fatal("test needs an endpoint")
 			}
 			_, err := search(t, tc.cfg, `{"query":"q"}`)
-			toolErr(t, err, tc.unknown, tc.want...)
+			toolstest.ToolError(t, err, tc.unknown, tc.want...)
 		})
 	}
 }
@@ -355,7 +355,7 @@ func TestSearch_BadInput(t *testing.T) {
 		}
 		// Run re-checks, in case it is called without validation; nothing is sent.
 		_, err := def.Run(context.Background(), tools.Call{Input: json.RawMessage(in)})
-		toolErr(t, err, false, "web_search (marginalia)")
+		toolstest.ToolError(t, err, false, "web_search (marginalia)")
 	}
 	if err := tool.ValidateInput(json.RawMessage(`{"query":"` + strings.Repeat("é", 400) + `","max_results":20}`)); err != nil {
 		t.Errorf("schema refused a valid input: %v", err)
