@@ -112,11 +112,10 @@ func Search(cfg SearchConfig) (tools.Definition, error) {
 		secrets = append(secrets, tools.URLSecrets(s.endpoint)...)
 	}
 	s.scrub = tools.NewScrubber(secrets...)
-	if s.client == nil {
-		s.client = ownClient()
-	} else {
-		s.client = tools.OnceClient(s.client)
-	}
+	// A search is a read, but a GET re-sent by the transport is still a
+	// second request (and a second charge) at the provider, so it too is
+	// sent at most once; and no redirect may carry X-Subscription-Token on.
+	s.client = tools.KeyedClient(s.client)
 	s.traced = tools.TracesConnections(s.client)
 	def := tools.Definition{
 		Name: "web_search",
@@ -160,17 +159,6 @@ type searcher struct {
 	client      *http.Client
 	traced      bool // GotConn is reported, so "no connection" proves nothing was sent
 	scrub       *tools.Scrubber
-}
-
-// ownClient does not follow redirects: net/http would forward custom
-// headers (X-Subscription-Token) to the new location. A search is a read,
-// but a GET re-sent by the transport is still a second request (and a
-// second charge) at the provider, so it too is sent at most once.
-func ownClient() *http.Client {
-	return &http.Client{
-		Transport:     tools.OnceTransport(nil),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 var errSearchTimedOut = errors.New("search timed out")
