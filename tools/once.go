@@ -62,3 +62,18 @@ func OnceClient(c *http.Client) *http.Client {
 	}
 	return &out
 }
+
+// KeyedClient is the client for calls to a service that takes a key in a
+// header or the URL: the OnceClient copy of c or, when c is nil, one of its
+// own that sends each request at most once and follows no redirects
+// (net/http would forward custom headers, the key among them, to the new
+// location).
+func KeyedClient(c *http.Client) *http.Client {
+	if c != nil {
+		return OnceClient(c)
+	}
+	return &http.Client{
+		Transport:     OnceTransport(nil),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}

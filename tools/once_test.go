@@ -195,3 +195,35 @@ func TestOnceClient(t *testing.T) {
 type roundTripperFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestKeyedClient: with no client given, the own one follows no redirect
+// (the key would go along) and sends at most once; a given client gets
+// its once copy and keeps its redirect policy.
+func TestKeyedClient(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	own := tools.KeyedClient(nil)
+	resp, err := own.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound || hits.Load() != 1 {
+		t.Fatalf("status %d after %d requests, want the 302 itself", resp.StatusCode, hits.Load())
+	}
+	if tr, ok := own.Transport.(*http.Transport); !ok || !tr.DisableKeepAlives {
+		t.Fatalf("own transport %T is not a once transport", own.Transport)
+	}
+	given := &http.Client{Transport: &http.Transport{}}
+	c := tools.KeyedClient(given)
+	if tr, ok := c.Transport.(*http.Transport); !ok || !tr.DisableKeepAlives || c == given {
+		t.Fatalf("given client's transport %T was not replaced by its once copy", c.Transport)
+	}
+	if c.CheckRedirect != nil {
+		t.Fatal("the given client's redirect policy changed")
+	}
+}

@@ -33,15 +33,17 @@ type Engine interface {
 	Watch() *engine.Watcher
 	Session(ctx context.Context, id string) (engine.Session, error)
 	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
 }
 
 var _ Engine = (*engine.Engine)(nil)
 
-// Renderer renders one session's events on its platform: those after
-// *cursor, moving *cursor past each one it rendered and calling save after
-// each move, so a crash re-sends at most one message.
+// Renderer renders a session's events on its platform, one at a time and
+// in order; the Deliverer moves the session's cursor past each event once
+// Render returns nil, so a crash re-renders at most one event. An error
+// leaves the cursor on the event before, to be rendered again later.
 type Renderer interface {
-	Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error
+	Render(ctx context.Context, s engine.Session, ev engine.Event) error
 }
 
 // ErrRetryLater, returned by a Worker's Handle, leaves the inbox item

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -20,12 +21,15 @@ type Deliverer struct {
 	Origin string // the sessions delivered, e.g. engine.OriginSlack
 	Now    func() time.Time
 	Log    *slog.Logger
-	// Renderer renders events after the cursor, calling save after each one.
+	// Renderer renders each event after the session's cursor.
 	Renderer Renderer
 	// RetryPause is how long a failed delivery waits before it is tried
 	// again (0: 5 s).
 	RetryPause time.Duration
 }
+
+// deliverBatch is how many events one read of a session's log returns.
+const deliverBatch = 100
 
 // Run delivers until ctx is done.
 func (d Deliverer) Run(ctx context.Context) {
@@ -68,6 +72,8 @@ func (d Deliverer) Run(ctx context.Context) {
 	}
 }
 
+// one renders a session's events after its cursor, saving the cursor
+// after each one.
 func (d Deliverer) one(ctx context.Context, id string) error {
 	s, err := d.Engine.Session(ctx, id)
 	if err != nil || s.Origin != d.Origin {
@@ -77,6 +83,19 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	save := func() error { return d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor) }
-	return d.Renderer.Deliver(ctx, s, &cursor, save)
+	for {
+		evs, err := d.Engine.Events(ctx, id, cursor, deliverBatch)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		for _, ev := range evs {
+			if err := d.Renderer.Render(ctx, s, ev); err != nil {
+				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+			}
+			cursor = ev.Seq
+			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor); err != nil {
+				return err
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -44,19 +45,21 @@ func TestDeliverer_CatchesUpOwnOriginFromCursor(t *testing.T) {
 			return []engine.Session{sessions["s1"], sessions["s2"], sessions["l1"]}, nil
 		},
 		SessionFunc: func(_ context.Context, id string) (engine.Session, error) { return sessions[id], nil },
+		EventsFunc:  logUpTo(map[string]int64{"s1": 2, "s2": 42, "l1": 2}),
 	}
 	cursors := &memCursors{}
 	_ = cursors.SetDeliveryCursor(context.Background(), fixedNow(), engine.OriginSlack, "s2", 40)
 	var mu sync.Mutex
-	from := map[string]int64{}
+	from := map[string]int64{} // session -> the cursor its first event was rendered from
 	d := Deliverer{
 		Engine: eng, Store: cursors, Origin: engine.OriginSlack, Now: fixedNow, Log: discard(),
-		Renderer: renderFunc(func(_ context.Context, s engine.Session, cursor *int64, save func() error) error {
+		Renderer: renderFunc(func(_ context.Context, s engine.Session, ev engine.Event) error {
 			mu.Lock()
-			from[s.ID] = *cursor
-			mu.Unlock()
-			*cursor += 2
-			return save()
+			defer mu.Unlock()
+			if _, seen := from[s.ID]; !seen {
+				from[s.ID] = ev.Seq - 1
+			}
+			return nil
 		}),
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -83,7 +86,8 @@ func TestDeliverer_CatchesUpOwnOriginFromCursor(t *testing.T) {
 }
 
 // TestDeliverer_RetriesAFailedDelivery: a delivery that fails is tried
-// again after a pause, from the cursor it reached.
+// again after a pause, from the cursor it reached: the cursor is saved
+// after each rendered event, and the failed one is rendered again.
 func TestDeliverer_RetriesAFailedDelivery(t *testing.T) {
 	watched := newWatchable(t)
 	s := engine.Session{ID: "s1", Origin: engine.OriginLinear}
@@ -91,22 +95,21 @@ func TestDeliverer_RetriesAFailedDelivery(t *testing.T) {
 		WatchFunc:    watched.Watch,
 		SessionsFunc: func(context.Context, engine.SessionFilter) ([]engine.Session, error) { return []engine.Session{s}, nil },
 		SessionFunc:  func(context.Context, string) (engine.Session, error) { return s, nil },
+		EventsFunc:   logUpTo(map[string]int64{"s1": 5}),
 	}
 	cursors := &memCursors{}
 	var mu sync.Mutex
-	var calls []int64
+	var rendered []int64
+	failed := false
 	d := Deliverer{
 		Engine: eng, Store: cursors, Origin: engine.OriginLinear, Now: fixedNow, Log: discard(),
 		RetryPause: 200 * time.Millisecond,
-		Renderer: renderFunc(func(_ context.Context, _ engine.Session, cursor *int64, save func() error) error {
+		Renderer: renderFunc(func(_ context.Context, _ engine.Session, ev engine.Event) error {
 			mu.Lock()
 			defer mu.Unlock()
-			calls = append(calls, *cursor)
-			if len(calls) == 1 {
-				*cursor = 3
-				if err := save(); err != nil {
-					return err
-				}
+			rendered = append(rendered, ev.Seq)
+			if ev.Seq == 4 && !failed {
+				failed = true
 				return errors.New("linear is down")
 			}
 			return nil
@@ -119,12 +122,15 @@ func TestDeliverer_RetriesAFailedDelivery(t *testing.T) {
 	waitFor(t, "the retry", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(calls) == 2
+		return len(rendered) == 6
 	})
 	cancel()
 	<-done
-	if calls[1] != 3 {
-		t.Fatalf("retried from %d, want the saved cursor 3", calls[1])
+	if want := []int64{1, 2, 3, 4, 4, 5}; !slices.Equal(rendered, want) {
+		t.Fatalf("rendered %v, want %v: the retry from the saved cursor 3", rendered, want)
+	}
+	if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginLinear, "s1"); got != 5 {
+		t.Fatalf("cursor %d, want 5", got)
 	}
 	if waited := time.Since(start); waited < 150*time.Millisecond {
 		t.Fatalf("retried after %s, want a pause", waited)

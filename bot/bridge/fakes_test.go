@@ -57,6 +57,7 @@ type fakeEngine struct {
 	WatchFunc    func() *engine.Watcher
 	SessionFunc  func(ctx context.Context, id string) (engine.Session, error)
 	SessionsFunc func(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
+	EventsFunc   func(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
 }
 
 var _ Engine = (*fakeEngine)(nil)
@@ -69,6 +70,22 @@ func (f *fakeEngine) Session(ctx context.Context, id string) (engine.Session, er
 
 func (f *fakeEngine) Sessions(ctx context.Context, filter engine.SessionFilter) ([]engine.Session, error) {
 	return f.SessionsFunc(ctx, filter)
+}
+
+func (f *fakeEngine) Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error) {
+	return f.EventsFunc(ctx, sessionID, after, limit)
+}
+
+// logUpTo is an EventsFunc whose sessions' logs hold the events numbered
+// 1 to last[session id].
+func logUpTo(last map[string]int64) func(context.Context, string, int64, int) ([]engine.Event, error) {
+	return func(_ context.Context, id string, after int64, limit int) ([]engine.Event, error) {
+		var out []engine.Event
+		for seq := after + 1; seq <= last[id] && len(out) < limit; seq++ {
+			out = append(out, engine.Event{Seq: seq, Type: engine.EventAgentMessage})
+		}
+		return out, nil
+	}
 }
 
 // memCursors is an in-memory durable.DeliveryCursors.
@@ -96,10 +113,10 @@ func (m *memCursors) SetDeliveryCursor(_ context.Context, _ time.Time, origin, s
 }
 
 // renderFunc is a Renderer from a function.
-type renderFunc func(ctx context.Context, s engine.Session, cursor *int64, save func() error) error
+type renderFunc func(ctx context.Context, s engine.Session, ev engine.Event) error
 
-func (f renderFunc) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
-	return f(ctx, s, cursor, save)
+func (f renderFunc) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
+	return f(ctx, s, ev)
 }
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

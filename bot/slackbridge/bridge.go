@@ -42,7 +42,7 @@ const logErr = "err"
 // Engine is what the Slack bridge asks of the engine; *engine.Engine has it.
 type Engine interface {
 	bridge.Engine
-	slack.Events
+	slack.Approvals
 	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
 	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
 	Resume(ctx context.Context, sessionID string) (engine.Session, error)

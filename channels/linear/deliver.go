@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"brain/engine"
 )
@@ -28,41 +29,45 @@ type Renderer struct {
 	Engine Events
 	Client *Client
 	Log    *slog.Logger
+
+	// mu serializes Render, which the Deliverer calls one event at a time
+	// anyway, for calls.
+	mu sync.Mutex
+	// calls holds each session's tool calls' one-line inputs (call id ->
+	// input) until their results are rendered as actions.
+	calls map[string]map[string]string
 }
 
-// Deliver renders the session's events after the cursor as activities.
-func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
-	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
-	calls := map[string]string{} // call id -> one-line input, for action activities
-	for {
-		evs, err := r.Engine.Events(ctx, s.ID, *cursor, 100)
-		if err != nil || len(evs) == 0 {
+// Render renders one of the session's events as an activity.
+func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
+	next := ""
+	if ev.Type == engine.EventAgentMessage {
+		// The model's text and its tool calls commit together, so the
+		// next event, if it is a call, is already there.
+		more, err := r.Engine.Events(ctx, s.ID, ev.Seq, 1)
+		if err != nil {
 			return err
 		}
-		for i, ev := range evs {
-			next := ""
-			if i+1 < len(evs) {
-				next = evs[i+1].Type
-			} else if ev.Type == engine.EventAgentMessage {
-				// The model's text and its tool calls commit together, so
-				// the next event, if it is a call, is already there.
-				more, err := r.Engine.Events(ctx, s.ID, ev.Seq, 1)
-				if err != nil {
-					return err
-				}
-				if len(more) > 0 {
-					next = more[0].Type
-				}
-			}
-			if err := r.render(ctx, agentSession, s, ev, next, calls); err != nil {
-				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
-			}
-			*cursor = ev.Seq
-			if err := save(); err != nil {
-				return err
-			}
+		if len(more) > 0 {
+			next = more[0].Type
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.calls == nil {
+		r.calls = map[string]map[string]string{}
+	}
+	calls := r.calls[s.ID]
+	if calls == nil {
+		calls = map[string]string{}
+		r.calls[s.ID] = calls
+	}
+	defer func() {
+		if len(calls) == 0 {
+			delete(r.calls, s.ID)
+		}
+	}()
+	return r.render(ctx, strings.TrimPrefix(s.ThreadKey, "linear:"), s, ev, next, calls)
 }
 
 func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
@@ -96,7 +101,11 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if d.Result.IsError {
 			result = "error: " + result
 		}
-		return r.Client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
+		if err := r.Client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result); err != nil {
+			return err
+		}
+		delete(calls, d.CallID)
+		return nil
 	case engine.ToolProgress:
 		return r.Client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
 	case engine.Question:

@@ -1,68 +1,28 @@
 package linear
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 
 	"brain/engine"
+	"brain/engine/enginetest"
 	"brain/tools"
 )
 
-// fakeEvents is an Events over a fixed log and approvals; batch (when set)
-// caps what one Events call returns, as a log still being written would.
-type fakeEvents struct {
-	log       []engine.Event
-	approvals map[string]engine.Approval
-	batch     int
-}
+var _ Events = (*enginetest.Events)(nil)
 
-var _ Events = (*fakeEvents)(nil)
-
-func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
-	if f.batch > 0 && limit > f.batch {
-		limit = f.batch
-	}
-	var out []engine.Event
-	for _, ev := range f.log {
-		if ev.Seq > after && len(out) < limit {
-			out = append(out, ev)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
-	a, ok := f.approvals[id]
-	if !ok {
-		return engine.Approval{}, engine.ErrNotFound
-	}
-	return a, nil
-}
-
-func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
-	t.Helper()
-	for _, p := range ps {
-		ev, err := engine.NewEvent(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = int64(len(f.log) + 1)
-		f.log = append(f.log, ev)
-	}
-}
-
-// TestRenderer_Deliver maps each event to its activity, with ids derived
-// from the session and the event's seq; the cursor ends on the last event.
-func TestRenderer_Deliver(t *testing.T) {
+// TestRenderer_Render maps each event to its activity, with ids derived
+// from the session and the event's seq.
+func TestRenderer_Render(t *testing.T) {
 	c, fake := newClient(t)
 	a := engine.Approval{ID: "apr_1", Tool: "deploy", Card: tools.Card{Title: "Deploy api"}, Status: engine.ApprovalPending}
-	// batch 2 ends a read on the first agent.message: the renderer must
-	// look ahead to see that a tool call follows it.
-	evs := &fakeEvents{approvals: map[string]engine.Approval{a.ID: a}, batch: 2}
-	evs.add(t,
+	// The first agent.message is a thought: the renderer looks ahead to
+	// see that a tool call follows it.
+	evs := &enginetest.Events{}
+	evs.SetApproval(a)
+	evs.Add(t,
 		engine.TurnStarted{},
 		engine.AgentMessage{Text: "Let me check."},
 		engine.ToolCall{ID: "call_1", Name: "lookup", Input: json.RawMessage(`{"q": "api"}`)},
@@ -80,14 +40,8 @@ func TestRenderer_Deliver(t *testing.T) {
 	)
 	r := &Renderer{Engine: evs, Client: c, Log: c.log}
 	s := engine.Session{ID: "ses_1", Origin: engine.OriginLinear, ThreadKey: "linear:" + testSession}
-	var cursor int64
-	saves := 0
-	if err := r.Deliver(testCtx(t), s, &cursor, func() error { saves++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if cursor != 14 || saves != 14 {
-		t.Fatalf("cursor %d after %d saves, want 14 and 14", cursor, saves)
-	}
+	ctx := testCtx(t)
+	evs.RenderAfter(t, 0, func(ev engine.Event) error { return r.Render(ctx, s, ev) })
 	var got []string
 	for _, act := range fake.Activities(testSession) {
 		line := act.Type + " " + act.Body
@@ -137,5 +91,27 @@ func TestClipText(t *testing.T) {
 		if got := clipText(tt.in, tt.n); got != tt.want {
 			t.Errorf("clipText(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
 		}
+	}
+}
+
+// TestRenderer_CallInputOutlivesADelivery: a call's input is shown with its
+// result even when the result is rendered in a later delivery.
+func TestRenderer_CallInputOutlivesADelivery(t *testing.T) {
+	c, fake := newClient(t)
+	evs := &enginetest.Events{}
+	r := &Renderer{Engine: evs, Client: c, Log: c.log}
+	s := engine.Session{ID: "ses_1", Origin: engine.OriginLinear, ThreadKey: "linear:" + testSession}
+	ctx := testCtx(t)
+	render := func(ev engine.Event) error { return r.Render(ctx, s, ev) }
+	evs.Add(t, engine.ToolCall{ID: "call_1", Name: "lookup", Input: json.RawMessage(`{"q":"api"}`)})
+	last := evs.RenderAfter(t, 0, render)
+	evs.Add(t, engine.ToolCallResult{CallID: "call_1", Name: "lookup", Result: engine.ToolResultBody{Content: []engine.TextPart{{Type: "text", Text: "green"}}}})
+	evs.RenderAfter(t, last, render)
+	acts := fake.Activities(testSession)
+	if len(acts) != 1 || acts[0].Type != "action" || acts[0].Parameter != `{"q":"api"}` {
+		t.Fatalf("activities %+v, want one action with the call's input", acts)
+	}
+	if len(r.calls) != 0 {
+		t.Fatalf("calls %v still held after the result", r.calls)
 	}
 }

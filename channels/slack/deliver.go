@@ -2,7 +2,6 @@ package slack
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -18,48 +17,33 @@ const (
 	logErr     = tools.LogErr
 )
 
-// Events is what the renderer reads of the engine; *engine.Engine has it.
-type Events interface {
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+// Approvals is what the renderer reads of the engine; *engine.Engine has it.
+type Approvals interface {
 	Approval(ctx context.Context, id string) (engine.Approval, error)
 }
 
-var _ Events = (*engine.Engine)(nil)
+var _ Approvals = (*engine.Engine)(nil)
 
 // Renderer maps a Slack session's events to its thread: the status while a
 // turn runs, replies, question buttons (replaced by the choice once
 // answered), approval cards (updated in place once decided) and error
 // notices. It keeps the messages it updates later in Store.
 type Renderer struct {
-	Engine Events
+	Engine Approvals
 	Store  durable.PostedMessages
 	Poster *Poster
 	Now    func() time.Time
 	Log    *slog.Logger
 }
 
-// Deliver renders the session's events after its cursor. The cursor moves
-// after each rendered event, so a crash re-sends at most one message.
-func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
+// Render renders one of the session's events in its thread; a session
+// not in a Slack thread is left alone.
+func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
 	channel, threadTS, ok := splitThreadKey(s.ThreadKey)
 	if !ok {
 		return nil
 	}
-	for {
-		evs, err := r.Engine.Events(ctx, s.ID, *cursor, 100)
-		if err != nil || len(evs) == 0 {
-			return err
-		}
-		for _, ev := range evs {
-			if err := r.render(ctx, s, channel, threadTS, ev); err != nil {
-				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
-			}
-			*cursor = ev.Seq
-			if err := save(); err != nil {
-				return err
-			}
-		}
-	}
+	return r.render(ctx, s, channel, threadTS, ev)
 }
 
 // splitThreadKey parses "slack:TEAM:CHANNEL:TS".

@@ -4,59 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/engine/enginetest"
 )
 
-// fakeEvents is an Events over a fixed log and approvals.
-type fakeEvents struct {
-	mu        sync.Mutex
-	log       []engine.Event
-	approvals map[string]engine.Approval
-}
-
-var _ Events = (*fakeEvents)(nil)
-
-func (f *fakeEvents) Events(_ context.Context, _ string, after int64, limit int) ([]engine.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []engine.Event
-	for _, ev := range f.log {
-		if ev.Seq > after && len(out) < limit {
-			out = append(out, ev)
-		}
-	}
-	return out, nil
-}
-
-func (f *fakeEvents) Approval(_ context.Context, id string) (engine.Approval, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	a, ok := f.approvals[id]
-	if !ok {
-		return engine.Approval{}, engine.ErrNotFound
-	}
-	return a, nil
-}
-
-// add appends payloads to the log, numbering them on.
-func (f *fakeEvents) add(t *testing.T, ps ...engine.Payload) {
-	t.Helper()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, p := range ps {
-		ev, err := engine.NewEvent(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ev.Seq = int64(len(f.log) + 1)
-		f.log = append(f.log, ev)
-	}
-}
+var _ Approvals = (*enginetest.Events)(nil)
 
 // memPosted is an in-memory durable.PostedMessages.
 type memPosted struct {
@@ -91,38 +47,30 @@ func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID s
 	return nil
 }
 
-// TestRenderer_Deliver renders a session's events into its thread: the
+// TestRenderer_Render renders a session's events into its thread: the
 // reply, the question (closed with the answer), the approval card (updated
-// once decided) and one error notice; an unreadable event is skipped. The
-// cursor ends on the last event and is saved after each one.
-func TestRenderer_Deliver(t *testing.T) {
+// once decided) and one error notice; an unreadable event is skipped.
+func TestRenderer_Render(t *testing.T) {
 	p, fake := newPoster(t)
-	evs := &fakeEvents{approvals: map[string]engine.Approval{}}
+	evs := &enginetest.Events{}
 	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_1", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
 	q := engine.Question{ID: "q1", Text: "Which colour?", Options: []engine.Option{{Label: "Blue", Value: "blue"}, {Label: "Red", Value: "red"}}}
-	evs.add(t,
+	evs.Add(t,
 		engine.TurnStarted{},
 		engine.AgentMessage{Text: "Hello there."},
 		q,
 		engine.Input{Text: "Blue", Author: "U0OWNER", Answer: &engine.Answer{QuestionID: "q1", Value: "blue", Text: "Blue"}},
 	)
-	evs.log = append(evs.log, engine.Event{Seq: 5, Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
+	evs.AddEvent(engine.Event{Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
 	a := testApproval()
-	evs.approvals[a.ID] = a
-	evs.add(t, engine.ApprovalRequested{ApprovalID: a.ID})
+	evs.SetApproval(a)
+	evs.Add(t, engine.ApprovalRequested{ApprovalID: a.ID})
 
 	ctx := testCtx(t)
-	var cursor int64
-	saves := 0
-	save := func() error { saves++; return nil }
-	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
-		t.Fatal(err)
-	}
-	if cursor != 6 || saves != 6 {
-		t.Fatalf("cursor %d after %d saves, want 6 and 6", cursor, saves)
-	}
+	render := func(ev engine.Event) error { return r.Render(ctx, s, ev) }
+	last := evs.RenderAfter(t, 0, render)
 	thread := fake.Thread(testChannel, testThread)
 	var texts []string
 	for _, m := range thread {
@@ -145,20 +93,15 @@ func TestRenderer_Deliver(t *testing.T) {
 	// The decision updates the card in place; the stop posts its error
 	// (with Resume) and a notice naming the message it left unanswered.
 	a.Status, a.DecidedBy = engine.ApprovalDenied, "U0OWNER"
-	evs.approvals[a.ID] = a
-	evs.add(t,
+	evs.SetApproval(a)
+	evs.Add(t,
 		engine.ApprovalDecided{ApprovalID: a.ID, By: "U0OWNER", Decision: engine.DecisionDeny},
 		engine.SessionError{Code: "provider_timeout", InputID: "evt_in1", Input: "check the api", Message: "The model timed out."},
 		engine.SessionError{Code: engine.CodeInputCancelled, InputID: "evt_in2", Input: "and deploy it", Message: "not run: the session stopped first"},
 		engine.TurnCompleted{Outcome: engine.OutcomeCompleted},
 	)
 	before := len(fake.Thread(testChannel, testThread))
-	if err := r.Deliver(ctx, s, &cursor, save); err != nil {
-		t.Fatal(err)
-	}
-	if cursor != 10 {
-		t.Fatalf("cursor %d, want 10", cursor)
-	}
+	evs.RenderAfter(t, last, render)
 	card, _ := fake.Message(testChannel, cardTS)
 	if card.Updates != 1 || !strings.Contains(allText(t, card.Blocks), "denied by <@U0OWNER>") {
 		t.Errorf("card after the decision: %d updates, %q", card.Updates, allText(t, card.Blocks))
@@ -176,18 +119,15 @@ func TestRenderer_Deliver(t *testing.T) {
 // buttons.
 func TestRenderer_CancelClosesQuestion(t *testing.T) {
 	p, fake := newPoster(t)
-	evs := &fakeEvents{}
+	evs := &enginetest.Events{}
 	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_2", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
-	evs.add(t,
+	evs.Add(t,
 		engine.Question{ID: "q1", Text: "Go on?", Options: []engine.Option{{Label: "Yes", Value: "yes"}}},
 		engine.SessionStatus{Status: engine.StatusIdle, Reason: engine.ReasonCancelled},
 	)
-	var cursor int64
-	if err := r.Deliver(testCtx(t), s, &cursor, func() error { return nil }); err != nil {
-		t.Fatal(err)
-	}
+	evs.RenderAfter(t, 0, func(ev engine.Event) error { return r.Render(testCtx(t), s, ev) })
 	thread := fake.Thread(testChannel, testThread)
 	if len(thread) != 1 || !strings.Contains(allText(t, thread[0].Blocks), "closed (cancelled)") {
 		t.Fatalf("thread %+v: want the question, closed (cancelled)", thread)
@@ -197,12 +137,13 @@ func TestRenderer_CancelClosesQuestion(t *testing.T) {
 // TestRenderer_NotASlackThread: a session whose thread key is not Slack's
 // is left alone.
 func TestRenderer_NotASlackThread(t *testing.T) {
-	evs := &fakeEvents{}
-	evs.add(t, engine.AgentMessage{Text: "hi"})
-	r := &Renderer{Engine: evs}
-	var cursor int64
-	if err := r.Deliver(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, &cursor, nil); err != nil || cursor != 0 {
-		t.Fatalf("Deliver = %v, cursor %d", err, cursor)
+	r := &Renderer{Engine: &enginetest.Events{}} // no Poster: posting would panic
+	ev, err := engine.NewEvent(engine.AgentMessage{Text: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Render(context.Background(), engine.Session{ID: "s", ThreadKey: "linear:abc"}, ev); err != nil {
+		t.Fatalf("Render = %v", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 )
 
 // testClock is a clock a test moves by hand.
@@ -104,7 +105,7 @@ func TestApp_MintFailureSendsNothing(t *testing.T) {
 		c.App = &App{AppID: 123, InstallationID: 999, PrivateKey: keyPEM}
 	})
 	_, err := fm.apply(t, "github_create_issue", `{"repo":"acme/widgets","title":"t"}`, decision)
-	te := toolError(t, err, false, "could not get an installation token for GitHub App 123, installation 999", "nothing was sent")
+	te := toolstest.ToolError(t, err, false, "could not get an installation token for GitHub App 123, installation 999", "nothing was sent")
 	if strings.Contains(te.Message, "eyJ") {
 		t.Fatalf("a JWT reached the error: %s", te.Message)
 	}
@@ -156,7 +157,7 @@ func TestToken_NeverInResultsOrErrors(t *testing.T) {
 		t.Fatalf("card %+v, %v", card, err)
 	}
 	_, err = fm.apply(t, "github_comment", `{"repo":"acme/widgets","number":1,"body":"b"}`, decision)
-	te := toolError(t, err, false, "HTTP 422")
+	te := toolstest.ToolError(t, err, false, "HTTP 422")
 	if strings.Contains(te.Message, testToken) || !strings.Contains(te.Message, tools.Redacted) {
 		t.Fatalf("error %q", te.Message)
 	}

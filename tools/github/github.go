@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -204,17 +203,12 @@ func apiRoot(s string) (*url.URL, error) {
 	return u, nil
 }
 
+// ownTransport is net/http's default transport (tools.OnceTransport turns
+// its keep-alives off) with a bound on how long GitHub may take to answer.
 func ownTransport() *http.Transport {
-	return &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   30 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 60 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = 60 * time.Second
+	return t
 }
 
 // readRedirectsOnly follows redirects of reads (a renamed repository

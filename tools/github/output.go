@@ -62,7 +62,7 @@ func stamp(t time.Time) string {
 // last items (lists are ordered most relevant first), a text its end; it
 // is then marked "truncated": true.
 func fit(v any, max int, scrub *tools.Scrubber) (json.RawMessage, error) {
-	b, err := encode(v)
+	b, err := tools.MarshalUnescaped(v)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func fit(v any, max int, scrub *tools.Scrubber) (json.RawMessage, error) {
 	}
 	doc["truncated"] = true
 	for {
-		b, err := encode(doc)
+		b, err := tools.MarshalUnescaped(doc)
 		if err != nil {
 			return nil, err
 		}
@@ -89,16 +89,6 @@ func fit(v any, max int, scrub *tools.Scrubber) (json.RawMessage, error) {
 			return nil, tools.Failed("the result does not fit in %d bytes", max)
 		}
 	}
-}
-
-func encode(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSpace(b.Bytes()), nil
 }
 
 // cut shortens the largest list or text in doc by about excess bytes and
@@ -118,7 +108,7 @@ func cut(doc any, excess int) bool {
 				best.size, best.list, best.parent, best.text = n, nil, set, v
 			}
 		case []any:
-			if b, _ := encode(v); len(b) > best.size && len(v) > 0 {
+			if b, _ := tools.MarshalUnescaped(v); len(b) > best.size && len(v) > 0 {
 				l := v
 				best.size, best.list, best.parent = len(b), &l, set
 			}
@@ -140,7 +130,7 @@ func cut(doc any, excess int) bool {
 		l := *best.list
 		n := len(l)
 		for removed := 0; n > 0 && removed < excess; {
-			b, _ := encode(l[n-1])
+			b, _ := tools.MarshalUnescaped(l[n-1])
 			removed += len(b) + 1
 			n--
 		}

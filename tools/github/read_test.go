@@ -3,12 +3,12 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 )
 
 const testToken = "github_pat_11AAAAAAA0abcdefghijklmnopqrstuvwxyz0123456789"
@@ -77,24 +77,6 @@ func decode(t *testing.T, raw json.RawMessage) map[string]any {
 		t.Fatalf("result %s: %v", raw, err)
 	}
 	return out
-}
-
-// toolError asserts err is a tools.Error with the outcome known or not.
-func toolError(t *testing.T, err error, unknown bool, contains ...string) *tools.Error {
-	t.Helper()
-	var te *tools.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T), want a *tools.Error", err, err)
-	}
-	if te.UnknownOutcome != unknown {
-		t.Errorf("UnknownOutcome = %v, want %v: %s", te.UnknownOutcome, unknown, te.Message)
-	}
-	for _, c := range contains {
-		if !strings.Contains(te.Message, c) {
-			t.Errorf("error %q does not contain %q", te.Message, c)
-		}
-	}
-	return te
 }
 
 func str(v any) string { return fmt.Sprint(v) }
@@ -181,7 +163,7 @@ func TestSearchIssues_ConfinedToTheAllowList(t *testing.T) {
 	before := len(f.log())
 	for _, q := range []string{"fire repo:evil/x", "fire org:evil", "fire user:octocat", `fire REPO:"evil/x"`} {
 		_, err := fm.run(t, "github_search_issues", fmt.Sprintf(`{"query":%q}`, q))
-		toolError(t, err, false, "outside the allow-list", "nothing was sent")
+		toolstest.ToolError(t, err, false, "outside the allow-list", "nothing was sent")
 	}
 	if len(f.log()) != before {
 		t.Fatalf("a refused search was sent: %q", f.log()[before:])
@@ -224,16 +206,16 @@ func TestGetFile(t *testing.T) {
 		t.Fatalf("file %v", out)
 	}
 	_, err := fm.run(t, "github_get_file", `{"repo":"octocat/Hello-World","path":"lib"}`)
-	toolError(t, err, false, "lib is a directory, not a file", "octokit.rb, octokit/")
+	toolstest.ToolError(t, err, false, "lib is a directory, not a file", "octokit.rb, octokit/")
 	_, err = fm.run(t, "github_get_file", `{"repo":"octocat/Hello-World","path":"logo.png"}`)
-	toolError(t, err, false, "logo.png is a binary file")
+	toolstest.ToolError(t, err, false, "logo.png is a binary file")
 	_, err = fm.run(t, "github_get_file", `{"repo":"octocat/Hello-World","path":"huge.log"}`)
-	toolError(t, err, false, "over the 1048576-byte limit")
+	toolstest.ToolError(t, err, false, "over the 1048576-byte limit")
 	_, err = fm.run(t, "github_get_file", `{"repo":"octocat/Hello-World","path":"missing.txt"}`)
-	toolError(t, err, false, "not found (HTTP 404)")
+	toolstest.ToolError(t, err, false, "not found (HTTP 404)")
 	before := len(f.log())
 	_, err = fm.run(t, "github_get_file", `{"repo":"octocat/Hello-World","path":"../secrets"}`)
-	toolError(t, err, false, "nothing was sent")
+	toolstest.ToolError(t, err, false, "nothing was sent")
 	if len(f.log()) != before {
 		t.Fatal("a path with .. was sent")
 	}
@@ -274,7 +256,7 @@ func TestListCommits(t *testing.T) {
 		t.Fatalf("requests %q", got)
 	}
 	_, err := fm.run(t, "github_list_commits", `{"repo":"octocat/Hello-World","since":"yesterday"}`)
-	toolError(t, err, false, "not an RFC 3339 time", "nothing was sent")
+	toolstest.ToolError(t, err, false, "not an RFC 3339 time", "nothing was sent")
 	if len(f.log()) != 1 {
 		t.Fatal("a bad since was sent")
 	}

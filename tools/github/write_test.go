@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 )
 
 const decision = "dec_019a2b3c4d5e6f70a1b2c3d4e5f6"
@@ -136,7 +137,7 @@ func TestApply_RetryAfterLostAnswerFindsTheMarker(t *testing.T) {
 			f.dropNext = true
 			f.mu.Unlock()
 			_, err := fm.apply(t, tt.tool, tt.input, decision)
-			toolError(t, err, true, "after the request was sent")
+			toolstest.ToolError(t, err, true, "after the request was sent")
 			if n := tt.count(f); n != 1 {
 				t.Fatalf("%d created by the lost apply, want 1", n)
 			}
@@ -272,17 +273,17 @@ func TestAllowList_RefusedBeforeSending(t *testing.T) {
 		}
 		if !tool.NeedsApproval() {
 			_, err := fm.run(t, name, input)
-			toolError(t, err, false, "nothing was sent")
+			toolstest.ToolError(t, err, false, "nothing was sent")
 			continue
 		}
 		_, err := fm.preview(t, name, input)
-		toolError(t, err, false, "evil/x is not in the allow-list", "nothing was sent")
+		toolstest.ToolError(t, err, false, "evil/x is not in the allow-list", "nothing was sent")
 		_, err = fm.apply(t, name, input, decision)
-		toolError(t, err, false, "evil/x is not in the allow-list", "nothing was sent")
+		toolstest.ToolError(t, err, false, "evil/x is not in the allow-list", "nothing was sent")
 	}
 	// Globs match names, not owners; case is ignored.
 	_, err := fm.run(t, "github_list_issues", `{"repo":"acme-evil/widgets"}`)
-	toolError(t, err, false, "not in the allow-list")
+	toolstest.ToolError(t, err, false, "not in the allow-list")
 	if got := f.log(); len(got) != 0 {
 		t.Fatalf("requests were sent: %q", got)
 	}
@@ -310,13 +311,13 @@ func TestSecondaryRateLimit_ToolErrorSayingWhenNoRetry(t *testing.T) {
 	fm := newFamily(t, f, func(c *Config) { c.Now = func() time.Time { return now } })
 	input := `{"repo":"acme/widgets","title":"Printer on fire"}`
 	_, err := fm.apply(t, "github_create_issue", input, decision)
-	toolError(t, err, false, "secondary rate limit", "retry after 1m0s, at 2026-03-01T12:01:00Z", "not retried automatically")
+	toolstest.ToolError(t, err, false, "secondary rate limit", "retry after 1m0s, at 2026-03-01T12:01:00Z", "not retried automatically")
 	if f.writes() != 1 {
 		t.Fatalf("%d POSTs, want exactly 1 (no retry)", f.writes())
 	}
 	sent := len(f.log())
 	_, err = fm.apply(t, "github_create_issue", input, decision)
-	toolError(t, err, false, "secondary rate limit", "retry after")
+	toolstest.ToolError(t, err, false, "secondary rate limit", "retry after")
 	if len(f.log()) != sent {
 		t.Fatalf("sent during the wait: %q", f.log()[sent:])
 	}
@@ -341,7 +342,7 @@ func TestPrimaryRateLimit_SaysWhenItResets(t *testing.T) {
 	}
 	fm := newFamily(t, f, func(c *Config) { c.Now = func() time.Time { return now } })
 	_, err := fm.run(t, "github_get_issue", `{"repo":"acme/widgets","number":1}`)
-	toolError(t, err, false, "rate limit", "until 2026-03-01T12:25:00Z (in 25m0s)", "not retried automatically")
+	toolstest.ToolError(t, err, false, "rate limit", "until 2026-03-01T12:25:00Z (in 25m0s)", "not retried automatically")
 	if len(f.log()) != 1 {
 		t.Fatalf("requests %q", f.log())
 	}
@@ -359,7 +360,7 @@ func TestFailures_KnownOrUnknownOutcome(t *testing.T) {
 		}
 		fm := newFamily(t, f)
 		_, err := fm.apply(t, "github_create_issue", `{"repo":"acme/widgets","title":"t"}`, decision)
-		toolError(t, err, true, "HTTP 502", "may have had its effect")
+		toolstest.ToolError(t, err, true, "HTTP 502", "may have had its effect")
 	})
 	t.Run("422 is refused", func(t *testing.T) {
 		f := newFakeGitHub(t)
@@ -373,7 +374,7 @@ func TestFailures_KnownOrUnknownOutcome(t *testing.T) {
 		}
 		fm := newFamily(t, f)
 		_, err := fm.apply(t, "github_create_issue", `{"repo":"acme/widgets","title":"t"}`, decision)
-		toolError(t, err, false, "HTTP 422", "Validation Failed; labels invalid")
+		toolstest.ToolError(t, err, false, "HTTP 422", "Validation Failed; labels invalid")
 	})
 	t.Run("timeout after sending is unknown", func(t *testing.T) {
 		f := newFakeGitHub(t)
@@ -393,22 +394,22 @@ func TestFailures_KnownOrUnknownOutcome(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
 		_, err := fm["github_create_issue"].Apply(ctx, tools.Call{Input: json.RawMessage(`{"repo":"acme/widgets","title":"t"}`)}, tools.Decision{ID: decision})
-		toolError(t, err, true, "timed out after the request was sent")
+		toolstest.ToolError(t, err, true, "timed out after the request was sent")
 	})
 	t.Run("no connection is known", func(t *testing.T) {
 		f := newFakeGitHub(t)
 		fm := newFamily(t, f)
 		f.srv.Close()
 		_, err := fm.apply(t, "github_comment", `{"repo":"acme/widgets","number":1,"body":"b"}`, decision)
-		toolError(t, err, false, "nothing was sent")
+		toolstest.ToolError(t, err, false, "nothing was sent")
 		_, err = fm.run(t, "github_get_issue", `{"repo":"acme/widgets","number":1}`)
-		toolError(t, err, false, "nothing was sent")
+		toolstest.ToolError(t, err, false, "nothing was sent")
 	})
 	t.Run("bad decision id", func(t *testing.T) {
 		f := newFakeGitHub(t)
 		fm := newFamily(t, f)
 		_, err := fm.apply(t, "github_create_issue", `{"repo":"acme/widgets","title":"t"}`, "dec --> <b>")
-		toolError(t, err, false, "decision id", "nothing was sent")
+		toolstest.ToolError(t, err, false, "decision id", "nothing was sent")
 		if len(f.log()) != 0 {
 			t.Fatal("sent")
 		}

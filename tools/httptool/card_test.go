@@ -9,10 +9,11 @@ import (
 
 	"brain/tools"
 	"brain/tools/httptool"
+	"brain/tools/toolstest"
 )
 
 func TestPreview_RendersCardWithoutRequest(t *testing.T) {
-	tg := newTarget(t, reply(http.StatusOK, `{}`))
+	tg := toolstest.NewRecorder(t, reply(http.StatusOK, `{}`))
 	spec := ticketSpec(tg.URL + "/api/tickets")
 	spec.Approval = &httptool.Approval{
 		Title: "  Create ticket {{.title}}\n in {{.project}} ",
@@ -48,7 +49,7 @@ func TestPreview_RendersCardWithoutRequest(t *testing.T) {
 			t.Errorf("fact %d = %.60q, want %.60q", i, card.Facts[i], w)
 		}
 	}
-	if n := len(tg.requests()); n != 0 {
+	if n := len(tg.Requests()); n != 0 {
 		t.Errorf("preview sent %d requests; it must not call the service", n)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -195,35 +194,9 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 		secrets = append(secrets, v)
 	}
 	e.scrub = tools.NewScrubber(secrets...)
-	if e.client == nil {
-		e.client = ownClient()
-	} else {
-		e.client = tools.OnceClient(e.client)
-	}
-	switch e.client.Transport.(type) {
-	case nil, *http.Transport:
-		e.traced = true
-	}
+	e.client = tools.KeyedClient(e.client)
+	e.traced = tools.TracesConnections(e.client)
 	return e, nil
-}
-
-// ownClient is used when New is given no client. Redirects are not
-// followed: net/http forwards custom headers (API keys) to the new location.
-// Its transport opens a connection per request (tools.OnceTransport), so
-// it keeps no idle ones.
-func ownClient() *http.Client {
-	return &http.Client{
-		Transport: tools.OnceTransport(&http.Transport{
-			Proxy: http.ProxyFromEnvironment,
-			DialContext: (&net.Dialer{
-				Timeout:   30 * time.Second,
-				KeepAlive: 30 * time.Second,
-			}).DialContext,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 // safeURL is the URL as messages show it: no user info, no query, no

@@ -3,56 +3,18 @@ package httptool_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/tools"
 	"brain/tools/httptool"
+	"brain/tools/toolstest"
 )
 
 const secret = "s3cr3t-token-0123456789"
-
-// recorded is one request the target received.
-type recorded struct {
-	Method string
-	Path   string
-	Query  map[string][]string
-	Header http.Header
-	Body   string
-}
-
-// target is a real local HTTP service that records what it receives.
-type target struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-func newTarget(t *testing.T, h http.HandlerFunc) *target {
-	t.Helper()
-	tg := &target{}
-	tg.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		tg.mu.Lock()
-		tg.reqs = append(tg.reqs, recorded{r.Method, r.URL.Path, r.URL.Query(), r.Header.Clone(), string(body)})
-		tg.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(tg.Close)
-	return tg
-}
-
-func (tg *target) requests() []recorded {
-	tg.mu.Lock()
-	defer tg.mu.Unlock()
-	return append([]recorded(nil), tg.reqs...)
-}
 
 func reply(code int, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -89,16 +51,11 @@ func call(input string) tools.Call {
 	return tools.Call{Input: json.RawMessage(input), SessionID: "sess-1", ToolCallID: "call-7"}
 }
 
-// toolError asserts err is a *tools.Error with the given outcome and returns it.
+// toolError asserts err is a *tools.Error with the given outcome whose
+// message does not leak the secret, and returns it.
 func toolError(t *testing.T, err error, unknown bool) *tools.Error {
 	t.Helper()
-	var te *tools.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *tools.Error", err, err)
-	}
-	if te.UnknownOutcome != unknown {
-		t.Fatalf("UnknownOutcome = %v, want %v (message %q)", te.UnknownOutcome, unknown, te.Message)
-	}
+	te := toolstest.ToolError(t, err, unknown)
 	if strings.Contains(te.Message, secret) {
 		t.Fatalf("message leaks the secret: %q", te.Message)
 	}
@@ -106,7 +63,7 @@ func toolError(t *testing.T, err error, unknown bool) *tools.Error {
 }
 
 func TestRun_SendsArgumentsKeyAndHeaders(t *testing.T) {
-	tg := newTarget(t, reply(201, `{"id":"T-1"}`))
+	tg := toolstest.NewRecorder(t, reply(201, `{"id":"T-1"}`))
 	for _, tc := range []struct {
 		name   string
 		client *http.Client
@@ -123,7 +80,7 @@ func TestRun_SendsArgumentsKeyAndHeaders(t *testing.T) {
 			if string(out) != `{"id":"T-1"}` {
 				t.Errorf("output = %s", out)
 			}
-			reqs := tg.requests()
+			reqs := tg.Requests()
 			r := reqs[len(reqs)-1]
 			checks := map[string][2]string{
 				"method":          {r.Method, "POST"},
@@ -144,14 +101,14 @@ func TestRun_SendsArgumentsKeyAndHeaders(t *testing.T) {
 }
 
 func TestRun_GetSendsQueryParameters(t *testing.T) {
-	tg := newTarget(t, reply(200, `{"hits":[]}`))
+	tg := toolstest.NewRecorder(t, reply(200, `{"hits":[]}`))
 	spec := ticketSpec(tg.URL + "/search?v=1")
 	spec.Method = "get"
 	tool := compile(t, spec, nil)
 	if _, err := tool.Run(context.Background(), call(`{"q":"a b&c","n":1000,"ok":true,"tags":["x","y"],"none":null}`)); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	r := tg.requests()[0]
+	r := tg.Requests()[0]
 	if r.Method != "GET" || r.Body != "" || r.Header.Get("Content-Type") != "" {
 		t.Errorf("method %s, body %q, content type %q; want GET with no body", r.Method, r.Body, r.Header.Get("Content-Type"))
 	}
@@ -173,13 +130,13 @@ func TestRun_GetSendsQueryParameters(t *testing.T) {
 	if !strings.Contains(te.Message, `"filter"`) {
 		t.Errorf("message %q does not name the argument", te.Message)
 	}
-	if n := len(tg.requests()); n != 1 {
+	if n := len(tg.Requests()); n != 1 {
 		t.Errorf("target got %d requests, want 1: an unencodable call must not be sent", n)
 	}
 }
 
 func TestApply_SendsDecisionIDAsKey(t *testing.T) {
-	tg := newTarget(t, reply(200, `{"ok":true}`))
+	tg := toolstest.NewRecorder(t, reply(200, `{"ok":true}`))
 	spec := ticketSpec(tg.URL + "/api/tickets")
 	spec.Approval = &httptool.Approval{Title: "Create ticket {{.title}}"}
 	tool := compile(t, spec, nil)
@@ -193,14 +150,14 @@ func TestApply_SendsDecisionIDAsKey(t *testing.T) {
 	if string(out) != `{"ok":true}` {
 		t.Errorf("output = %s", out)
 	}
-	r := tg.requests()[0]
+	r := tg.Requests()[0]
 	if r.Header.Get("Idempotency-Key") != "apr-42" || r.Body != `{"title":"Disk full"}` || r.Header.Get("Authorization") != "Bearer "+secret {
 		t.Errorf("got key %q body %q auth %q", r.Header.Get("Idempotency-Key"), r.Body, r.Header.Get("Authorization"))
 	}
 
 	_, err = tool.Apply(context.Background(), call(`{}`), tools.Decision{})
 	toolError(t, err, false)
-	if n := len(tg.requests()); n != 1 {
+	if n := len(tg.Requests()); n != 1 {
 		t.Errorf("apply without a decision id sent a request (%d in all)", n)
 	}
 }
@@ -223,7 +180,7 @@ func TestRun_Statuses(t *testing.T) {
 		{303, "", true, []string{"HTTP 303"}},
 	} {
 		t.Run(http.StatusText(tc.code), func(t *testing.T) {
-			tg := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+			tg := toolstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 				if tc.code/100 == 3 {
 					w.Header().Set("Location", "/elsewhere")
 				}
@@ -240,7 +197,7 @@ func TestRun_Statuses(t *testing.T) {
 			if n := strings.Count(te.Message, "é"); n > 500 {
 				t.Errorf("excerpt has %d body characters, want at most 500", n)
 			}
-			if n := len(tg.requests()); n != 1 {
+			if n := len(tg.Requests()); n != 1 {
 				t.Errorf("target got %d requests, want exactly 1 (no retries, no redirects)", n)
 			}
 		})
@@ -262,7 +219,7 @@ func TestRun_Bodies(t *testing.T) {
 		{name: "at the cap", code: 200, max: 12, body: `{"data":"x"}`, out: `{"data":"x"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tg := newTarget(t, reply(tc.code, tc.body))
+			tg := toolstest.NewRecorder(t, reply(tc.code, tc.body))
 			spec := ticketSpec(tg.URL)
 			spec.MaxResponseBytes = tc.max
 			tool := compile(t, spec, nil)
@@ -282,7 +239,7 @@ func TestRun_Bodies(t *testing.T) {
 }
 
 func TestRun_TimeoutIsUnknown(t *testing.T) {
-	tg := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+	tg := toolstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-time.After(5 * time.Second):
@@ -307,7 +264,7 @@ func TestRun_TimeoutIsUnknown(t *testing.T) {
 
 func TestRun_Cancellation(t *testing.T) {
 	started := make(chan struct{}, 1)
-	tg := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+	tg := toolstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		started <- struct{}{}
 		<-r.Context().Done()
 	})
@@ -317,7 +274,7 @@ func TestRun_Cancellation(t *testing.T) {
 	cancel()
 	_, err := tool.Run(ctx, call(`{}`))
 	toolError(t, err, false) // cancelled before a connection: nothing sent
-	if n := len(tg.requests()); n != 0 {
+	if n := len(tg.Requests()); n != 0 {
 		t.Fatalf("a cancelled call reached the target (%d requests)", n)
 	}
 
@@ -334,7 +291,7 @@ func TestRun_Cancellation(t *testing.T) {
 }
 
 func TestRun_DroppedConnectionIsUnknown(t *testing.T) {
-	tg := newTarget(t, func(w http.ResponseWriter, r *http.Request) {
+	tg := toolstest.NewRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		conn, _, err := http.NewResponseController(w).Hijack()
 		if err == nil {
 			conn.Close()
@@ -343,7 +300,7 @@ func TestRun_DroppedConnectionIsUnknown(t *testing.T) {
 	tool := compile(t, ticketSpec(tg.URL), nil)
 	_, err := tool.Run(context.Background(), call(`{}`))
 	toolError(t, err, true)
-	if n := len(tg.requests()); n != 1 {
+	if n := len(tg.Requests()); n != 1 {
 		t.Errorf("target got %d requests, want 1: no automatic retries", n)
 	}
 }
@@ -353,7 +310,7 @@ func TestRun_DroppedConnectionIsUnknown(t *testing.T) {
 type roundTripper struct{ http.RoundTripper }
 
 func TestRun_ConnectionRefusedIsNotUnknown(t *testing.T) {
-	tg := newTarget(t, reply(200, `{}`))
+	tg := toolstest.NewRecorder(t, reply(200, `{}`))
 	url := tg.URL
 	tg.Close()
 	for _, tc := range []struct {
@@ -387,7 +344,7 @@ func TestRun_SecretsNeverLeak(t *testing.T) {
 		}
 	}
 	t.Run("error excerpt", func(t *testing.T) {
-		tg := newTarget(t, echo(400))
+		tg := toolstest.NewRecorder(t, echo(400))
 		tool := compile(t, ticketSpec(tg.URL+"/api/tickets?api_key=qs-9876543210"), nil)
 		_, err := tool.Run(context.Background(), call(`{}`))
 		te := toolError(t, err, false)
@@ -402,7 +359,7 @@ func TestRun_SecretsNeverLeak(t *testing.T) {
 		}
 	})
 	t.Run("2xx output", func(t *testing.T) {
-		tg := newTarget(t, echo(200))
+		tg := toolstest.NewRecorder(t, echo(200))
 		tool := compile(t, ticketSpec(tg.URL), nil)
 		out, err := tool.Run(context.Background(), call(`{}`))
 		if err != nil {

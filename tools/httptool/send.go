@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -162,7 +161,7 @@ func scalar(v any) (string, bool) {
 // redials to retry a request it wrote on a reused connection.
 func (e *endpoint) sendError(ctx context.Context, err error, connected bool) error {
 	reason := e.reason(ctx, err)
-	if !connected && (e.traced || isDial(err)) {
+	if !connected && (e.traced || tools.DialFailed(err)) {
 		return tools.Failed("%s: %s; nothing was sent", e.target, reason)
 	}
 	return tools.Unknown("%s: %s; the request may have reached the service", e.target, reason)
@@ -171,38 +170,7 @@ func (e *endpoint) sendError(ctx context.Context, err error, connected bool) err
 // reason says why a request or a body read failed, without the URL (whose
 // query may hold a key) and with secrets scrubbed.
 func (e *endpoint) reason(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(context.Cause(ctx), errTimedOut):
-		return "timed out after " + e.timeout.String()
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "timed out: the call's deadline passed"
-	case ctx.Err() != nil:
-		return "cancelled"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if ue.Timeout() {
-			return "timed out: " + e.scrub.String(ue.Err.Error())
-		}
-		err = ue.Err
-	}
-	return e.scrub.String(err.Error())
-}
-
-// isDial reports whether err comes from establishing a connection (to the
-// service or a proxy), before any byte of the request was written.
-func isDial(err error) bool {
-	for err != nil {
-		var op *net.OpError
-		if !errors.As(err, &op) {
-			return false
-		}
-		if op.Op == "dial" {
-			return true
-		}
-		err = op.Err
-	}
-	return false
+	return e.scrub.String(tools.RequestFailure(ctx, err, errTimedOut, e.timeout))
 }
 
 // answer turns a response into the result or an error. Everything here

@@ -185,13 +185,11 @@ func orUnknown(s string) string {
 }
 
 func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	b, err := tools.MarshalUnescaped(v)
+	if err != nil {
 		return nil, tools.Unknown("encode the result: %v", err)
 	}
-	return json.RawMessage(bytes.TrimSpace(b.Bytes())), nil
+	return b, nil
 }
 
 // clip cuts s to at most n characters, marking the cut.

@@ -1,8 +1,7 @@
 package sandbox
 
 import (
-	"bytes"
-	"encoding/json"
+	"brain/tools"
 	"fmt"
 	"strings"
 	"sync"
@@ -141,11 +140,8 @@ type outputs interface {
 // encode marshals without HTML escaping, which would turn each '<' of a
 // command's output into six bytes.
 func encode(v any) []byte {
-	var b bytes.Buffer
-	e := json.NewEncoder(&b)
-	e.SetEscapeHTML(false)
-	_ = e.Encode(v) // strings, ints and bools always encode
-	return bytes.TrimRight(b.Bytes(), "\n")
+	b, _ := tools.MarshalUnescaped(v) // strings, ints and bools always encode
+	return b
 }
 
 // fit fills v's stdout and stderr so that v encodes to at most limit bytes,

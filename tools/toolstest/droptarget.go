@@ -1,7 +1,8 @@
 // Package toolstest holds helpers for testing tool families: servers that
-// fail the way real ones do, so a test can show a tool call reaches its
-// target at most once. It is imported only by tests and imports nothing of
-// the project.
+// record what reached them, servers that fail the way real ones do, so a
+// test can show a tool call reaches its target at most once, and checks of
+// the tool errors a call returns. It is imported only by tests and imports
+// only brain/tools of the project.
 package toolstest
 
 import (

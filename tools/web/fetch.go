@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -232,23 +231,11 @@ func (e *redirectError) Unwrap() error { return e.err }
 // reason says why a request or a body read failed, without the URL (the
 // message already names it).
 func (f *fetcher) reason(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(context.Cause(ctx), errTimedOut):
-		return "timed out after " + f.cfg.Timeout.String()
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "timed out: the call's deadline passed"
-	case ctx.Err() != nil:
-		return "cancelled"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
 	var ce *tls.CertificateVerificationError
-	if errors.As(err, &ce) {
+	if ctx.Err() == nil && errors.As(err, &ce) {
 		return "the TLS certificate could not be verified: " + ce.Err.Error()
 	}
-	return err.Error()
+	return tools.RequestFailure(ctx, err, errTimedOut, f.cfg.Timeout)
 }
 
 // answer turns a response into the result. Everything here comes after
@@ -298,7 +285,7 @@ func (f *fetcher) answer(ctx context.Context, resp *http.Response) (json.RawMess
 		out.Truncated = true
 		out.Content += "\n\n" + strings.Join(notes, "\n")
 	}
-	return marshal(out)
+	return tools.MarshalUnescaped(out)
 }
 
 func binaryError(final, media string) error {
@@ -326,16 +313,4 @@ func (f *fetcher) statusError(resp *http.Response, final string) error {
 	}
 	refused := code >= 400 && code <= 499 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
 	return &tools.Error{Message: msg, UnknownOutcome: !refused}
-}
-
-// marshal encodes a result without escaping <, > and & for HTML: the model
-// reads it as text.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, fmt.Errorf("encode result: %w", err)
-	}
-	return json.RawMessage(bytes.TrimSpace(b.Bytes())), nil
 }

@@ -3,7 +3,6 @@ package web_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 	"brain/tools/web"
 )
 
@@ -52,25 +52,6 @@ func fetch(t *testing.T, cfg web.FetchConfig, rawURL string) (fetched, error) {
 		t.Fatalf("output %s: %v", out, err)
 	}
 	return f, nil
-}
-
-// toolErr asserts err is a *tools.Error with the outcome given, whose
-// message holds every want.
-func toolErr(t *testing.T, err error, unknown bool, want ...string) *tools.Error {
-	t.Helper()
-	var te *tools.Error
-	if !errors.As(err, &te) {
-		t.Fatalf("error %v (%T) is not a *tools.Error", err, err)
-	}
-	if te.UnknownOutcome != unknown {
-		t.Errorf("UnknownOutcome = %v, want %v (message %q)", te.UnknownOutcome, unknown, te.Message)
-	}
-	for _, w := range want {
-		if !strings.Contains(te.Message, w) {
-			t.Errorf("message %q does not contain %q", te.Message, w)
-		}
-	}
-	return te
 }
 
 const page = `<!doctype html><html><head><title>Example Domain</title><style>body{}</style>
@@ -124,7 +105,7 @@ func TestFetch_ContentTypes(t *testing.T) {
 			})
 			got, err := fetch(t, web.FetchConfig{AllowPrivate: true}, srv.URL)
 			if tc.err != "" {
-				toolErr(t, err, false, tc.err)
+				toolstest.ToolError(t, err, false, tc.err)
 				return
 			}
 			if err != nil {
@@ -198,7 +179,7 @@ func TestFetch_Failures(t *testing.T) {
 		"/slow": {true, "timed out after 300ms"},
 	} {
 		_, err := fetch(t, cfg, srv.URL+path)
-		toolErr(t, err, want.unknown, want.msg)
+		toolstest.ToolError(t, err, want.unknown, want.msg)
 	}
 
 	// Refusals before dispatch.
@@ -219,7 +200,7 @@ func TestFetch_Failures(t *testing.T) {
 			c = web.FetchConfig{AllowPrivate: true}
 		}
 		_, err := fetch(t, c, rawURL)
-		toolErr(t, err, false, want)
+		toolstest.ToolError(t, err, false, want)
 	}
 }
 
@@ -238,5 +219,5 @@ func TestFetch_Config(t *testing.T) {
 	if out != nil {
 		t.Errorf("out = %s", out)
 	}
-	toolErr(t, err, false, "url string")
+	toolstest.ToolError(t, err, false, "url string")
 }

@@ -70,7 +70,7 @@ func TestDispatch_AtMostOnce(t *testing.T) {
 			dropping := toolstest.NewDropTarget(t, 0, nil)
 			tool, call = compile(t, dropping)
 			_, err := tool.Run(context.Background(), call)
-			toolErr(t, err, true)
+			toolstest.ToolError(t, err, true)
 			if got := len(dropping.Requests()); got != 1 {
 				t.Fatalf("target saw %d requests for 1 call, want 1", got)
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -113,15 +112,11 @@ func Search(cfg SearchConfig) (tools.Definition, error) {
 		secrets = append(secrets, tools.URLSecrets(s.endpoint)...)
 	}
 	s.scrub = tools.NewScrubber(secrets...)
-	if s.client == nil {
-		s.client = ownClient()
-	} else {
-		s.client = tools.OnceClient(s.client)
-	}
-	switch s.client.Transport.(type) {
-	case nil, *http.Transport:
-		s.traced = true
-	}
+	// A search is a read, but a GET re-sent by the transport is still a
+	// second request (and a second charge) at the provider, so it too is
+	// sent at most once; and no redirect may carry X-Subscription-Token on.
+	s.client = tools.KeyedClient(s.client)
+	s.traced = tools.TracesConnections(s.client)
 	def := tools.Definition{
 		Name: "web_search",
 		Description: "Search the web and return the top results (title, url, snippet). " +
@@ -164,17 +159,6 @@ type searcher struct {
 	client      *http.Client
 	traced      bool // GotConn is reported, so "no connection" proves nothing was sent
 	scrub       *tools.Scrubber
-}
-
-// ownClient does not follow redirects: net/http would forward custom
-// headers (X-Subscription-Token) to the new location. A search is a read,
-// but a GET re-sent by the transport is still a second request (and a
-// second charge) at the provider, so it too is sent at most once.
-func ownClient() *http.Client {
-	return &http.Client{
-		Transport:     tools.OnceTransport(nil),
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
 }
 
 var errSearchTimedOut = errors.New("search timed out")
@@ -228,7 +212,7 @@ func (s *searcher) run(ctx context.Context, call tools.Call) (json.RawMessage, e
 	resp, err := s.client.Do(req)
 	if err != nil {
 		reason := s.reason(ctx, err)
-		if !connected.Load() && (s.traced || isDial(err)) {
+		if !connected.Load() && (s.traced || tools.DialFailed(err)) {
 			return nil, tools.Failed("%s: %s: %s; nothing was sent", name, target, reason)
 		}
 		return nil, tools.Unknown("%s: %s: %s", name, target, reason)
@@ -286,7 +270,7 @@ func (s *searcher) answer(ctx context.Context, name, target string, resp *http.R
 		results[i].URL = s.scrub.String(results[i].URL)
 		results[i].Snippet = s.scrub.String(results[i].Snippet)
 	}
-	return marshal(struct {
+	return tools.MarshalUnescaped(struct {
 		Query   string   `json:"query"`
 		Results []result `json:"results"`
 	}{s.scrub.String(q), results})
@@ -315,26 +299,7 @@ func (s *searcher) excerpt(body []byte) string {
 // reason says why a request failed, without the URL (its query or path
 // may hold the key) and with secrets scrubbed.
 func (s *searcher) reason(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(context.Cause(ctx), errSearchTimedOut):
-		return "timed out after " + s.timeout.String()
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return "timed out: the call's deadline passed"
-	case ctx.Err() != nil:
-		return "cancelled"
-	}
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		err = ue.Err
-	}
-	return s.scrub.String(err.Error())
-}
-
-// isDial reports whether err comes from establishing a connection, before
-// any byte of the request was written.
-func isDial(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
+	return s.scrub.String(tools.RequestFailure(ctx, err, errSearchTimedOut, s.timeout))
 }
 
 // safeURL is a URL as messages show it: no user info, no query.

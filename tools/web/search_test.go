@@ -10,54 +10,15 @@ import (
 	"net/url"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/tools"
+	"brain/tools/toolstest"
 	"brain/tools/web"
 )
 
 const key = "sk-live/secret+key-0123456789"
-
-// recorded is one request a fake provider received.
-type recorded struct {
-	Method, Path, RawPath string
-	Query                 url.Values
-	Header                http.Header
-	Body                  string
-}
-
-// provider is a local stand-in for a search API that records requests.
-type provider struct {
-	*httptest.Server
-	mu   sync.Mutex
-	reqs []recorded
-}
-
-func newProvider(t *testing.T, h http.HandlerFunc) *provider {
-	t.Helper()
-	p := &provider{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		p.mu.Lock()
-		p.reqs = append(p.reqs, recorded{r.Method, r.URL.Path, r.URL.RawPath, r.URL.Query(), r.Header.Clone(), string(body)})
-		p.mu.Unlock()
-		h(w, r)
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *provider) only(t *testing.T) recorded {
-	t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.reqs) != 1 {
-		t.Fatalf("provider got %d requests, want 1", len(p.reqs))
-	}
-	return p.reqs[0]
-}
 
 func reply(code int, body string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
@@ -123,7 +84,7 @@ func TestSearch_Providers(t *testing.T) {
 		apiKey   string
 		input    string
 		answer   string
-		want     recorded // Header holds only the headers checked
+		want     toolstest.Recorded // Header holds only the headers checked
 		results  []hit
 	}{
 		{
@@ -133,7 +94,7 @@ func TestSearch_Providers(t *testing.T) {
 				{"title":"Go 2","url":"https://go.dev/2","content":"Go is \"fast\""},
 				{"title":"Go 3","url":"https://go.dev/3","content":"third"},
 				{"title":"Go 4","url":"https://go.dev/4","content":"cut by max_results"}],"response_time":"1.2"}`,
-			want: recorded{Method: "POST", Path: "/search", Query: url.Values{},
+			want: toolstest.Recorded{Method: "POST", Path: "/search", Query: url.Values{},
 				Header: http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}},
 				Body:   `{"max_results":3,"query":"golang generics"}`},
 			results: three,
@@ -144,7 +105,7 @@ func TestSearch_Providers(t *testing.T) {
 				{"title":"Go 1","url":"https://go.dev/1","description":"first"},
 				{"title":"Go 2","url":"https://go.dev/2","description":"<strong>Go</strong> is &quot;fast&quot;"},
 				{"title":"Go 3","url":"https://go.dev/3","description":"third"}]}}`,
-			want: recorded{Method: "GET", Path: "/res/v1/web/search",
+			want: toolstest.Recorded{Method: "GET", Path: "/res/v1/web/search",
 				Query:  url.Values{"q": {"golang generics"}, "count": {"3"}},
 				Header: http.Header{"X-Subscription-Token": {key}, "Accept": {"application/json"}}},
 			results: three,
@@ -157,7 +118,7 @@ func TestSearch_Providers(t *testing.T) {
 				{"title":"Go 3","url":"https://go.dev/3","content":"third"},
 				{"title":"","url":"","content":"no url: skipped"},
 				{"title":"Go 5","url":"https://go.dev/5","content":"cut"}],"infoboxes":[]}`,
-			want: recorded{Method: "GET", Path: "/searx/search",
+			want: toolstest.Recorded{Method: "GET", Path: "/searx/search",
 				Query: url.Values{"q": {"golang generics"}, "format": {"json"}}, Header: http.Header{}},
 			results: three,
 		},
@@ -166,7 +127,7 @@ func TestSearch_Providers(t *testing.T) {
 			answer: `{"results":[{"title":"Go 1","url":"https://go.dev/1","content":"first"},
 				{"title":"Go 2","url":"https://go.dev/2","content":"Go is \"fast\""},
 				{"title":"Go 3","url":"https://go.dev/3","content":"third"}]}`,
-			want: recorded{Method: "POST", Path: "/api/web_search", Query: url.Values{},
+			want: toolstest.Recorded{Method: "POST", Path: "/api/web_search", Query: url.Values{},
 				Header: http.Header{"Authorization": {"Bearer " + key}, "Content-Type": {"application/json"}},
 				Body:   `{"max_results":10,"query":"golang generics"}`}, // Ollama returns at most 10
 			results: three,
@@ -177,7 +138,7 @@ func TestSearch_Providers(t *testing.T) {
 				{"url":"https://go.dev/1","title":"Go 1","desc":"first","size":1},
 				{"url":"https://go.dev/2","title":"Go 2","desc":"Go is &quot;fast&quot;"},
 				{"url":"https://go.dev/3","title":"Go 3","desc":"third"}]}}`,
-			want: recorded{Method: "GET", Path: "/search",
+			want: toolstest.Recorded{Method: "GET", Path: "/search",
 				Query:  url.Values{"q": {"golang generics"}, "api_key": {key}, "fmt": {"json"}, "t": {"5"}},
 				Header: http.Header{"Accept": {"application/json"}}},
 			results: three,
@@ -188,25 +149,25 @@ func TestSearch_Providers(t *testing.T) {
 				{"url":"https://go.dev/1","title":"Go 1","description":"first","quality":1.5},
 				{"url":"https://go.dev/2","title":"Go 2","description":"Go is \"fast\""},
 				{"url":"https://go.dev/3","title":"Go 3","description":"third"}]}`,
-			want: recorded{Method: "GET", Path: "/public/search/linear b/c", RawPath: "/public/search/linear%20b%2Fc",
+			want: toolstest.Recorded{Method: "GET", Path: "/public/search/linear b/c", RawPath: "/public/search/linear%20b%2Fc",
 				Query: url.Values{"count": {"3"}}, Header: http.Header{}},
 			results: three,
 		},
 		{
 			provider: "marginalia", apiKey: key, input: `{"query":"q","max_results":1}`,
 			answer: `{"results":[{"url":"https://go.dev/1","title":"Go 1","description":"first"}]}`,
-			want: recorded{Method: "GET", Path: "/" + key + "/search/q", RawPath: "/" + url.PathEscape(key) + "/search/q",
+			want: toolstest.Recorded{Method: "GET", Path: "/" + key + "/search/q", RawPath: "/" + url.PathEscape(key) + "/search/q",
 				Query: url.Values{"count": {"1"}}, Header: http.Header{}},
 			results: three[:1],
 		},
 	} {
 		t.Run(tc.provider, func(t *testing.T) {
-			p := newProvider(t, reply(200, tc.answer))
+			p := toolstest.NewRecorder(t, reply(200, tc.answer))
 			got, err := search(t, web.SearchConfig{Provider: tc.provider, APIKey: tc.apiKey, Endpoint: p.URL + tc.endpoint}, tc.input)
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := p.only(t)
+			req := p.Only(t)
 			if req.Method != tc.want.Method || req.Path != tc.want.Path || req.RawPath != tc.want.RawPath ||
 				!reflect.DeepEqual(req.Query, tc.want.Query) || req.Body != tc.want.Body {
 				t.Errorf("request %s %s (raw %q) %v %q\nwant    %s %s (raw %q) %v %q",
@@ -240,12 +201,12 @@ func gjsonQuery(input string) string {
 }
 
 func TestSearch_EndpointAlreadyHasThePath(t *testing.T) {
-	p := newProvider(t, reply(200, `{"results":[]}`))
+	p := toolstest.NewRecorder(t, reply(200, `{"results":[]}`))
 	got, err := search(t, web.SearchConfig{Provider: "searxng", Endpoint: p.URL + "/search"}, `{"query":"x"}`)
 	if err != nil || len(got.Results) != 0 {
 		t.Fatalf("%+v %v", got, err)
 	}
-	if req := p.only(t); req.Path != "/search" {
+	if req := p.Only(t); req.Path != "/search" {
 		t.Errorf("path %q", req.Path)
 	}
 }
@@ -328,7 +289,7 @@ func TestSearch_Misconfigured(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.handler != nil {
-				p := newProvider(t, tc.handler)
+				p := toolstest.NewRecorder(t, tc.handler)
 				if tc.cfg.Endpoint == "" {
 					tc.cfg.Endpoint = p.URL
 				}
@@ -337,7 +298,7 @@ func TestSearch_Misconfigured(t *testing.T) {
 				t.Fatal("test needs an endpoint")
 			}
 			_, err := search(t, tc.cfg, `{"query":"q"}`)
-			toolErr(t, err, tc.unknown, tc.want...)
+			toolstest.ToolError(t, err, tc.unknown, tc.want...)
 		})
 	}
 }
@@ -345,8 +306,8 @@ func TestSearch_Misconfigured(t *testing.T) {
 // Failures of the setup carry a cause, the same for every call and
 // without the key, so the engine logs them once; others carry none.
 func TestSearch_MisconfiguredHasACause(t *testing.T) {
-	refused := newProvider(t, reply(401, `{"error":"invalid token `+key+`"}`))
-	broken := newProvider(t, reply(502, "bad gateway"))
+	refused := toolstest.NewRecorder(t, reply(401, `{"error":"invalid token `+key+`"}`))
+	broken := toolstest.NewRecorder(t, reply(502, "bad gateway"))
 	for _, tc := range []struct {
 		name string
 		cfg  web.SearchConfig
@@ -368,7 +329,7 @@ func TestSearch_MisconfiguredHasACause(t *testing.T) {
 
 func TestSearch_ResultsScrubbedAndClipped(t *testing.T) {
 	long := strings.Repeat("word ", 400)
-	p := newProvider(t, reply(200, `{"results":[{"title":"<b>T</b> `+key+`","url":"https://x.example/?k=`+url.QueryEscape(key)+`","content":"`+long+`"}]}`))
+	p := toolstest.NewRecorder(t, reply(200, `{"results":[{"title":"<b>T</b> `+key+`","url":"https://x.example/?k=`+url.QueryEscape(key)+`","content":"`+long+`"}]}`))
 	got, err := search(t, web.SearchConfig{Provider: "tavily", APIKey: key, Endpoint: p.URL}, `{"query":"q"}`)
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +355,7 @@ func TestSearch_BadInput(t *testing.T) {
 		}
 		// Run re-checks, in case it is called without validation; nothing is sent.
 		_, err := def.Run(context.Background(), tools.Call{Input: json.RawMessage(in)})
-		toolErr(t, err, false, "web_search (marginalia)")
+		toolstest.ToolError(t, err, false, "web_search (marginalia)")
 	}
 	if err := tool.ValidateInput(json.RawMessage(`{"query":"` + strings.Repeat("é", 400) + `","max_results":20}`)); err != nil {
 		t.Errorf("schema refused a valid input: %v", err)

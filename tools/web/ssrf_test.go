@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"brain/tools/toolstest"
 	"brain/tools/web"
 )
 
@@ -23,7 +24,7 @@ func TestFetch_AllowPrivateReachesLoopback(t *testing.T) {
 	}
 	// The same URL without allow_private is refused before anything is sent.
 	_, err = fetch(t, web.FetchConfig{}, srv.URL+"/x")
-	toolErr(t, err, false, "blocked_host", "127.0.0.1 is a loopback address")
+	toolstest.ToolError(t, err, false, "blocked_host", "127.0.0.1 is a loopback address")
 }
 
 // With no hooks, the system resolver maps localhost to loopback (from
@@ -33,7 +34,7 @@ func TestFetch_LocalhostNameRefused(t *testing.T) {
 	srv, hits := counted(t, false, serve("text/plain", "secret"))
 	port := srv.Listener.Addr().(*net.TCPAddr).Port
 	_, err := fetch(t, web.FetchConfig{}, fmt.Sprintf("http://localhost:%d/", port))
-	toolErr(t, err, false, "blocked_host", "localhost resolves to")
+	toolstest.ToolError(t, err, false, "blocked_host", "localhost resolves to")
 	if hits.Load() != 0 {
 		t.Fatal("the server was reached")
 	}
@@ -48,7 +49,7 @@ func TestFetch_BlockedLiterals(t *testing.T) {
 		t.Run(lit, func(t *testing.T) {
 			n := newFakeNet()
 			_, err := fetch(t, n.config(web.FetchConfig{}), "http://"+lit+"/admin")
-			toolErr(t, err, false, "blocked_host", "nothing was fetched")
+			toolstest.ToolError(t, err, false, "blocked_host", "nothing was fetched")
 			if len(n.dials()) != 0 {
 				t.Errorf("dialled %v", n.dials())
 			}
@@ -66,7 +67,7 @@ func TestFetch_BlockedByResolution(t *testing.T) {
 			n := newFakeNet()
 			n.name("internal.example.com", ip)
 			_, err := fetch(t, n.config(web.FetchConfig{}), "http://internal.example.com/")
-			toolErr(t, err, false, "blocked_host: internal.example.com resolves to")
+			toolstest.ToolError(t, err, false, "blocked_host: internal.example.com resolves to")
 			if len(n.dials()) != 0 {
 				t.Errorf("dialled %v", n.dials())
 			}
@@ -79,7 +80,7 @@ func TestFetch_NumericHostsRefused(t *testing.T) {
 		for _, allow := range []bool{false, true} {
 			n := newFakeNet()
 			_, err := fetch(t, n.config(web.FetchConfig{AllowPrivate: allow}), "http://"+host+"/")
-			toolErr(t, err, false, "blocked_host", "127.0.0.1")
+			toolstest.ToolError(t, err, false, "blocked_host", "127.0.0.1")
 			if len(n.dials()) != 0 || n.lookupCount(host) != 0 {
 				t.Errorf("%s: dialled %v, looked up %d times", host, n.dials(), n.lookupCount(host))
 			}
@@ -94,7 +95,7 @@ func TestFetch_FullWidthDigitsRefusedAtDial(t *testing.T) {
 	for _, host := range []string{"１２７.０.０.１", "１２７.１", "１０.０.０.１"} {
 		n := newFakeNet()
 		_, err := fetch(t, n.config(web.FetchConfig{}), "http://"+host+"/")
-		toolErr(t, err, false, "blocked_host")
+		toolstest.ToolError(t, err, false, "blocked_host")
 		if len(n.dials()) != 0 {
 			t.Errorf("%s: dialled %v", host, n.dials())
 		}
@@ -116,7 +117,7 @@ func TestFetch_DNSRebindingBlockedAtDial(t *testing.T) {
 	n.route(publicIP, public)
 	n.route("127.0.0.1", internal)
 	_, err := fetch(t, n.config(web.FetchConfig{}), "http://rebind.example.com/first")
-	toolErr(t, err, false, "blocked_host: rebind.example.com resolves to 127.0.0.1, a loopback address")
+	toolstest.ToolError(t, err, false, "blocked_host: rebind.example.com resolves to 127.0.0.1, a loopback address")
 	if internalHits.Load() != 0 {
 		t.Fatal("the internal server was reached")
 	}
@@ -164,7 +165,7 @@ func TestFetch_Redirects(t *testing.T) {
 		"/loop":            "already followed 5 redirects",
 	} {
 		_, err := fetch(t, cfg, "http://www.example.com"+path)
-		toolErr(t, err, false, want)
+		toolstest.ToolError(t, err, false, want)
 	}
 	if internalHits.Load() != 0 {
 		t.Fatal("a redirect reached the internal server")
@@ -198,9 +199,9 @@ func TestFetch_TLS(t *testing.T) {
 	// An untrusted certificate, and a trusted one for another name, fail
 	// the handshake: nothing is sent.
 	_, err = fetch(t, n.config(web.FetchConfig{RootCAs: x509.NewCertPool()}), "https://example.com/")
-	toolErr(t, err, false, "TLS certificate could not be verified", "nothing was sent")
+	toolstest.ToolError(t, err, false, "TLS certificate could not be verified", "nothing was sent")
 	_, err = fetch(t, n.config(web.FetchConfig{RootCAs: trusted}), "https://other.test/")
-	toolErr(t, err, false, "certificate", "other.test", "nothing was sent")
+	toolstest.ToolError(t, err, false, "certificate", "other.test", "nothing was sent")
 	if hits.Load() != 1 {
 		t.Errorf("hits = %d, want 1", hits.Load())
 	}
