@@ -373,8 +373,17 @@ func TestSlack_ErrorResumeButtonAndResumeByMessage(t *testing.T) {
 	s := sa.session(ts)
 	sa.click("U1", errMsg, "brain_resume")
 	sa.waitEphemeral("U1", "Resumed")
-	if got, _ := sa.app.engine.Session(context.Background(), s.ID); got.Status != engine.StatusIdle {
-		t.Fatalf("status %s", got.Status)
+	// Resume retries the unanswered "hi": wait for that turn to end.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := sa.app.engine.Session(context.Background(), s.ID)
+		if got.Status == engine.StatusIdle {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s after resume, want idle once the retried message ran", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	// Fail again, then a plain reply resumes and continues.
 	sa.fake.Push(fakemodel.Fail(503, "overloaded again"), fakemodel.Text("Back."))
