@@ -16,6 +16,7 @@ import (
 const (
 	opActivityCreate = "agentActivityCreate"
 	opSessionUpdate  = "agentSessionUpdate"
+	opViewer         = "viewer"
 )
 
 // GraphQL error codes the fake answers with.
@@ -67,8 +68,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Query, rec.Variables = req.Query, req.Variables
 	rec.Operation = operation(req.Query)
-	if !s.authorized(rec.Authorization) {
+	org, ok := s.authorized(rec.Authorization)
+	if !ok {
 		s.answerError(w, &rec, &gqlError{http.StatusUnauthorized, codeAuth, "Authentication required, not authenticated"})
+		return
+	}
+	rec.Organization = org
+	if rec.Operation == opViewer {
+		s.answerViewer(w, &rec, org)
 		return
 	}
 	f := s.nextFault()
@@ -95,6 +102,9 @@ func operation(query string) string {
 		if strings.Contains(query, op+"(") || strings.Contains(query, op+" (") {
 			return op
 		}
+	}
+	if strings.HasPrefix(strings.TrimSpace(query), "query") && strings.Contains(query, "viewer") {
+		return opViewer
 	}
 	return ""
 }
@@ -159,6 +169,22 @@ func (s *Server) record(a Activity) (Activity, *gqlError) {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return a, nil
+}
+
+// answerViewer answers the viewer and organization query for the token's
+// workspace.
+func (s *Server) answerViewer(w http.ResponseWriter, rec *Request, org string) {
+	s.mu.Lock()
+	o, known := s.oauth.orgs[org]
+	s.mu.Unlock()
+	if !known {
+		o = Organization{ID: "org-static", Name: "Static", URLKey: "static", AppUserID: "app-user", AppName: "brain"}
+	}
+	rec.Status = http.StatusOK
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
+		"viewer":       map[string]any{"id": o.AppUserID, "name": o.AppName},
+		"organization": map[string]any{"id": o.ID, "name": o.Name, "urlKey": o.URLKey},
+	}})
 }
 
 func (s *Server) answerFault(w http.ResponseWriter, rec *Request, f *Fault) {
