@@ -57,6 +57,8 @@ type App struct {
 	schedules *schedule.Scheduler
 	// bridges are the configured platform bridges, in start order.
 	bridges []service
+	// warnings are logged once the app started.
+	warnings []string
 
 	server   *http.Server
 	listener net.Listener
@@ -156,9 +158,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
-		linear := linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
+		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
 		a.bridges = append(a.bridges, linear)
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
+		if h := linear.InstallHandler(); h != nil {
+			a.api.Mount("GET "+linearbridge.InstallPath, h)
+			a.api.Mount("GET "+linearbridge.CallbackPath, linear.CallbackHandler())
+		}
+		a.warnings = append(a.warnings, linear.Warnings()...)
 	}
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
@@ -211,6 +218,9 @@ func (a *App) Start(ctx context.Context) error {
 	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
 	for _, section := range a.cfg.Unsupported() {
 		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
+	}
+	for _, w := range a.warnings {
+		a.log.Warn(w)
 	}
 	for _, name := range a.cfg.MissingEnv() {
 		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", name)

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"brain/bot/bridge"
@@ -53,37 +54,61 @@ type Store interface {
 	durable.Threads
 	durable.Inbox
 	durable.DeliveryCursors
+	durable.LinearTokens
 }
 
 // Bridge is the Linear integration: the webhook endpoint, the inbox and
 // its worker, the deliverer. New starts nothing; Start and Stop follow
 // bridge.Lifecycle.
 type Bridge struct {
-	cfg      *config.LinearConfig
-	eng      Engine
-	store    Store
-	client   *linear.Client
-	renderer *linear.Renderer
-	inbox    *bridge.Inbox
-	handler  *linearhook.Handler
-	now      func() time.Time
-	log      *slog.Logger
-	wake     chan struct{}
+	cfg       *config.LinearConfig
+	publicURL string
+	eng       Engine
+	store     Store
+	// static is the client of linear.access_token, nil without one.
+	static    *linear.Client
+	tokens    *Tokens
+	installer *Installer
+	renderer  *linear.Renderer
+
+	mu      sync.Mutex
+	clients map[string]*linear.Client // by organization, OAuth tokens
+	// reconnected carries workspaces just (re)installed, whose parked
+	// webhooks go back to the inbox.
+	reconnected chan string
+	inbox       *bridge.Inbox
+	handler     *linearhook.Handler
+	now         func() time.Time
+	log         *slog.Logger
+	wake        chan struct{}
 
 	life bridge.Lifecycle
 }
 
 var _ bridge.Renderer = (*linear.Renderer)(nil)
 
-// New builds the Linear bridge from its config.
-func New(cfg *config.LinearConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+// New builds the Linear bridge from its config; publicURL is brain's
+// public base URL ("" when unset), for the OAuth install and links.
+func New(cfg *config.LinearConfig, publicURL string, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
 	log = log.With("channel", "linear")
 	b := &Bridge{
-		cfg: cfg, eng: eng, store: store, now: now, log: log,
-		client: linear.New(cfg.APIURL, cfg.AccessToken, nil, log),
-		wake:   make(chan struct{}, 1),
+		cfg: cfg, publicURL: publicURL, eng: eng, store: store, now: now, log: log,
+		clients:     map[string]*linear.Client{},
+		wake:        make(chan struct{}, 1),
+		reconnected: make(chan string, 16),
 	}
-	b.renderer = &linear.Renderer{Engine: eng, Client: b.client, Log: log}
+	if cfg.AccessToken != "" {
+		b.static = linear.New(cfg.APIURL, cfg.AccessToken, nil, log)
+	}
+	oauth := linear.OAuth{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.TokenURL}
+	b.tokens = &Tokens{Store: store, OAuth: oauth, Now: now, Log: log, Install: publicURL + InstallPath}
+	if cfg.OAuth() {
+		b.installer = &Installer{
+			Store: store, OAuth: oauth, AuthorizeURL: cfg.AuthorizeURL, ClientID: cfg.ClientID,
+			PublicURL: publicURL, APIURL: cfg.APIURL, Now: now, Log: log, Connected: b.connected,
+		}
+	}
+	b.renderer = &linear.Renderer{Engine: eng, ClientFor: b.sessionClient, Log: log}
 	b.inbox = bridge.NewInbox(store, now, func() {
 		select {
 		case b.wake <- struct{}{}:
@@ -97,6 +122,150 @@ func New(cfg *config.LinearConfig, eng Engine, store Store, now func() time.Time
 // HTTP is the webhook endpoint (/linear/webhook).
 func (b *Bridge) HTTP() http.Handler { return b.handler }
 
+// InstallHandler serves GET /linear/oauth/install and CallbackHandler GET
+// /linear/oauth/callback; both are nil without linear.client_id.
+func (b *Bridge) InstallHandler() http.Handler {
+	if b.installer == nil {
+		return nil
+	}
+	return http.HandlerFunc(b.installer.Install)
+}
+
+// CallbackHandler serves GET /linear/oauth/callback; see InstallHandler.
+func (b *Bridge) CallbackHandler() http.Handler {
+	if b.installer == nil {
+		return nil
+	}
+	return http.HandlerFunc(b.installer.Callback)
+}
+
+// Warnings are what an operator should know at start-up.
+func (b *Bridge) Warnings() []string {
+	if b.cfg.AccessToken != "" {
+		return []string{"linear.access_token is a static token and is never refreshed: OAuth access tokens of Linear apps expire after about 24 h; set linear.client_id and install the app at public_url + " + InstallPath}
+	}
+	return nil
+}
+
+// client returns the client that speaks for a workspace: its OAuth tokens
+// when it installed the app, else the static token; ErrDisconnected when
+// neither exists.
+func (b *Bridge) client(ctx context.Context, org string) (*linear.Client, error) {
+	if org != "" && b.cfg.OAuth() {
+		b.mu.Lock()
+		c, ok := b.clients[org]
+		b.mu.Unlock()
+		if ok {
+			return c, nil
+		}
+		_, err := b.store.LinearToken(ctx, org)
+		switch {
+		case err == nil:
+			c = linear.NewWithTokens(b.cfg.APIURL, b.tokens.Source(org), nil, b.log)
+			b.mu.Lock()
+			if old, ok := b.clients[org]; ok {
+				c = old
+			} else {
+				b.clients[org] = c
+			}
+			b.mu.Unlock()
+			return c, nil
+		case !errors.Is(err, engine.ErrNotFound):
+			return nil, err
+		}
+	}
+	if b.static != nil {
+		return b.static, nil
+	}
+	if org == "" {
+		return nil, fmt.Errorf("%w: the webhook named no workspace and linear.access_token is not set", ErrDisconnected)
+	}
+	return nil, fmt.Errorf("%w: workspace %s never installed the app; install it at %s", ErrDisconnected, org, b.publicURL+InstallPath)
+}
+
+// sessionClient is the client of the workspace an agent session belongs
+// to.
+func (b *Bridge) sessionClient(ctx context.Context, agentSessionID string) (*linear.Client, error) {
+	org, _, err := b.store.LinearSessionOrganization(ctx, agentSessionID)
+	if err != nil {
+		return nil, err
+	}
+	return b.client(ctx, org)
+}
+
+// connected is told by the installer that a workspace was (re)connected.
+func (b *Bridge) connected(ctx context.Context, org string) {
+	select {
+	case b.reconnected <- org:
+	default: // the loop is busy; the next start unparks it too
+	}
+}
+
+// parked reports whether webhooks of the workspace must wait: it uses
+// OAuth and is not installed (nor covered by a static token), or Linear
+// refused its refresh token.
+func (b *Bridge) parked(ctx context.Context, org string) (bool, error) {
+	if org == "" || !b.cfg.OAuth() {
+		return false, nil
+	}
+	tok, err := b.store.LinearToken(ctx, org)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return b.static == nil, nil
+	case err != nil:
+		return false, err
+	}
+	return tok.Status == durable.LinearRevoked, nil
+}
+
+// unparkLoop moves the webhooks kept for a disconnected workspace back to
+// the inbox once it reconnects, and at start for every connected one (a
+// reinstall may have come just before a crash).
+func (b *Bridge) unparkLoop(ctx context.Context) {
+	if toks, err := b.store.LinearTokens(ctx); err != nil {
+		b.log.Error("list linear workspaces", logErr, err)
+	} else {
+		for _, tok := range toks {
+			if tok.Status == durable.LinearConnected {
+				b.unpark(ctx, tok.OrganizationID)
+			}
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case org := <-b.reconnected:
+			b.unpark(ctx, org)
+		}
+	}
+}
+
+func (b *Bridge) unpark(ctx context.Context, org string) {
+	items, err := b.store.ParkedLinearInbound(ctx, org)
+	if err != nil {
+		b.log.Error("list parked linear webhooks", logOrg, org, logErr, err)
+		return
+	}
+	for _, it := range items {
+		// A fresh dedupe key: the item's own keys were recorded when it
+		// first arrived. Recorded twice after a crash, it dedupes.
+		in := durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: it.Payload,
+			DedupeKeys: []string{fmt.Sprintf("linear:unparked:%d", it.ID)}}
+		if _, err := b.inbox.Record(ctx, in); err != nil {
+			b.log.Error("requeue parked linear webhook", logOrg, org, logErr, err)
+			return
+		}
+		if err := b.store.UnparkLinearInbound(ctx, it.ID); err != nil {
+			b.log.Error("unpark linear webhook", logOrg, org, logErr, err)
+			return
+		}
+	}
+	if len(items) > 0 {
+		b.log.Info("linear workspace reconnected; running the webhooks kept meanwhile", logOrg, org, "count", len(items))
+	}
+}
+
 // Start runs the inbox, its worker and the deliverer. Safe to call twice;
 // a stopped bridge does not start again.
 func (b *Bridge) Start(ctx context.Context) error {
@@ -108,6 +277,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: b.renderer}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
+		b.life.Go(b.unparkLoop)
 		return nil
 	})
 }
@@ -145,6 +315,22 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
 	}
+	if it.OrganizationID != "" {
+		if err := b.store.SetLinearSessionOrganization(ctx, b.now(), it.SessionID, it.OrganizationID); err != nil {
+			return err
+		}
+	}
+	if park, err := b.parked(ctx, it.OrganizationID); err != nil {
+		return err
+	} else if park {
+		b.log.Warn("linear workspace is not connected; webhook kept until it is (install the app at "+b.publicURL+InstallPath+")",
+			logOrg, it.OrganizationID, "thread", it.ThreadKey)
+		return b.store.ParkLinearInbound(ctx, b.now(), it.OrganizationID, rec)
+	}
+	client, err := b.client(ctx, it.OrganizationID)
+	if err != nil {
+		return err
+	}
 	s, err := b.store.SessionByThread(ctx, it.ThreadKey)
 	exists := err == nil
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
@@ -153,7 +339,7 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	if it.Kind == linearhook.KindCreated {
 		// Linear shows the session as unresponsive without an activity
 		// within 10 s: acknowledge before the model is even asked.
-		if err := b.client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {
+		if err := client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {
 			b.log.Error("acknowledge linear session", logErr, err)
 		}
 	}
@@ -163,13 +349,13 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 				return err
 			}
 		}
-		return b.client.Response(ctx, it.SessionID, linear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
+		return client.Response(ctx, it.SessionID, linear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
 	}
 	if id, approve, ok := linear.ParseApprovalValue(it.Text); ok {
 		_, err := b.eng.Decide(ctx, id, engine.Decision{Approve: approve, By: it.UserID})
 		var ee *engine.Error
 		if errors.As(err, &ee) && ee.Code != engine.CodeInternal {
-			return b.client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
+			return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
 		}
 		return err
 	}

@@ -44,7 +44,7 @@ type Client struct {
 	auth   string      // the static Authorization header; never logged
 	tokens TokenSource // nil: use auth
 	http   *http.Client
-	log  *slog.Logger
+	log    *slog.Logger
 
 	// attempts bounds the tries of one call (first try included); backoff
 	// is the first retry's wait, doubled each time; maxRateWait is the

@@ -27,12 +27,22 @@ var _ Events = (*engine.Engine)(nil)
 type Renderer struct {
 	Engine Events
 	Client *Client
-	Log    *slog.Logger
+	// ClientFor, when set, picks the client of an agent session (its
+	// workspace's token) instead of Client.
+	ClientFor func(ctx context.Context, agentSessionID string) (*Client, error)
+	Log       *slog.Logger
 }
 
 // Deliver renders the session's events after the cursor as activities.
 func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64, save func() error) error {
 	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
+	c := r.Client
+	if r.ClientFor != nil {
+		var err error
+		if c, err = r.ClientFor(ctx, agentSession); err != nil {
+			return err
+		}
+	}
 	calls := map[string]string{} // call id -> one-line input, for action activities
 	for {
 		evs, err := r.Engine.Events(ctx, s.ID, *cursor, 100)
@@ -54,7 +64,7 @@ func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64,
 					next = more[0].Type
 				}
 			}
-			if err := r.render(ctx, agentSession, s, ev, next, calls); err != nil {
+			if err := r.render(ctx, c, agentSession, s, ev, next, calls); err != nil {
 				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
 			}
 			*cursor = ev.Seq
@@ -65,7 +75,7 @@ func (r *Renderer) Deliver(ctx context.Context, s engine.Session, cursor *int64,
 	}
 }
 
-func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
+func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
 	id := ActivityID(s.ID, fmt.Sprint(ev.Seq))
 	payload, err := ev.Decode()
 	if err != nil {
@@ -78,7 +88,7 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if detail != "" {
 			text += " " + detail
 		}
-		return r.Client.Thought(ctx, agentSession, id, text, false)
+		return c.Thought(ctx, agentSession, id, text, false)
 	}
 	switch d := payload.(type) {
 	case engine.AgentMessage:
@@ -86,9 +96,9 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 			return nil
 		}
 		if next == engine.EventToolCall {
-			return r.Client.Thought(ctx, agentSession, id, d.Text, false)
+			return c.Thought(ctx, agentSession, id, d.Text, false)
 		}
-		return r.Client.Response(ctx, agentSession, id, d.Text)
+		return c.Response(ctx, agentSession, id, d.Text)
 	case engine.ToolCall:
 		calls[d.ID] = clipText(oneLine(string(d.Input)), 200)
 	case engine.ToolCallResult:
@@ -96,23 +106,23 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if d.Result.IsError {
 			result = "error: " + result
 		}
-		return r.Client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
+		return c.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result)
 	case engine.ToolProgress:
-		return r.Client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
+		return c.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
 	case engine.Question:
-		return r.Client.Elicitation(ctx, agentSession, id, d.Text, QuestionOptions(d))
+		return c.Elicitation(ctx, agentSession, id, d.Text, QuestionOptions(d))
 	case engine.ApprovalRequested:
 		a, err := r.Engine.Approval(ctx, d.ApprovalID)
 		if err != nil {
 			return err
 		}
-		return r.Client.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
+		return c.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
 	case engine.ApprovalDecided:
 		verb := "Approved"
 		if d.Denied() {
 			verb = "Denied"
 		}
-		return r.Client.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
+		return c.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
 	case engine.ApplySucceeded:
 		return note(d.ApprovalID, "")
 	case engine.ApplyFailed:
@@ -125,10 +135,10 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if d.Code == engine.CodeInputCancelled {
 			return nil
 		}
-		return r.Client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
+		return c.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
 	case engine.TurnCompleted:
 		if d.Outcome == engine.OutcomeMaxIterations {
-			return r.Client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
+			return c.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
 		}
 	}
 	return nil

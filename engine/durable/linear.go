@@ -76,4 +76,14 @@ type LinearTokens interface {
 	// LinearSessionOrganization returns the workspace of a Linear agent
 	// session; ok is false when none was recorded.
 	LinearSessionOrganization(ctx context.Context, agentSessionID string) (organizationID string, ok bool, err error)
+
+	// ParkLinearInbound keeps an inbox item of a disconnected workspace
+	// (ThreadKey, Kind and Payload are kept) until it reconnects.
+	ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item Inbound) error
+	// ParkedLinearInbound returns the workspace's parked items, oldest
+	// first, with their park ids in ID.
+	ParkedLinearInbound(ctx context.Context, organizationID string) ([]Inbound, error)
+	// UnparkLinearInbound forgets a parked item; forgetting one already
+	// gone is not an error.
+	UnparkLinearInbound(ctx context.Context, id int64) error
 }

@@ -174,3 +174,34 @@ func testLinearSessionOrganizations(t *testing.T, open func() Store) {
 		t.Errorf("LinearSessionOrganization = %q, %v, %v; want org-b", org, ok, err)
 	}
 }
+
+func testLinearParkedInbound(t *testing.T, open func() Store) {
+	ctx := context.Background()
+	st, other := open(), open()
+	for i, org := range []string{"org-a", "org-b", "org-a"} {
+		it := durable.Inbound{ThreadKey: "linear:s" + string(rune('1'+i)), Kind: "created", Payload: []byte(`{"n":` + string(rune('1'+i)) + `}`)}
+		if err := st.ParkLinearInbound(ctx, T0.Add(time.Duration(i)*time.Second), org, it); err != nil {
+			t.Fatalf("ParkLinearInbound: %v", err)
+		}
+	}
+	got, err := other.ParkedLinearInbound(ctx, "org-a")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("ParkedLinearInbound = %d items, %v; want 2", len(got), err)
+	}
+	if got[0].ThreadKey != "linear:s1" || string(got[0].Payload) != `{"n":1}` || got[0].Kind != "created" ||
+		got[1].ThreadKey != "linear:s3" || !got[1].CreatedAt.Equal(T0.Add(2*time.Second)) {
+		t.Errorf("parked items = %+v", got)
+	}
+	if err := st.UnparkLinearInbound(ctx, got[0].ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.UnparkLinearInbound(ctx, got[0].ID); err != nil {
+		t.Errorf("unparking twice: %v", err)
+	}
+	if got, _ := other.ParkedLinearInbound(ctx, "org-a"); len(got) != 1 || got[0].ThreadKey != "linear:s3" {
+		t.Errorf("after unpark = %+v", got)
+	}
+	if got, _ := other.ParkedLinearInbound(ctx, "org-b"); len(got) != 1 {
+		t.Errorf("org-b parked = %+v", got)
+	}
+}

@@ -88,6 +88,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LinearRefreshLease", testLinearRefreshLease},
 		{"OAuthStates", testOAuthStates},
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
+		{"LinearParkedInbound", testLinearParkedInbound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

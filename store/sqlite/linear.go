@@ -217,3 +217,48 @@ func (s *Store) LinearSessionOrganization(ctx context.Context, agentSessionID st
 	}
 	return org, true, nil
 }
+
+// ParkLinearInbound keeps an item of a disconnected workspace.
+func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item durable.Inbound) error {
+	_, err := s.write.ExecContext(ctx,
+		`INSERT INTO linear_parked_inbound (organization_id, thread_key, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
+		organizationID, item.ThreadKey, item.Kind, item.Payload, formatTime(now))
+	if err != nil {
+		return fmt.Errorf("park linear item of %s: %w", organizationID, err)
+	}
+	return nil
+}
+
+// ParkedLinearInbound returns the workspace's parked items, oldest first.
+func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]durable.Inbound, error) {
+	rows, err := s.read.QueryContext(ctx,
+		`SELECT id, thread_key, kind, payload, created_at FROM linear_parked_inbound WHERE organization_id = ? ORDER BY id`, organizationID)
+	if err != nil {
+		return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+	}
+	defer rows.Close()
+	var out []durable.Inbound
+	for rows.Next() {
+		var (
+			it      durable.Inbound
+			created string
+		)
+		if err := rows.Scan(&it.ID, &it.ThreadKey, &it.Kind, &it.Payload, &created); err != nil {
+			return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+		}
+		if it.CreatedAt, err = parseTime(created); err != nil {
+			return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+		}
+		it.Source = "linear"
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// UnparkLinearInbound forgets a parked item.
+func (s *Store) UnparkLinearInbound(ctx context.Context, id int64) error {
+	if _, err := s.write.ExecContext(ctx, `DELETE FROM linear_parked_inbound WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("unpark linear item %d: %w", id, err)
+	}
+	return nil
+}

@@ -30,3 +30,14 @@ CREATE TABLE linear_agent_sessions (
     organization_id  TEXT NOT NULL,
     updated_at       TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
+
+-- Inbox items of a disconnected workspace, kept until it reconnects.
+CREATE TABLE linear_parked_inbound (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    organization_id TEXT NOT NULL,
+    thread_key      TEXT NOT NULL,
+    kind            TEXT NOT NULL,
+    payload         BLOB NOT NULL,
+    created_at      TEXT NOT NULL
+) STRICT;
+CREATE INDEX linear_parked_inbound_by_org ON linear_parked_inbound (organization_id, id);
