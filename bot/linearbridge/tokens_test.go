@@ -1,0 +1,214 @@
+package linearbridge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"brain/channels/linear"
+	"brain/channels/linear/linearfake"
+	"brain/engine/durable"
+	"brain/store/sqlite"
+)
+
+// testClock is a clock tests move by hand.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *testClock) Now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *testClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// oauthFake is the fake Linear as an OAuth app with one workspace whose
+// access tokens live an hour.
+func oauthFake(t *testing.T, clock *testClock) *linearfake.Server {
+	t.Helper()
+	fake := linearfake.New("")
+	t.Cleanup(fake.Close)
+	fake.EnableOAuth("client-1", "secret-1", time.Hour)
+	fake.SetClock(clock.Now)
+	fake.AddOrganization(linearfake.Organization{ID: "org-a", Name: "Acme", URLKey: "acme", AppUserID: "app-a", AppName: "brain"})
+	return fake
+}
+
+func openStore(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// installed runs the code exchange the callback would and stores the
+// grant, returning it.
+func installed(t *testing.T, fake *linearfake.Server, st durable.LinearTokens, clock *testClock) durable.LinearToken {
+	t.Helper()
+	oauth := linear.OAuth{ClientID: "client-1", ClientSecret: "secret-1", TokenURL: fake.TokenURL()}
+	in := &Installer{Store: st, OAuth: oauth, AuthorizeURL: fake.AuthorizeURL(), ClientID: "client-1",
+		PublicURL: "https://brain.example.com", APIURL: fake.URL(), Now: clock.Now, Log: discard()}
+	code := authorizeCode(t, fake, in)
+	g, err := oauth.Exchange(context.Background(), code, in.redirectURI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := durable.LinearToken{OrganizationID: "org-a", OrganizationName: "Acme", AccessToken: g.AccessToken, RefreshToken: g.RefreshToken,
+		ExpiresAt: clock.Now().Add(g.ExpiresIn), UpdatedAt: clock.Now()}
+	if err := st.SaveLinearToken(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func newTokens(st durable.LinearTokens, fake *linearfake.Server, clock *testClock, log *slog.Logger) *Tokens {
+	return &Tokens{Store: st, Now: clock.Now, Log: log, Install: "https://brain.example.com" + InstallPath,
+		OAuth: linear.OAuth{ClientID: "client-1", ClientSecret: "secret-1", TokenURL: fake.TokenURL()}}
+}
+
+func TestTokens_ConcurrentCallsDuringExpiryRefreshOnce(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	st := openStore(t, filepath.Join(t.TempDir(), "brain.db"))
+	installed(t, fake, st, clock)
+	tokens := newTokens(st, fake, clock, discard())
+	client := linear.NewWithTokens(fake.URL(), tokens.Source("org-a"), nil, discard())
+
+	clock.Advance(time.Hour + time.Second) // every stored token has expired
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := client.Thought(context.Background(), "as-1", "", "working "+string(rune('a'+i)), false); err != nil {
+				t.Errorf("Thought: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := fake.Refreshes("org-a"); n != 1 {
+		t.Fatalf("%d refreshes for 12 concurrent calls, want 1", n)
+	}
+	if got := len(fake.Activities("as-1")); got != 12 {
+		t.Fatalf("%d activities, want 12", got)
+	}
+}
+
+func TestTokens_RestartBetweenExpiryAndRefresh(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	path := filepath.Join(t.TempDir(), "brain.db")
+	first := openStore(t, path)
+	old := installed(t, fake, first, clock)
+	first.Close()
+
+	// Down past the expiry; a new process on the same database refreshes
+	// on first use, with the refresh token the old one stored.
+	clock.Advance(2 * time.Hour)
+	st := openStore(t, path)
+	tokens := newTokens(st, fake, clock, discard())
+	client := linear.NewWithTokens(fake.URL(), tokens.Source("org-a"), nil, discard())
+	if err := client.Thought(context.Background(), "as-1", "", "back", false); err != nil {
+		t.Fatalf("Thought after restart: %v", err)
+	}
+	got, err := st.LinearToken(context.Background(), "org-a")
+	if err != nil || got.RefreshToken == old.RefreshToken || got.AccessToken == old.AccessToken || !got.ExpiresAt.After(clock.Now()) {
+		t.Fatalf("stored after refresh = %+v, %v", got, err)
+	}
+	if n := fake.Refreshes("org-a"); n != 1 {
+		t.Fatalf("%d refreshes, want 1", n)
+	}
+}
+
+func TestTokens_TwoProcessesRefreshOnce(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	path := filepath.Join(t.TempDir(), "brain.db")
+	installed(t, fake, openStore(t, path), clock)
+	clock.Advance(time.Hour)
+	// Two processes: separate stores and token managers, one database.
+	var wg sync.WaitGroup
+	for range 2 {
+		tokens := newTokens(openStore(t, path), fake, clock, discard())
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := tokens.Source("org-a").Token(context.Background()); err != nil {
+					t.Errorf("Token: %v", err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if n := fake.Refreshes("org-a"); n != 1 {
+		t.Fatalf("%d refreshes across two processes, want 1 (a second would spend a rotated token)", n)
+	}
+}
+
+func TestTokens_AuthErrorRefreshesOnce(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	st := openStore(t, filepath.Join(t.TempDir(), "brain.db"))
+	tok := installed(t, fake, st, clock)
+	// The stored expiry says the token is fine, Linear says otherwise.
+	tok.ExpiresAt = clock.Now().Add(100 * time.Hour)
+	if err := st.SaveLinearToken(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Hour)
+	client := linear.NewWithTokens(fake.URL(), newTokens(st, fake, clock, discard()).Source("org-a"), nil, discard())
+	if err := client.Thought(context.Background(), "as-1", "", "hi", false); err != nil {
+		t.Fatalf("Thought: %v", err)
+	}
+	if n := fake.Refreshes("org-a"); n != 1 {
+		t.Fatalf("%d refreshes, want 1", n)
+	}
+}
+
+func TestTokens_RevokedIsReportedOnceAndStored(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	st := openStore(t, filepath.Join(t.TempDir(), "brain.db"))
+	tok := installed(t, fake, st, clock)
+	fake.RevokeTokens("org-a")
+	clock.Advance(time.Hour)
+	var logs syncBuffer
+	tokens := newTokens(st, fake, clock, slog.New(slog.NewTextHandler(&logs, nil)))
+	client := linear.NewWithTokens(fake.URL(), tokens.Source("org-a"), nil, discard())
+	for range 3 {
+		err := client.Thought(context.Background(), "as-1", "", "hi", false)
+		if !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("Thought = %v, want ErrDisconnected", err)
+		}
+		for _, secret := range []string{tok.AccessToken, tok.RefreshToken, "secret-1"} {
+			if contains(err.Error(), secret) {
+				t.Fatalf("error %q carries a secret", err)
+			}
+		}
+	}
+	got, _ := st.LinearToken(context.Background(), "org-a")
+	if got.Status != durable.LinearRevoked || got.Problem == "" {
+		t.Fatalf("stored = %+v, want revoked", got)
+	}
+	if n := countOf(logs.String(), "install the app again"); n != 1 {
+		t.Fatalf("the refusal was logged %d times, want once:\n%s", n, logs.String())
+	}
+	for _, secret := range []string{tok.AccessToken, tok.RefreshToken, "secret-1"} {
+		if contains(logs.String(), secret) {
+			t.Fatalf("logs carry a secret:\n%s", logs.String())
+		}
+	}
+}
