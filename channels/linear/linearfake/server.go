@@ -6,8 +6,11 @@
 // every activity per agent session, validates inputs the way Linear's
 // documentation says Linear does, is idempotent on the client-chosen
 // activity id, checks the Authorization header, and can answer GraphQL
-// errors (with HTTP 200, as Linear does) or HTTP 5xx on demand. It never
-// reaches the network.
+// errors (with HTTP 200, as Linear does) or HTTP 5xx on demand. With
+// EnableOAuth it is also an OAuth application: an authorize page, a token
+// endpoint issuing short-lived access tokens and rotating refresh tokens,
+// and the viewer query, per workspace (oauth.go). It never reaches the
+// network.
 //
 // It imports only the standard library; it must not import the project.
 package linearfake
