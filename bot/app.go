@@ -151,9 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	})
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.
+	var posters outcomePosters
 	if cfg.Slack != nil {
 		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
-		a.schedules.SetOutcomePoster(slackOutcomes{slack})
+		posters = append(posters, slackOutcomes{slack})
 		a.bridges = append(a.bridges, slack)
 		a.api.Mount("/slack/", slack.HTTP())
 	}
@@ -166,6 +167,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 			a.api.Mount("GET "+linearbridge.CallbackPath, linear.CallbackHandler())
 		}
 		a.warnings = append(a.warnings, linear.Warnings()...)
+		posters = append(posters, linearOutcomes{linear})
+	}
+	if len(posters) > 0 {
+		a.schedules.SetOutcomePoster(posters)
 	}
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
@@ -338,6 +343,25 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 type service interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+}
+
+// outcomePosters posts a schedule outcome through every bridge; each
+// ignores the post_to targets it does not serve.
+type outcomePosters []schedule.OutcomePoster
+
+func (ps outcomePosters) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.PostScheduleOutcome(ctx, s, run, outcome))
+	}
+	return errors.Join(errs...)
+}
+
+// linearOutcomes posts schedule outcomes through the Linear bridge.
+type linearOutcomes struct{ bridge *linearbridge.Bridge }
+
+func (o linearOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }
 
 // slackOutcomes posts schedule outcomes through the Slack bridge.

@@ -42,6 +42,12 @@ type oauthApp struct {
 // access tokens live an hour; workspaces org-a and org-b exist.
 func newOAuthApp(t *testing.T) *oauthApp {
 	t.Helper()
+	return newOAuthAppWith(t, "")
+}
+
+// newOAuthAppWith is newOAuthApp with more top-level config.
+func newOAuthAppWith(t *testing.T, more string) *oauthApp {
+	t.Helper()
 	oa := &oauthApp{linear: linearfake.New(""), clock: &manualClock{}}
 	oa.clock.ns.Store(time.Now().UnixNano())
 	t.Cleanup(oa.linear.Close)
@@ -51,7 +57,7 @@ func newOAuthApp(t *testing.T) *oauthApp {
 	oa.linear.AddOrganization(linearfake.Organization{ID: "org-b", Name: "Bolt", URLKey: "bolt", AppUserID: "app-b", AppName: "brain"})
 	extra := fmt.Sprintf("public_url: %s\nlinear:\n  webhook_secret: %s\n  client_id: %s\n  client_secret: %s\n  api_url: %s\n  authorize_url: %s\n  token_url: %s\n",
 		oauthPublicURL, linearSecret, oauthClientID, oauthSecret, oa.linear.URL(), oa.linear.AuthorizeURL(), oa.linear.TokenURL())
-	oa.testApp = newTestApp(t, extra, Options{Clock: oa.clock.Now})
+	oa.testApp = newTestApp(t, extra+more, Options{Clock: oa.clock.Now})
 	return oa
 }
 
@@ -115,6 +121,12 @@ func (oa *oauthApp) install(org string) {
 // session sid, timestamped by the shared clock.
 func (oa *oauthApp) event(org, action, sid, body string) int {
 	oa.t.Helper()
+	return oa.eventWith(org, action, sid, body, nil)
+}
+
+// eventWith is event with more top-level payload fields.
+func (oa *oauthApp) eventWith(org, action, sid, body string, more map[string]any) int {
+	oa.t.Helper()
 	n := oa.seq.Add(1)
 	ev := map[string]any{
 		"type": "AgentSessionEvent", "action": action, "organizationId": org, "webhookTimestamp": oa.clock.Now().UnixMilli(),
@@ -123,6 +135,12 @@ func (oa *oauthApp) event(org, action, sid, body string) int {
 			"comment": map[string]any{"id": "c-1", "body": body, "userId": linearUser},
 			"issue":   map[string]any{"id": "i-1", "identifier": "ENG-1", "title": "Fix checkout", "url": "https://linear.app/x/issue/ENG-1"},
 		},
+	}
+	if action == "created" {
+		ev["promptContext"] = "<issue identifier=\"ENG-1\"><title>Fix checkout</title></issue>\n" + body
+	}
+	for k, v := range more {
+		ev[k] = v
 	}
 	if action == "prompted" {
 		ev["agentActivity"] = map[string]any{"id": fmt.Sprintf("a1b2c3d4-0000-4000-8000-%012d", n), "agentSessionId": sid, "userId": linearUser,
@@ -264,7 +282,7 @@ func TestLinearOAuth_RevokedKeepsWebhooksUntilReinstall(t *testing.T) {
 	revoked := oa.token("org-a")
 	oa.linear.RevokeTokens("org-a")
 	oa.clock.Advance(2 * time.Hour)
-	oa.fake.Push(fakemodel.Text("Done after reconnecting."))
+	oa.fake.Push(fakemodel.Text("First one."))
 	// A created whose acknowledgement finds the refresh token refused.
 	if st := oa.event("org-a", "created", sidA, "@brain fix it"); st != 200 {
 		t.Fatalf("status %d", st)
@@ -287,9 +305,9 @@ func TestLinearOAuth_RevokedKeepsWebhooksUntilReinstall(t *testing.T) {
 		t.Fatalf("the refusal was logged %d times, want once:\n%s", n, oa.logs.String())
 	}
 	// Reinstalling runs what was kept.
-	oa.fake.Push(fakemodel.Text("Second one done."))
+	oa.fake.Push(fakemodel.Text("Second one."))
 	oa.install("org-a")
-	oa.waitActivity(later, "response", "done")
+	oa.waitActivity(later, "response", "one")
 	oa.noSecretsLogged(revoked, oa.token("org-a"))
 }
 

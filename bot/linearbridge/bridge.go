@@ -76,6 +76,7 @@ type Bridge struct {
 	// reconnected carries workspaces just (re)installed, whose parked
 	// webhooks go back to the inbox.
 	reconnected chan string
+	acks        sync.WaitGroup // early acknowledgements in flight
 	inbox       *bridge.Inbox
 	handler     *linearhook.Handler
 	now         func() time.Time
@@ -115,7 +116,7 @@ func New(cfg *config.LinearConfig, publicURL string, eng Engine, store Store, no
 		default:
 		}
 	})
-	b.handler = &linearhook.Handler{Secret: cfg.WebhookSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
+	b.handler = &linearhook.Handler{Secret: cfg.WebhookSecret, Inbox: hookInbox{b}, Clock: now, Logger: log}
 	return b
 }
 
@@ -285,7 +286,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 // Stop ends the loops, then closes the inbox; recorded webhooks not yet
 // worked stay in it. Safe before Start, twice and concurrently.
 func (b *Bridge) Stop(ctx context.Context) error {
-	if err := b.life.Stop(ctx, func() { _ = b.inbox.Stop(context.Background()) }); err != nil {
+	if err := b.life.Stop(ctx, func() { b.acks.Wait(); _ = b.inbox.Stop(context.Background()) }); err != nil {
 		return fmt.Errorf("stop linear bridge: %w", err)
 	}
 	return nil
@@ -294,7 +295,8 @@ func (b *Bridge) Stop(ctx context.Context) error {
 // hookInbox adapts the durable inbox to the webhook's Inbox interface.
 // Both the delivery id and the signed event key dedupe, so neither a retry
 // nor a replay with a forged delivery header is worked twice.
-type hookInbox struct{ in *bridge.Inbox }
+// A created session is acknowledged at once, before the worker gets to it.
+type hookInbox struct{ b *Bridge }
 
 var _ linearhook.Inbox = hookInbox{}
 
@@ -307,7 +309,11 @@ func (l hookInbox) Record(ctx context.Context, it linearhook.Item) (bool, error)
 	if it.DeliveryID != "" && it.DeliveryID != it.EventKey {
 		keys = append(keys, "linear:delivery:"+it.DeliveryID)
 	}
-	return l.in.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	dup, err := l.b.inbox.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	if err == nil && !dup {
+		l.b.ackEarly(it)
+	}
+	return dup, err
 }
 
 func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
@@ -325,7 +331,15 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	} else if park {
 		b.log.Warn("linear workspace is not connected; webhook kept until it is (install the app at "+b.publicURL+InstallPath+")",
 			logOrg, it.OrganizationID, "thread", it.ThreadKey)
-		return b.store.ParkLinearInbound(ctx, b.now(), it.OrganizationID, rec)
+		if err := b.store.ParkLinearInbound(ctx, b.now(), it.OrganizationID, rec); err != nil {
+			return err
+		}
+		// A reinstall between the check and the park unparked nothing:
+		// look again now that the item is parked.
+		if still, err := b.parked(ctx, it.OrganizationID); err == nil && !still {
+			b.connected(ctx, it.OrganizationID)
+		}
+		return nil
 	}
 	client, err := b.client(ctx, it.OrganizationID)
 	if err != nil {
@@ -339,7 +353,7 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	if it.Kind == linearhook.KindCreated {
 		// Linear shows the session as unresponsive without an activity
 		// within 10 s: acknowledge before the model is even asked.
-		if err := client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {
+		if err := client.Thought(ctx, it.SessionID, ackID(it.SessionID), ackText, false); err != nil {
 			b.log.Error("acknowledge linear session", logErr, err)
 		}
 	}
@@ -369,12 +383,15 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 			return err
 		}
 	}
+	if it.Kind == linearhook.KindCreated {
+		b.startSession(ctx, client, it, s)
+	}
 	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
 		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
 			return err
 		}
 	}
-	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: it.Prompt(), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
+	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: prompt(it), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
 	if errors.Is(err, engine.ErrOverloaded) {
 		return bridge.ErrRetryLater
 	}

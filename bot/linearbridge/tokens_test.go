@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"brain/bot/config"
 	"brain/channels/linear"
 	"brain/channels/linear/linearfake"
 	"brain/engine/durable"
@@ -211,4 +213,47 @@ func TestTokens_RevokedIsReportedOnceAndStored(t *testing.T) {
 			t.Fatalf("logs carry a secret:\n%s", logs.String())
 		}
 	}
+}
+
+func TestBridge_PostOutcomeOncePerRun(t *testing.T) {
+	b, fake := newBridgeAndFake(t)
+	fake.AddIssue(linearfake.Issue{ID: "i-9", Identifier: "ENG-9", StateType: "started"})
+	s := config.ScheduleConfig{Name: "nightly", PostTo: config.PostToConfig{LinearIssue: "ENG-9"}}
+	fire := time.Date(2026, 4, 2, 9, 0, 0, 0, time.UTC)
+	for range 2 { // a retry, or a second watcher of the run
+		if err := b.PostOutcome(context.Background(), s, fire, "completed", "All quiet."); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.PostOutcome(context.Background(), s, fire.Add(24*time.Hour), "completed", "Still quiet."); err != nil {
+		t.Fatal(err)
+	}
+	cs := fake.Comments("i-9")
+	if len(cs) != 2 || !strings.Contains(cs[0].Body, "nightly") || !strings.Contains(cs[0].Body, "All quiet.") || !strings.Contains(cs[1].Body, "Still quiet.") {
+		t.Fatalf("comments %+v, want one per run", cs)
+	}
+	s.PostTo.LinearIssue = "NOPE-1"
+	if err := b.PostOutcome(context.Background(), s, fire, "completed", "x"); err == nil || !strings.Contains(err.Error(), "NOPE-1") {
+		t.Fatalf("unknown issue: %v", err)
+	}
+}
+
+func TestBridge_CreatedIsAcknowledgedBeforeTheWorkerRuns(t *testing.T) {
+	b, fake := newBridgeAndFake(t)
+	// Only the inbox runs: no worker to acknowledge the session.
+	if err := b.inbox.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.inbox.Stop(context.Background()) })
+	const sid = "5c2a2e8e-6d3a-4e0b-9a43-0d7a1c5b8f11"
+	if st := postCreated(t, b.HTTP(), sid, "d0e1f2a3-0000-4000-8000-000000000001"); st != 200 {
+		t.Fatalf("status %d", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	got, err := fake.WaitActivities(ctx, sid, 1)
+	if err != nil || got[0].Type != "thought" || got[0].ClientID != ackID(sid) {
+		t.Fatalf("activities %+v, %v: want the acknowledgement", got, err)
+	}
+	b.acks.Wait()
 }

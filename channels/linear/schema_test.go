@@ -13,6 +13,9 @@ var documents = map[string]string{
 	"activityCreate": activityCreateMutation,
 	"sessionUpdate":  sessionUpdateMutation,
 	"viewer":         viewerQuery,
+	"issue":          issueQuery,
+	"issueUpdate":    issueUpdateMutation,
+	"commentCreate":  commentCreateMutation,
 }
 
 // TestDocuments_ValidAgainstLinearSchema validates every document brain

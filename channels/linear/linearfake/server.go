@@ -106,6 +106,8 @@ type Server struct {
 	faults     []*fault
 	changed    chan struct{} // closed and replaced on every recorded activity
 	oauth      oauth
+	issues     map[string]*Issue
+	comments   []Comment
 }
 
 // New starts a fake that accepts token the way Linear does: personal API
