@@ -109,7 +109,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		mcps = newMCPCatalog(ctx, cfg, a.log)
 		a.closers = append(a.closers, mcps)
 	}
-	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...), mcps)
+	agents, err := buildAgents(cfg, models, withPlanTool(append(declared, opts.Tools...)), mcps)
 	if err != nil {
 		return nil, err
 	}

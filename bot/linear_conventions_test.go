@@ -7,7 +7,9 @@ import (
 	"time"
 
 	"brain/channels/linear/linearfake"
+	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/tools/plan"
 )
 
 func TestLinear_CreatedLinksGuidanceAndMovesToStarted(t *testing.T) {
@@ -80,5 +82,41 @@ func TestLinear_ScheduleOutcomeCommentsOnceOnTheIssue(t *testing.T) {
 	}
 	if strings.Contains(oa.logs.String(), "this build does not run it yet") {
 		t.Fatalf("post_to.linear_issue still warned about:\n%s", oa.logs.String())
+	}
+}
+
+func TestLinear_PlanToolSetsTheSessionPlan(t *testing.T) {
+	if plan.Name != engine.PlanTool {
+		t.Fatalf("tools/plan names the tool %q, the engine records %q", plan.Name, engine.PlanTool)
+	}
+	oa := newOAuthAppWith(t, "    tools: [plan]\n")
+	oa.install("org-a")
+	oa.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "plan", Input: `{"steps":[{"content":"Read the issue","status":"completed"},{"content":"Fix checkout","status":"inProgress"}]}`}),
+		fakemodel.Text("Fixed."),
+	)
+	oa.event("org-a", "created", sidA, "@brain fix it")
+	oa.waitActivity(sidA, "response", "Fixed.")
+	var plans []string
+	for _, u := range oa.linear.SessionUpdates(sidA) {
+		if strings.Contains(string(u.Input), `"plan"`) {
+			plans = append(plans, string(u.Input))
+		}
+	}
+	if len(plans) != 1 || plans[0] != `{"plan":[{"content":"Read the issue","status":"completed"},{"content":"Fix checkout","status":"inProgress"}]}` {
+		t.Fatalf("plan updates %q", plans)
+	}
+	s, _ := oa.app.store.SessionByThread(context.Background(), "linear:"+sidA)
+	evs, _ := oa.app.engine.Events(context.Background(), s.ID, 0, 100)
+	found := false
+	for _, ev := range evs {
+		if ev.Type == engine.EventPlanUpdated {
+			p, err := ev.Decode()
+			pu, ok := p.(engine.PlanUpdated)
+			found = err == nil && ok && len(pu.Steps) == 2 && pu.Steps[1].Status == engine.PlanInProgress
+		}
+	}
+	if !found {
+		t.Fatalf("no plan.updated event in %+v", evs)
 	}
 }

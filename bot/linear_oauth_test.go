@@ -45,9 +45,15 @@ func newOAuthApp(t *testing.T) *oauthApp {
 	return newOAuthAppWith(t, "")
 }
 
-// newOAuthAppWith is newOAuthApp with more top-level config.
+// newOAuthAppWith is newOAuthApp with more top-level config; lines
+// indented by four spaces at its start continue the default agent.
 func newOAuthAppWith(t *testing.T, more string) *oauthApp {
 	t.Helper()
+	agent := ""
+	for strings.HasPrefix(more, "    ") {
+		line, rest, _ := strings.Cut(more, "\n")
+		agent, more = agent+line+"\n", rest
+	}
 	oa := &oauthApp{linear: linearfake.New(""), clock: &manualClock{}}
 	oa.clock.ns.Store(time.Now().UnixNano())
 	t.Cleanup(oa.linear.Close)
@@ -57,7 +63,7 @@ func newOAuthAppWith(t *testing.T, more string) *oauthApp {
 	oa.linear.AddOrganization(linearfake.Organization{ID: "org-b", Name: "Bolt", URLKey: "bolt", AppUserID: "app-b", AppName: "brain"})
 	extra := fmt.Sprintf("public_url: %s\nlinear:\n  webhook_secret: %s\n  client_id: %s\n  client_secret: %s\n  api_url: %s\n  authorize_url: %s\n  token_url: %s\n",
 		oauthPublicURL, linearSecret, oauthClientID, oauthSecret, oa.linear.URL(), oa.linear.AuthorizeURL(), oa.linear.TokenURL())
-	oa.testApp = newTestApp(t, extra+more, Options{Clock: oa.clock.Now})
+	oa.testApp = newTestApp(t, agent+extra+more, Options{Clock: oa.clock.Now})
 	return oa
 }
 

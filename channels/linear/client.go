@@ -243,3 +243,23 @@ func (c *Client) emit(ctx context.Context, a activity) error {
 	}
 	return nil
 }
+
+// PlanStep is one step of an agent session's plan as Linear shows it:
+// status pending, inProgress, completed or canceled.
+type PlanStep struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// SetPlan replaces the agent session's plan (agentSessionUpdate's plan, a
+// list of steps). Setting the same plan again is harmless.
+func (c *Client) SetPlan(ctx context.Context, agentSessionID string, steps []PlanStep) error {
+	if agentSessionID == "" {
+		return errors.New("linear set plan: session id is required")
+	}
+	if steps == nil {
+		steps = []PlanStep{}
+	}
+	vars := map[string]any{"id": agentSessionID, "input": map[string]any{"plan": steps}}
+	return c.call(ctx, opSessionUpdate, sessionUpdateMutation, vars)
+}

@@ -136,6 +136,12 @@ func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s
 			return nil
 		}
 		return c.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message))
+	case engine.PlanUpdated:
+		steps := make([]PlanStep, len(d.Steps))
+		for i, st := range d.Steps {
+			steps[i] = PlanStep{Content: st.Content, Status: st.Status}
+		}
+		return c.SetPlan(ctx, agentSession, steps)
 	case engine.TurnCompleted:
 		if d.Outcome == engine.OutcomeMaxIterations {
 			return c.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
