@@ -120,3 +120,14 @@ func TestLinear_PlanToolSetsTheSessionPlan(t *testing.T) {
 		t.Fatalf("no plan.updated event in %+v", evs)
 	}
 }
+
+func TestLinear_StaticTokenWarnsItIsNotRefreshed(t *testing.T) {
+	la := newLinearApp(t)
+	logs := la.logs.String()
+	if !strings.Contains(logs, "linear.access_token is a static token and is never refreshed") {
+		t.Fatalf("no start-up warning about the static token:\n%s", logs)
+	}
+	if strings.Contains(logs, linearToken) {
+		t.Fatalf("the token is in the logs:\n%s", logs)
+	}
+}
