@@ -86,3 +86,21 @@ func TestServer_OAuthRotationAndExpiry(t *testing.T) {
 		t.Fatalf("wrong client secret: %d %v", st, body)
 	}
 }
+
+func TestServer_PlanValidation(t *testing.T) {
+	s := newServer(t)
+	ok := `{"id":"s-1","input":{"plan":[{"content":"Read","status":"inProgress"}]}}`
+	if a := post(t, s, "Bearer "+token, update, ok); a.code() != "" {
+		t.Fatalf("valid plan refused: %s", a.raw)
+	}
+	for _, bad := range []string{
+		`{"id":"s-1","input":{"plan":{"steps":[]}}}`,
+		`{"id":"s-1","input":{"plan":[{"content":"Read","status":"done"}]}}`,
+		`{"id":"s-1","input":{"plan":[{"content":"","status":"pending"}]}}`,
+		`{"id":"s-1","input":{"plan":[{"content":"x","status":"pending","extra":1}]}}`,
+	} {
+		if a := post(t, s, "Bearer "+token, update, bad); a.code() == "" {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
