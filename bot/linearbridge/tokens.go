@@ -197,6 +197,9 @@ func (t *Tokens) exchange(ctx context.Context, tok durable.LinearToken) (string,
 		return "", fmt.Errorf("%w: workspace %s (%s): %s; install the app again at %s", ErrDisconnected, tok.OrganizationName, org, problem, t.Install)
 	}
 	if err != nil {
+		// Release the lease (a no-op rotation) so the next caller may try
+		// again at once rather than wait for the lease to run out.
+		_, _ = t.Store.RotateLinearToken(ctx, org, tok.RefreshToken, tok)
 		return "", err
 	}
 	next := tok

@@ -257,3 +257,26 @@ func TestBridge_CreatedIsAcknowledgedBeforeTheWorkerRuns(t *testing.T) {
 	}
 	b.acks.Wait()
 }
+
+func TestTokens_FailedRefreshReleasesTheLease(t *testing.T) {
+	clock := newTestClock()
+	fake := oauthFake(t, clock)
+	st := openStore(t, filepath.Join(t.TempDir(), "brain.db"))
+	installed(t, fake, st, clock)
+	clock.Advance(time.Hour)
+	down := newTokens(st, fake, clock, discard())
+	down.OAuth.TokenURL = "http://127.0.0.1:1/oauth/token" // nothing listens
+	if _, err := down.Source("org-a").Token(context.Background()); err == nil || errors.Is(err, ErrDisconnected) {
+		t.Fatalf("Token with the token endpoint down = %v, want a transient error", err)
+	}
+	start := time.Now()
+	if _, err := newTokens(st, fake, clock, discard()).Source("org-a").Token(context.Background()); err != nil {
+		t.Fatalf("Token once the endpoint is back: %v", err)
+	}
+	if waited := time.Since(start); waited > 5*time.Second {
+		t.Fatalf("the next refresh waited %s for a lease nobody held", waited)
+	}
+	if got, _ := st.LinearToken(context.Background(), "org-a"); got.Status != durable.LinearConnected {
+		t.Fatalf("a transient failure changed the status to %q", got.Status)
+	}
+}
