@@ -310,10 +310,15 @@ func TestLinearOAuth_RevokedKeepsWebhooksUntilReinstall(t *testing.T) {
 	if n := strings.Count(oa.logs.String(), "Linear refused to refresh"); n != 1 {
 		t.Fatalf("the refusal was logged %d times, want once:\n%s", n, oa.logs.String())
 	}
-	// Reinstalling runs what was kept.
+	if n := len(oa.fake.Requests()); n != 0 {
+		t.Fatalf("the model was asked %d times while the workspace was disconnected", n)
+	}
+	// Reinstalling runs what was kept (the two turns run side by side, so
+	// either may get either answer).
 	oa.fake.Push(fakemodel.Text("Second one."))
 	oa.install("org-a")
-	oa.waitActivity(later, "response", "one")
+	oa.waitActivity(sidA, "response", " one.")
+	oa.waitActivity(later, "response", " one.")
 	oa.noSecretsLogged(revoked, oa.token("org-a"))
 }
 

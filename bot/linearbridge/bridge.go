@@ -216,7 +216,15 @@ func (b *Bridge) parked(ctx context.Context, org string) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	return tok.Status == durable.LinearRevoked, nil
+	if tok.Status == durable.LinearRevoked {
+		return true, nil
+	}
+	// Make sure the token works (refreshing it if due), so a refresh
+	// Linear refuses parks this webhook rather than running a turn whose
+	// answers cannot be delivered. Other failures may pass: the calls
+	// that follow retry.
+	_, err = b.tokens.token(ctx, org, "")
+	return errors.Is(err, ErrDisconnected), nil
 }
 
 // unparkLoop moves the webhooks kept for a disconnected workspace back to
