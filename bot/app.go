@@ -58,6 +58,8 @@ type App struct {
 	// services are the long-lived services in start order: the MCP
 	// catalog, the engine, the platform bridges, the scheduler.
 	services []service
+	// warnings are logged once the app started.
+	warnings []string
 
 	server   *http.Server
 	listener net.Listener
@@ -108,7 +110,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		mcps = newMCPCatalog(cfg, a.log)
 		a.services = append(a.services, mcps)
 	}
-	agents, err := buildAgents(cfg, models, append(declared, opts.Tools...), mcps)
+	agents, err := buildAgents(cfg, models, withPlanTool(append(declared, opts.Tools...)), mcps)
 	if err != nil {
 		return nil, err
 	}
@@ -152,16 +154,26 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	})
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.
+	var posters outcomePosters
 	if cfg.Slack != nil {
 		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
-		a.schedules.SetOutcomePoster(slackOutcomes{slack})
+		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
-		linear := linearbridge.New(cfg.Linear, a.engine, a.store, clock, a.log)
+		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
 		a.services = append(a.services, linear)
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
+		if h := linear.InstallHandler(); h != nil {
+			a.api.Mount("GET "+linearbridge.InstallPath, h)
+			a.api.Mount("GET "+linearbridge.CallbackPath, linear.CallbackHandler())
+		}
+		a.warnings = append(a.warnings, linear.Warnings()...)
+		posters = append(posters, linearOutcomes{linear})
+	}
+	if len(posters) > 0 {
+		a.schedules.SetOutcomePoster(posters)
 	}
 	// The scheduler posts outcomes through the bridges: it starts after them.
 	a.services = append(a.services, a.schedules)
@@ -210,6 +222,9 @@ func (a *App) Start(ctx context.Context) error {
 	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
 	for _, section := range a.cfg.Unsupported() {
 		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
+	}
+	for _, w := range a.warnings {
+		a.log.Warn(w)
 	}
 	for _, name := range a.cfg.MissingEnv() {
 		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", name)
@@ -331,6 +346,25 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 type service interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
+}
+
+// outcomePosters posts a schedule outcome through every bridge; each
+// ignores the post_to targets it does not serve.
+type outcomePosters []schedule.OutcomePoster
+
+func (ps outcomePosters) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	var errs []error
+	for _, p := range ps {
+		errs = append(errs, p.PostScheduleOutcome(ctx, s, run, outcome))
+	}
+	return errors.Join(errs...)
+}
+
+// linearOutcomes posts schedule outcomes through the Linear bridge.
+type linearOutcomes struct{ bridge *linearbridge.Bridge }
+
+func (o linearOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
+	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }
 
 // slackOutcomes posts schedule outcomes through the Slack bridge.

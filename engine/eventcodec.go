@@ -99,6 +99,8 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[TurnStarted](e.Data)
 	case EventTurnCompleted:
 		p, err = decodeAs[TurnCompleted](e.Data)
+	case EventPlanUpdated:
+		p, err = decodeAs[PlanUpdated](e.Data)
 	default:
 		return nil, nil
 	}

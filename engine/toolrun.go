@@ -21,6 +21,7 @@ type toolOutcome struct {
 	question *Question
 	approval *Approval
 	result   *ResultRecord
+	plan     *PlanUpdated
 }
 
 func failed(format string, args ...any) toolOutcome {
@@ -80,6 +81,9 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	out = e.checkOutput(tool, raw)
 	if tool.Result {
 		out = e.resultOutcome(ctx, t, call, tool, out)
+	}
+	if call.Name == PlanTool && !out.IsError {
+		out.plan = planOf(call.ID, out.Text)
 	}
 	return out
 }
@@ -210,6 +214,8 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 			Input: a.Input, RequestedBy: a.RequestedBy, ExpiresAt: a.ExpiresAt,
 		}
 		c.NewApproval = a
+	case out.plan != nil:
+		opened = *out.plan
 	case out.result != nil:
 		opened = *out.result
 		c.Result = out.result

@@ -15,7 +15,9 @@ import (
 // h answers failures the plain way, http.Error's status and line of text,
 // so it needs nothing from this package; Mount sends them as the error
 // envelope, the code taken from the status and the message from the text.
-// Headers h set (Allow, Retry-After) are kept; successes pass untouched.
+// Headers h set (Allow, Retry-After) are kept; successes pass untouched,
+// and so do failures answered as an HTML page (Content-Type text/html):
+// pages a person's browser opened, such as the OAuth install callback.
 func (a *Server) Mount(pattern string, h http.Handler) {
 	a.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fc := &failureCatcher{ResponseWriter: w}
@@ -62,7 +64,7 @@ func (f *failureCatcher) WriteHeader(code int) {
 		return
 	}
 	f.wrote = true
-	if code >= http.StatusBadRequest {
+	if code >= http.StatusBadRequest && !strings.HasPrefix(f.Header().Get("Content-Type"), "text/html") {
 		f.failed = code
 		return
 	}

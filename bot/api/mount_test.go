@@ -78,3 +78,16 @@ func TestServer_MountedFailuresAreEnvelopes(t *testing.T) {
 		t.Fatalf("empty success %d %q", w.Code, w.Body)
 	}
 }
+
+func TestServer_MountedHTMLFailuresPassThrough(t *testing.T) {
+	s := newServer(t, sessionEngine(), &fakeSchedules{})
+	s.api.Mount("GET /page", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte("<p>This install link expired.</p>"))
+	}))
+	w := s.do("GET", "/page", "")
+	if w.Code != http.StatusBadRequest || w.Body.String() != "<p>This install link expired.</p>" || w.Header().Get("X-Request-ID") == "" {
+		t.Fatalf("html failure %d %q, request id %q", w.Code, w.Body, w.Header().Get("X-Request-ID"))
+	}
+}

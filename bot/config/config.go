@@ -14,8 +14,11 @@ import "regexp"
 // Load returns it with defaults applied and validated. A Config built in
 // Go must go through ApplyDefaults and Validate too.
 type Config struct {
-	Listen     string                 `yaml:"listen"`
-	DataDir    string                 `yaml:"data_dir"`
+	Listen  string `yaml:"listen"`
+	DataDir string `yaml:"data_dir"`
+	// PublicURL is the externally reachable base URL of brain (OAuth
+	// redirect URIs, links to sessions); "" = none. No trailing slash.
+	PublicURL  string                 `yaml:"public_url"`
 	APIKeys    []APIKey               `yaml:"api_keys"`
 	Models     map[string]ModelConfig `yaml:"models"`
 	Agents     []AgentConfig          `yaml:"agents"`
@@ -83,10 +86,30 @@ type SlackConfig struct {
 // LinearConfig is the linear block; absent = Linear off.
 type LinearConfig struct {
 	WebhookSecret string `yaml:"webhook_secret"`
-	AccessToken   string `yaml:"access_token"`
-	APIURL        string `yaml:"api_url"` // GraphQL endpoint; empty = Linear's own
-	Agent         string `yaml:"agent"`   // default "default"
+	// AccessToken is a static token (a personal API key, or an OAuth token
+	// obtained by hand); it is never refreshed. Prefer the install flow.
+	AccessToken string `yaml:"access_token"`
+	APIURL      string `yaml:"api_url"` // GraphQL endpoint; empty = Linear's own
+	Agent       string `yaml:"agent"`   // default "default"
+
+	// The OAuth application: with ClientID set, workspaces install brain at
+	// public_url + /linear/oauth/install and their tokens live in the
+	// database, refreshed before they expire.
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
+	AuthorizeURL string `yaml:"authorize_url"` // default Linear's
+	TokenURL     string `yaml:"token_url"`     // default Linear's
+
+	// MoveToStarted: when delegated an issue that is not started, move it
+	// to the team's first started state. Default true.
+	MoveToStarted *bool `yaml:"move_to_started"`
 }
+
+// OAuth reports whether workspaces install brain with OAuth.
+func (l *LinearConfig) OAuth() bool { return l.ClientID != "" }
+
+// MovesToStarted reports linear.move_to_started (default true).
+func (l *LinearConfig) MovesToStarted() bool { return l.MoveToStarted == nil || *l.MoveToStarted }
 
 // ScheduleConfig is one entry of schedules.
 type ScheduleConfig struct {

@@ -10,32 +10,35 @@ import (
 
 // Defaults, kept together so the example config and the docs can match them.
 const (
-	DefaultListen            = "127.0.0.1:8080"
-	DefaultDataDir           = "./data"
-	DefaultModel             = "default"
-	DefaultAgent             = "default"
-	defaultFakeModel         = "fake-model" // the model name a provider: fake model reports
-	defaultMaxTokens         = 4096
-	defaultModelTimeout      = 10 * time.Minute
-	defaultMaxRetries        = 2
-	defaultMaxRunningTurns   = 16
-	defaultMaxQueuedTurns    = 256
-	defaultMaxToolIterations = 5
-	defaultMaxOutputBytes    = 65536
-	defaultToolTimeout       = 60 * time.Second
-	defaultMaxBodyBytes      = 1 << 20
-	defaultMaxConnections    = 1024
-	defaultReadTimeout       = 30 * time.Second
-	defaultWriteTimeout      = 60 * time.Second // above the 30 s a cancel may wait for its turn
-	defaultIdleTimeout       = 120 * time.Second
-	defaultApprovalTTL       = 168 * time.Hour
-	defaultSearchResults     = 5
-	defaultSearchTimeoutMS   = 10000
-	defaultFetchMaxChars     = 4000
-	defaultFetchMaxBody      = 5 << 20
-	defaultFetchTimeoutMS    = 10000
-	defaultSandboxTimeout    = 120
-	maxSandboxTimeout        = 1800
+	DefaultListen  = "127.0.0.1:8080"
+	DefaultDataDir = "./data"
+	DefaultModel   = "default"
+	DefaultAgent   = "default"
+	// Linear's OAuth endpoints (linear.app/developers, "OAuth 2.0").
+	DefaultLinearAuthorizeURL = "https://linear.app/oauth/authorize"
+	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
+	defaultFakeModel          = "fake-model" // the model name a provider: fake model reports
+	defaultMaxTokens          = 4096
+	defaultModelTimeout       = 10 * time.Minute
+	defaultMaxRetries         = 2
+	defaultMaxRunningTurns    = 16
+	defaultMaxQueuedTurns     = 256
+	defaultMaxToolIterations  = 5
+	defaultMaxOutputBytes     = 65536
+	defaultToolTimeout        = 60 * time.Second
+	defaultMaxBodyBytes       = 1 << 20
+	defaultMaxConnections     = 1024
+	defaultReadTimeout        = 30 * time.Second
+	defaultWriteTimeout       = 60 * time.Second // above the 30 s a cancel may wait for its turn
+	defaultIdleTimeout        = 120 * time.Second
+	defaultApprovalTTL        = 168 * time.Hour
+	defaultSearchResults      = 5
+	defaultSearchTimeoutMS    = 10000
+	defaultFetchMaxChars      = 4000
+	defaultFetchMaxBody       = 5 << 20
+	defaultFetchTimeoutMS     = 10000
+	defaultSandboxTimeout     = 120
+	maxSandboxTimeout         = 1800
 )
 
 // ApplyDefaults fills every unset key with its default; it is idempotent.
@@ -96,8 +99,14 @@ func (c *Config) ApplyDefaults() {
 			s.ReplyWithoutMention = ptr(true)
 		}
 	}
+	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if ln := c.Linear; ln != nil {
 		setDefault(&ln.Agent, DefaultAgent)
+		setDefault(&ln.AuthorizeURL, DefaultLinearAuthorizeURL)
+		setDefault(&ln.TokenURL, DefaultLinearTokenURL)
+		if ln.MoveToStarted == nil {
+			ln.MoveToStarted = ptr(true)
+		}
 	}
 	for i := range c.Schedules {
 		s := &c.Schedules[i]

@@ -23,7 +23,7 @@ func (c *Config) Secrets() []string {
 		s = append(s, sl.BotToken, sl.SigningSecret, sl.AppToken)
 	}
 	if l := c.Linear; l != nil {
-		s = append(s, l.WebhookSecret, l.AccessToken)
+		s = append(s, l.WebhookSecret, l.AccessToken, l.ClientSecret)
 	}
 	for _, m := range c.MCPServers {
 		s = append(s, m.BearerToken)

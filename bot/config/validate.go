@@ -28,6 +28,7 @@ func (c *Config) Validate() error {
 	p.unsetAt = c.unsetAt
 
 	c.validateListen(&p)
+	c.validatePublicURL(&p)
 	if c.DataDir == "" {
 		p.add("data_dir", "required")
 	}
@@ -73,6 +74,27 @@ func (c *Config) validateListen(p *problems) {
 	}
 	if len(c.APIKeys) == 0 && !isLoopbackHost(host) {
 		p.add("listen", "%s is not a loopback address; set api_keys to require bearer keys", c.Listen)
+	}
+}
+
+// validatePublicURL wants an absolute https URL, or http on a loopback
+// host (a local test): OAuth codes and links travel through it.
+func (c *Config) validatePublicURL(p *problems) {
+	if c.PublicURL == "" {
+		return
+	}
+	u, err := url.Parse(c.PublicURL)
+	switch {
+	case err != nil || u.Host == "" || !u.IsAbs():
+		p.add("public_url", "%q is not an absolute URL", c.PublicURL)
+	case u.RawQuery != "" || u.Fragment != "" || u.User != nil:
+		p.add("public_url", "%q: want scheme, host and optional path only", c.PublicURL)
+	case u.Scheme == "https":
+	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http":
+		p.add("public_url", "%q: use https (plain http only on a loopback host)", c.PublicURL)
+	default:
+		p.add("public_url", "%q is not an https URL", c.PublicURL)
 	}
 }
 
@@ -164,8 +186,17 @@ func (c *Config) validateChannels(p *problems) {
 	}
 	if l := c.Linear; l != nil {
 		p.required("linear.webhook_secret", l.WebhookSecret)
-		p.required("linear.access_token", l.AccessToken)
+		if l.OAuth() {
+			p.required("linear.client_secret", l.ClientSecret)
+			if c.PublicURL == "" {
+				p.add("public_url", "required by linear.client_id (the OAuth redirect URI is public_url + /linear/oauth/callback)")
+			}
+		} else if l.AccessToken == "" {
+			p.add("linear.access_token", "required, or set linear.client_id to install the app with OAuth")
+		}
 		checkURL(p, "linear.api_url", l.APIURL, false)
+		checkURL(p, "linear.authorize_url", l.AuthorizeURL, false)
+		checkURL(p, "linear.token_url", l.TokenURL, false)
 		c.checkAgent(p, "linear.agent", l.Agent)
 	}
 }
@@ -406,13 +437,8 @@ func (p *problems) required(key, v string) {
 }
 
 // Unsupported lists configured keys that Validate accepts but this build
-// does not act on yet, so a user is told instead of silently ignored.
+// does not act on yet, so a user is told instead of silently ignored. This
+// build acts on every key it accepts.
 func (c *Config) Unsupported() []string {
-	var out []string
-	for i, s := range c.Schedules {
-		if s.PostTo.LinearIssue != "" {
-			out = append(out, fmt.Sprintf("schedules[%d].post_to.linear_issue", i))
-		}
-	}
-	return out
+	return nil
 }

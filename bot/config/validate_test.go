@@ -103,6 +103,20 @@ func TestValidate(t *testing.T) {
 		{"slack signing secret", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b"} }, "slack.signing_secret: required"},
 		{"slack agent", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b", AppToken: "a", Agent: "x"} }, `slack.agent: "x" is not the name of an agent`},
 		{"linear", func(c *Config) { c.Linear = &LinearConfig{WebhookSecret: "w"} }, "linear.access_token: required"},
+		{"linear oauth secret", func(c *Config) {
+			c.PublicURL = "https://brain.example.com"
+			c.Linear = &LinearConfig{WebhookSecret: "w", ClientID: "id"}
+		}, "linear.client_secret: required"},
+		{"linear oauth public_url", func(c *Config) { c.Linear = &LinearConfig{WebhookSecret: "w", ClientID: "id", ClientSecret: "s"} },
+			"public_url: required by linear.client_id"},
+		{"linear token_url", func(c *Config) {
+			c.PublicURL = "https://brain.example.com"
+			c.Linear = &LinearConfig{WebhookSecret: "w", ClientID: "id", ClientSecret: "s", TokenURL: "ftp://x"}
+		}, `linear.token_url: "ftp://x" is not an http or https URL`},
+		{"public_url plain http", func(c *Config) { c.PublicURL = "http://brain.example.com" }, "public_url: \"http://brain.example.com\": use https"},
+		{"public_url relative", func(c *Config) { c.PublicURL = "/brain" }, "public_url: \"/brain\" is not an absolute URL"},
+		{"public_url query", func(c *Config) { c.PublicURL = "https://b.example.com/?x=1" }, "want scheme, host and optional path only"},
+		{"public_url scheme", func(c *Config) { c.PublicURL = "ftp://b.example.com" }, "is not an https URL"},
 		{"approvals ttl", func(c *Config) { c.Approvals.TTL = Duration(-time.Hour) }, "approvals.ttl: must be a positive duration"},
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format: must be text or json"},
@@ -122,6 +136,25 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("public_url and linear oauth", func(t *testing.T) {
+		for _, u := range []string{"https://brain.example.com/", "https://brain.example.com/sub", "http://127.0.0.1:8080", "http://localhost:8080"} {
+			c := validConfig()
+			c.PublicURL = u
+			c.Linear = &LinearConfig{WebhookSecret: "w", ClientID: "id", ClientSecret: "s"}
+			c.ApplyDefaults()
+			if err := c.Validate(); err != nil {
+				t.Errorf("public_url %q: %v", u, err)
+			}
+			if strings.HasSuffix(c.PublicURL, "/") {
+				t.Errorf("public_url %q kept its trailing slash", c.PublicURL)
+			}
+			l := c.Linear
+			if l.AuthorizeURL != DefaultLinearAuthorizeURL || l.TokenURL != DefaultLinearTokenURL || !l.MovesToStarted() {
+				t.Errorf("linear defaults = %q %q %v", l.AuthorizeURL, l.TokenURL, l.MovesToStarted())
+			}
+		}
+	})
 
 	t.Run("valid", func(t *testing.T) {
 		c := validConfig()

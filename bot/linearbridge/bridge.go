@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"brain/bot/bridge"
@@ -55,49 +56,226 @@ type Store interface {
 	durable.Threads
 	durable.Inbox
 	durable.DeliveryCursors
+	durable.LinearTokens
 }
 
 // Bridge is the Linear integration: the webhook endpoint, the inbox and
 // its worker, the deliverer. New starts nothing; Start and Stop follow
 // bridge.Lifecycle.
 type Bridge struct {
-	cfg      *config.LinearConfig
-	eng      Engine
-	store    Store
-	client   *linear.Client
-	renderer *linear.Renderer
-	inbox    *bridge.Inbox
-	handler  *linearhook.Handler
-	now      func() time.Time
-	log      *slog.Logger
-	wake     chan struct{}
+	cfg       *config.LinearConfig
+	publicURL string
+	eng       Engine
+	store     Store
+	// static is the client of linear.access_token, nil without one.
+	static    *linear.Client
+	tokens    *Tokens
+	installer *Installer
+	renderer  *linear.Renderer
+
+	mu      sync.Mutex
+	clients map[string]*linear.Client // by organization, OAuth tokens
+	// reconnected carries workspaces just (re)installed, whose parked
+	// webhooks go back to the inbox.
+	reconnected chan string
+	acks        sync.WaitGroup // early acknowledgements in flight
+	inbox       *bridge.Inbox
+	handler     *linearhook.Handler
+	now         func() time.Time
+	log         *slog.Logger
+	wake        chan struct{}
 
 	life bridge.Lifecycle
 }
 
 var _ bridge.Renderer = (*linear.Renderer)(nil)
 
-// New builds the Linear bridge from its config.
-func New(cfg *config.LinearConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+// New builds the Linear bridge from its config; publicURL is brain's
+// public base URL ("" when unset), for the OAuth install and links.
+func New(cfg *config.LinearConfig, publicURL string, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
 	log = log.With(tools.LogPlatform, "linear")
 	b := &Bridge{
-		cfg: cfg, eng: eng, store: store, now: now, log: log,
-		client: linear.New(cfg.APIURL, cfg.AccessToken, nil, log),
-		wake:   make(chan struct{}, 1),
+		cfg: cfg, publicURL: publicURL, eng: eng, store: store, now: now, log: log,
+		clients:     map[string]*linear.Client{},
+		wake:        make(chan struct{}, 1),
+		reconnected: make(chan string, 16),
 	}
-	b.renderer = &linear.Renderer{Engine: eng, Client: b.client, Log: log}
+	if cfg.AccessToken != "" {
+		b.static = linear.New(cfg.APIURL, cfg.AccessToken, nil, log)
+	}
+	oauth := linear.OAuth{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, TokenURL: cfg.TokenURL}
+	b.tokens = &Tokens{Store: store, OAuth: oauth, Now: now, Log: log, Install: publicURL + InstallPath}
+	if cfg.OAuth() {
+		b.installer = &Installer{
+			Store: store, OAuth: oauth, AuthorizeURL: cfg.AuthorizeURL, ClientID: cfg.ClientID,
+			PublicURL: publicURL, APIURL: cfg.APIURL, Now: now, Log: log, Connected: b.connected,
+		}
+	}
+	b.renderer = &linear.Renderer{Engine: eng, ClientFor: b.sessionClient, Log: log}
 	b.inbox = bridge.NewInbox(store, now, func() {
 		select {
 		case b.wake <- struct{}{}:
 		default:
 		}
 	})
-	b.handler = &linearhook.Handler{Secret: cfg.WebhookSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
+	b.handler = &linearhook.Handler{Secret: cfg.WebhookSecret, Inbox: hookInbox{b}, Clock: now, Logger: log}
 	return b
 }
 
 // HTTP is the webhook endpoint (/linear/webhook).
 func (b *Bridge) HTTP() http.Handler { return b.handler }
+
+// InstallHandler serves GET /linear/oauth/install and CallbackHandler GET
+// /linear/oauth/callback; both are nil without linear.client_id.
+func (b *Bridge) InstallHandler() http.Handler {
+	if b.installer == nil {
+		return nil
+	}
+	return http.HandlerFunc(b.installer.Install)
+}
+
+// CallbackHandler serves GET /linear/oauth/callback; see InstallHandler.
+func (b *Bridge) CallbackHandler() http.Handler {
+	if b.installer == nil {
+		return nil
+	}
+	return http.HandlerFunc(b.installer.Callback)
+}
+
+// Warnings are what an operator should know at start-up.
+func (b *Bridge) Warnings() []string {
+	if b.cfg.AccessToken != "" {
+		return []string{"linear.access_token is a static token and is never refreshed: OAuth access tokens of Linear apps expire after about 24 h; set linear.client_id and install the app at public_url + " + InstallPath}
+	}
+	return nil
+}
+
+// client returns the client that speaks for a workspace: its OAuth tokens
+// when it installed the app, else the static token; ErrDisconnected when
+// neither exists.
+func (b *Bridge) client(ctx context.Context, org string) (*linear.Client, error) {
+	if org != "" && b.cfg.OAuth() {
+		b.mu.Lock()
+		c, ok := b.clients[org]
+		b.mu.Unlock()
+		if ok {
+			return c, nil
+		}
+		_, err := b.store.LinearToken(ctx, org)
+		switch {
+		case err == nil:
+			c = linear.NewWithTokens(b.cfg.APIURL, b.tokens.Source(org), nil, b.log)
+			b.mu.Lock()
+			if old, ok := b.clients[org]; ok {
+				c = old
+			} else {
+				b.clients[org] = c
+			}
+			b.mu.Unlock()
+			return c, nil
+		case !errors.Is(err, engine.ErrNotFound):
+			return nil, err
+		}
+	}
+	if b.static != nil {
+		return b.static, nil
+	}
+	if org == "" {
+		return nil, fmt.Errorf("%w: the webhook named no workspace and linear.access_token is not set", ErrDisconnected)
+	}
+	return nil, fmt.Errorf("%w: workspace %s never installed the app; install it at %s", ErrDisconnected, org, b.publicURL+InstallPath)
+}
+
+// sessionClient is the client of the workspace an agent session belongs
+// to.
+func (b *Bridge) sessionClient(ctx context.Context, agentSessionID string) (*linear.Client, error) {
+	org, _, err := b.store.LinearSessionOrganization(ctx, agentSessionID)
+	if err != nil {
+		return nil, err
+	}
+	return b.client(ctx, org)
+}
+
+// connected is told by the installer that a workspace was (re)connected.
+func (b *Bridge) connected(ctx context.Context, org string) {
+	select {
+	case b.reconnected <- org:
+	default: // the loop is busy; the next start unparks it too
+	}
+}
+
+// parked reports whether webhooks of the workspace must wait: it uses
+// OAuth and is not installed (nor covered by a static token), or Linear
+// refused its refresh token.
+func (b *Bridge) parked(ctx context.Context, org string) (bool, error) {
+	if org == "" || !b.cfg.OAuth() {
+		return false, nil
+	}
+	tok, err := b.store.LinearToken(ctx, org)
+	switch {
+	case errors.Is(err, engine.ErrNotFound):
+		return b.static == nil, nil
+	case err != nil:
+		return false, err
+	}
+	if tok.Status == durable.LinearRevoked {
+		return true, nil
+	}
+	// Make sure the token works (refreshing it if due), so a refresh
+	// Linear refuses parks this webhook rather than running a turn whose
+	// answers cannot be delivered. Other failures may pass: the calls
+	// that follow retry.
+	_, err = b.tokens.token(ctx, org, "")
+	return errors.Is(err, ErrDisconnected), nil
+}
+
+// unparkLoop moves the webhooks kept for a disconnected workspace back to
+// the inbox once it reconnects, and at start for every connected one (a
+// reinstall may have come just before a crash).
+func (b *Bridge) unparkLoop(ctx context.Context) {
+	if toks, err := b.store.LinearTokens(ctx); err != nil {
+		b.log.Error("list linear workspaces", logErr, err)
+	} else {
+		for _, tok := range toks {
+			if tok.Status == durable.LinearConnected {
+				b.unpark(ctx, tok.OrganizationID)
+			}
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case org := <-b.reconnected:
+			b.unpark(ctx, org)
+		}
+	}
+}
+
+func (b *Bridge) unpark(ctx context.Context, org string) {
+	items, err := b.store.ParkedLinearInbound(ctx, org)
+	if err != nil {
+		b.log.Error("list parked linear webhooks", logOrg, org, logErr, err)
+		return
+	}
+	for _, it := range items {
+		// A fresh dedupe key: the item's own keys were recorded when it
+		// first arrived. Recorded twice after a crash, it dedupes.
+		in := durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: it.Payload,
+			DedupeKeys: []string{fmt.Sprintf("linear:unparked:%d", it.ID)}}
+		if _, err := b.inbox.Record(ctx, in); err != nil {
+			b.log.Error("requeue parked linear webhook", logOrg, org, logErr, err)
+			return
+		}
+		if err := b.store.UnparkLinearInbound(ctx, it.ID); err != nil {
+			b.log.Error("unpark linear webhook", logOrg, org, logErr, err)
+			return
+		}
+	}
+	if len(items) > 0 {
+		b.log.Info("linear workspace reconnected; running the webhooks kept meanwhile", logOrg, org, "count", len(items))
+	}
+}
 
 // Start runs the inbox, its worker and the deliverer. Safe to call twice;
 // a stopped bridge does not start again.
@@ -110,6 +288,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: b.renderer}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
+		b.life.Go(b.unparkLoop)
 		return nil
 	})
 }
@@ -117,7 +296,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 // Stop ends the loops, then closes the inbox; recorded webhooks not yet
 // worked stay in it. Safe before Start, twice and concurrently.
 func (b *Bridge) Stop(ctx context.Context) error {
-	if err := b.life.Stop(ctx, func() { _ = b.inbox.Stop(context.Background()) }); err != nil {
+	if err := b.life.Stop(ctx, func() { b.acks.Wait(); _ = b.inbox.Stop(context.Background()) }); err != nil {
 		return fmt.Errorf("stop linear bridge: %w", err)
 	}
 	return nil
@@ -126,7 +305,8 @@ func (b *Bridge) Stop(ctx context.Context) error {
 // hookInbox adapts the durable inbox to the webhook's Inbox interface.
 // Both the delivery id and the signed event key dedupe, so neither a retry
 // nor a replay with a forged delivery header is worked twice.
-type hookInbox struct{ in *bridge.Inbox }
+// A created session is acknowledged at once, before the worker gets to it.
+type hookInbox struct{ b *Bridge }
 
 var _ linearhook.Inbox = hookInbox{}
 
@@ -139,13 +319,41 @@ func (l hookInbox) Record(ctx context.Context, it linearhook.Item) (bool, error)
 	if it.DeliveryID != "" && it.DeliveryID != it.EventKey {
 		keys = append(keys, "linear:delivery:"+it.DeliveryID)
 	}
-	return l.in.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	dup, err := l.b.inbox.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	if err == nil && !dup {
+		l.b.ackEarly(it)
+	}
+	return dup, err
 }
 
 func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	var it linearhook.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
+	}
+	if it.OrganizationID != "" {
+		if err := b.store.SetLinearSessionOrganization(ctx, b.now(), it.SessionID, it.OrganizationID); err != nil {
+			return err
+		}
+	}
+	if park, err := b.parked(ctx, it.OrganizationID); err != nil {
+		return err
+	} else if park {
+		b.log.Warn("linear workspace is not connected; webhook kept until it is (install the app at "+b.publicURL+InstallPath+")",
+			logOrg, it.OrganizationID, "thread", it.ThreadKey)
+		if err := b.store.ParkLinearInbound(ctx, b.now(), it.OrganizationID, rec); err != nil {
+			return err
+		}
+		// A reinstall between the check and the park unparked nothing:
+		// look again now that the item is parked.
+		if still, err := b.parked(ctx, it.OrganizationID); err == nil && !still {
+			b.connected(ctx, it.OrganizationID)
+		}
+		return nil
+	}
+	client, err := b.client(ctx, it.OrganizationID)
+	if err != nil {
+		return err
 	}
 	s, err := b.store.SessionByThread(ctx, it.ThreadKey)
 	exists := err == nil
@@ -155,7 +363,7 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	if it.Kind == linearhook.KindCreated {
 		// Linear shows the session as unresponsive without an activity
 		// within 10 s: acknowledge before the model is even asked.
-		if err := b.client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "ack"), "Looking into it…", false); err != nil {
+		if err := client.Thought(ctx, it.SessionID, ackID(it.SessionID), ackText, false); err != nil {
 			b.log.Error("acknowledge linear session", logErr, err)
 		}
 	}
@@ -165,16 +373,16 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 				return err
 			}
 		}
-		return b.client.Response(ctx, it.SessionID, linear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
+		return client.Response(ctx, it.SessionID, linear.ActivityID(it.SessionID, "stop", it.EventKey), "Stopped.")
 	}
 	if id, ok := linear.ParseRetryValue(it.Text); ok {
-		return b.retry(ctx, it, s, exists && s.ID == id)
+		return b.retry(ctx, client, it, s, exists && s.ID == id)
 	}
 	if id, approve, ok := linear.ParseApprovalValue(it.Text); ok {
 		_, err := b.eng.Decide(ctx, id, engine.Decision{Approve: approve, By: it.UserID})
 		var ee *engine.Error
 		if errors.As(err, &ee) && ee.Code != engine.CodeInternal {
-			return b.client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
+			return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
 		}
 		return err
 	}
@@ -188,12 +396,15 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 			return err
 		}
 	}
+	if it.Kind == linearhook.KindCreated {
+		b.startSession(ctx, client, it, s)
+	}
 	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
 		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
 			return err
 		}
 	}
-	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: it.Prompt(), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
+	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: prompt(it), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
 	if errors.Is(err, engine.ErrOverloaded) {
 		return bridge.ErrRetryLater
 	}
@@ -203,20 +414,20 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 // retry answers a "Run again" pick: the session resumes and queues again
 // what its stop left unanswered. Only this agent session's own session may
 // be retried from it (mine is false for a value naming another session).
-func (b *Bridge) retry(ctx context.Context, it linearhook.Item, s engine.Session, mine bool) error {
+func (b *Bridge) retry(ctx context.Context, client *linear.Client, it linearhook.Item, s engine.Session, mine bool) error {
 	id := linear.ActivityID(it.SessionID, "retry", it.EventKey)
 	if !mine {
-		return b.client.Thought(ctx, it.SessionID, id, "That choice belongs to another session; nothing was run.", false)
+		return client.Thought(ctx, it.SessionID, id, "That choice belongs to another session; nothing was run.", false)
 	}
 	r, err := b.eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
 	var ee *engine.Error
 	switch {
 	case errors.As(err, &ee) && ee.Code != engine.CodeInternal:
-		return b.client.Thought(ctx, it.SessionID, id, engine.ErrorMessage(err), false)
+		return client.Thought(ctx, it.SessionID, id, engine.ErrorMessage(err), false)
 	case err != nil:
 		return err
 	case len(r.Retried) == 0:
-		return b.client.Thought(ctx, it.SessionID, id, "Resumed; there was nothing left to run again.", false)
+		return client.Thought(ctx, it.SessionID, id, "Resumed; there was nothing left to run again.", false)
 	}
-	return b.client.Thought(ctx, it.SessionID, id, fmt.Sprintf("Running %d unanswered message(s) again.", len(r.Retried)), false)
+	return client.Thought(ctx, it.SessionID, id, fmt.Sprintf("Running %d unanswered message(s) again.", len(r.Retried)), false)
 }

@@ -47,7 +47,7 @@ func newBridgeAndFake(t *testing.T) (*Bridge, *linearfake.Server) {
 	fake := linearfake.New(accessToken)
 	t.Cleanup(fake.Close)
 	cfg := &config.LinearConfig{WebhookSecret: webhookSecret, AccessToken: accessToken, APIURL: fake.URL(), Agent: "default"}
-	return New(cfg, eng, st, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), fake
+	return New(cfg, "", eng, st, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil))), fake
 }
 
 // postCreated posts a signed AgentSessionEvent created to the handler.

@@ -100,34 +100,68 @@ func (e *transportError) Unwrap() error { return e.err }
 // with exponential backoff, never past ctx. Retries resend the same bytes;
 // activities are idempotent on their id, session updates by nature.
 func (c *Client) call(ctx context.Context, op, query string, vars map[string]any) error {
+	_, err := c.do(ctx, op, query, vars, true)
+	return err
+}
+
+// query runs a GraphQL query (retried like call) and returns its data.
+func (c *Client) query(ctx context.Context, op, query string, vars map[string]any) (map[string]json.RawMessage, error) {
+	return c.do(ctx, op, query, vars, false)
+}
+
+// do is call and query: a mutation must report success. A token Linear
+// refuses as unauthenticated is refreshed, once, and the request re-sent.
+func (c *Client) do(ctx context.Context, op, query string, vars map[string]any, mutation bool) (map[string]json.RawMessage, error) {
 	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
 	if err != nil {
-		return fmt.Errorf("encode linear %s: %w", op, err)
+		return nil, fmt.Errorf("encode linear %s: %w", op, err)
 	}
+	refreshed := false
 	for attempt := 1; ; attempt++ {
-		err := c.once(ctx, op, body)
+		auth, err := c.authorization(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("linear %s: %w", op, err)
+		}
+		data, err := c.once(ctx, op, auth, body, mutation)
 		if err == nil {
-			return nil
+			return data, nil
 		}
 		if ctx.Err() != nil {
-			return err
+			return nil, err
+		}
+		if c.tokens != nil && !refreshed && IsAuthError(err) {
+			// The token expired or was revoked early: refresh once and
+			// send again at once, without counting it as a try.
+			refreshed = true
+			if _, rerr := c.tokens.Refresh(ctx, strings.TrimPrefix(auth, "Bearer ")); rerr != nil {
+				return nil, fmt.Errorf("%w (refresh: %w)", err, rerr)
+			}
+			attempt--
+			continue
 		}
 		wait, retry := c.retryWait(err, attempt)
 		if !retry || attempt >= c.attempts {
-			return err
+			return nil, err
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
-			return err // no time left to wait it out
+			return nil, err // no time left to wait it out
 		}
 		c.log.DebugContext(ctx, "linear call retrying", logOp, op, logAttempt, attempt, logWait, wait, logErr, err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
+			return nil, fmt.Errorf("%w (gave up retrying: %w)", err, ctx.Err())
 		case <-t.C:
 		}
 	}
+}
+
+// IsAuthError reports whether err is Linear refusing the access token
+// (expired, revoked): HTTP 401 or an AUTHENTICATION_ERROR.
+func IsAuthError(err error) bool {
+	ae, ok := errors.AsType[*APIError](err)
+	return ok && (ae.Status == http.StatusUnauthorized || strings.EqualFold(ae.Code, "AUTHENTICATION_ERROR"))
 }
 
 // retryWait says whether err is worth another try and how long to wait.
@@ -153,29 +187,46 @@ func (c *Client) retryWait(err error, attempt int) (time.Duration, bool) {
 }
 
 // once makes one HTTP exchange and reads its outcome.
-func (c *Client) once(ctx context.Context, op string, body []byte) error {
+func (c *Client) once(ctx context.Context, op, auth string, body []byte, mutation bool) (map[string]json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("linear %s: %w", op, err)
+		return nil, fmt.Errorf("linear %s: %w", op, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	if c.auth != "" {
-		req.Header.Set("Authorization", c.auth)
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("linear %s: %w", op, ctx.Err())
+			return nil, fmt.Errorf("linear %s: %w", op, ctx.Err())
 		}
-		return &transportError{op, err}
+		return nil, &transportError{op, err}
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
-		return &transportError{op, fmt.Errorf("read response: %w", err)}
+		return nil, &transportError{op, fmt.Errorf("read response: %w", err)}
 	}
-	return outcome(op, resp, raw, time.Now())
+	if !mutation {
+		return queryOutcome(op, resp, raw, time.Now())
+	}
+	return nil, outcome(op, resp, raw, time.Now())
+}
+
+// queryOutcome is outcome for a query: errors the same way, no success
+// flag to check, the data returned.
+func queryOutcome(op string, resp *http.Response, raw []byte, now time.Time) (map[string]json.RawMessage, error) {
+	var gr gqlResponse
+	if json.Unmarshal(raw, &gr) == nil && len(gr.Errors) == 0 && resp.StatusCode/100 == 2 && gr.Data != nil {
+		return gr.Data, nil
+	}
+	err := outcome(op, resp, raw, now)
+	if err == nil {
+		err = &APIError{Op: op, Status: resp.StatusCode, Message: "no data"}
+	}
+	return nil, err
 }
 
 // gqlResponse is a GraphQL response body.

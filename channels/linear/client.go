@@ -40,10 +40,11 @@ type Option struct {
 
 // Client emits agent activities to Linear. Safe for concurrent use.
 type Client struct {
-	url  string
-	auth string // the Authorization header; never logged
-	http *http.Client
-	log  *slog.Logger
+	url    string
+	auth   string      // the static Authorization header; never logged
+	tokens TokenSource // nil: use auth
+	http   *http.Client
+	log    *slog.Logger
 
 	// attempts bounds the tries of one call (first try included); backoff
 	// is the first retry's wait, doubled each time; maxRateWait is the
@@ -77,6 +78,38 @@ func New(apiURL, accessToken string, httpClient *http.Client, log *slog.Logger) 
 		backoff:     500 * time.Millisecond,
 		maxRateWait: 30 * time.Second,
 	}
+}
+
+// TokenSource hands out the access token of one Linear workspace, for a
+// Client whose tokens expire. Neither method may put a token in its error.
+type TokenSource interface {
+	// Token returns an access token to use now (refreshing it first when
+	// it is about to expire).
+	Token(ctx context.Context) (string, error)
+	// Refresh is called once when Linear refused rejected as
+	// unauthenticated; it returns the token to try instead.
+	Refresh(ctx context.Context, rejected string) (string, error)
+}
+
+// NewWithTokens is New for a workspace whose OAuth tokens expire: each
+// request asks tokens for the current one, and a request Linear refuses
+// as unauthenticated is refreshed once and sent again.
+func NewWithTokens(apiURL string, tokens TokenSource, httpClient *http.Client, log *slog.Logger) *Client {
+	c := New(apiURL, "", httpClient, log)
+	c.tokens = tokens
+	return c
+}
+
+// authorization is the Authorization header of the next request.
+func (c *Client) authorization(ctx context.Context) (string, error) {
+	if c.tokens == nil {
+		return c.auth, nil
+	}
+	tok, err := c.tokens.Token(ctx)
+	if err != nil {
+		return "", err
+	}
+	return "Bearer " + tok, nil
 }
 
 // authorization builds the Authorization header for a token.
@@ -209,4 +242,24 @@ func (c *Client) emit(ctx context.Context, a activity) error {
 		return fmt.Errorf("activity %s: %w", a.ID, err)
 	}
 	return nil
+}
+
+// PlanStep is one step of an agent session's plan as Linear shows it:
+// status pending, inProgress, completed or canceled.
+type PlanStep struct {
+	Content string `json:"content"`
+	Status  string `json:"status"`
+}
+
+// SetPlan replaces the agent session's plan (agentSessionUpdate's plan, a
+// list of steps). Setting the same plan again is harmless.
+func (c *Client) SetPlan(ctx context.Context, agentSessionID string, steps []PlanStep) error {
+	if agentSessionID == "" {
+		return errors.New("linear set plan: session id is required")
+	}
+	if steps == nil {
+		steps = []PlanStep{}
+	}
+	vars := map[string]any{"id": agentSessionID, "input": map[string]any{"plan": steps}}
+	return c.call(ctx, opSessionUpdate, sessionUpdateMutation, vars)
 }

@@ -28,7 +28,10 @@ var _ Events = (*engine.Engine)(nil)
 type Renderer struct {
 	Engine Events
 	Client *Client
-	Log    *slog.Logger
+	// ClientFor, when set, picks the client of an agent session (its
+	// workspace's token) instead of Client.
+	ClientFor func(ctx context.Context, agentSessionID string) (*Client, error)
+	Log       *slog.Logger
 
 	// mu serializes Render, which the Deliverer calls one event at a time
 	// anyway, for calls.
@@ -40,6 +43,14 @@ type Renderer struct {
 
 // Render renders one of the session's events as an activity.
 func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
+	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
+	c := r.Client
+	if r.ClientFor != nil {
+		var err error
+		if c, err = r.ClientFor(ctx, agentSession); err != nil {
+			return err
+		}
+	}
 	next := ""
 	if ev.Type == engine.EventAgentMessage {
 		// The model's text and its tool calls commit together, so the
@@ -67,10 +78,10 @@ func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event
 			delete(r.calls, s.ID)
 		}
 	}()
-	return r.render(ctx, strings.TrimPrefix(s.ThreadKey, "linear:"), s, ev, next, calls)
+	return r.render(ctx, c, agentSession, s, ev, next, calls)
 }
 
-func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
+func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s engine.Session, ev engine.Event, next string, calls map[string]string) error {
 	id := ActivityID(s.ID, fmt.Sprint(ev.Seq))
 	payload, err := ev.Decode()
 	if err != nil {
@@ -83,7 +94,7 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if detail != "" {
 			text += " " + detail
 		}
-		return r.Client.Thought(ctx, agentSession, id, text, false)
+		return c.Thought(ctx, agentSession, id, text, false)
 	}
 	switch d := payload.(type) {
 	case engine.AgentMessage:
@@ -91,9 +102,9 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 			return nil
 		}
 		if next == engine.EventToolCall {
-			return r.Client.Thought(ctx, agentSession, id, d.Text, false)
+			return c.Thought(ctx, agentSession, id, d.Text, false)
 		}
-		return r.Client.Response(ctx, agentSession, id, d.Text)
+		return c.Response(ctx, agentSession, id, d.Text)
 	case engine.ToolCall:
 		calls[d.ID] = clipText(oneLine(string(d.Input)), 200)
 	case engine.ToolCallResult:
@@ -101,27 +112,27 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 		if d.Result.IsError {
 			result = "error: " + result
 		}
-		if err := r.Client.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result); err != nil {
+		if err := c.Action(ctx, agentSession, id, d.Name, calls[d.CallID], result); err != nil {
 			return err
 		}
 		delete(calls, d.CallID)
 		return nil
 	case engine.ToolProgress:
-		return r.Client.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
+		return c.Thought(ctx, agentSession, id, "Still working: "+d.Name+"…", true)
 	case engine.Question:
-		return r.Client.Elicitation(ctx, agentSession, id, d.Text, QuestionOptions(d))
+		return c.Elicitation(ctx, agentSession, id, d.Text, QuestionOptions(d))
 	case engine.ApprovalRequested:
 		a, err := r.Engine.Approval(ctx, d.ApprovalID)
 		if err != nil {
 			return err
 		}
-		return r.Client.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
+		return c.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
 	case engine.ApprovalDecided:
 		verb := "Approved"
 		if d.Denied() {
 			verb = "Denied"
 		}
-		return r.Client.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
+		return c.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
 	case engine.ApplySucceeded:
 		return note(d.ApprovalID, "")
 	case engine.ApplyFailed:
@@ -136,20 +147,26 @@ func (r *Renderer) render(ctx context.Context, agentSession string, s engine.Ses
 			if d.Input != "" {
 				what = fmt.Sprintf("Your message “%s”", d.Input)
 			}
-			return r.Client.Thought(ctx, agentSession, id, what+" was "+d.Message, false)
+			return c.Thought(ctx, agentSession, id, what+" was "+d.Message, false)
 		}
-		if err := r.Client.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message)); err != nil {
+		if err := c.Error(ctx, agentSession, id, fmt.Sprintf("%s: %s", d.Code, d.Message)); err != nil {
 			return err
 		}
 		if d.InputID == "" {
 			return nil
 		}
 		// The one-click way to run what the stop left unanswered.
-		return r.Client.Elicitation(ctx, agentSession, ActivityID(s.ID, fmt.Sprint(ev.Seq), "retry"),
+		return c.Elicitation(ctx, agentSession, ActivityID(s.ID, fmt.Sprint(ev.Seq), "retry"),
 			"The turn stopped before answering. Run the unanswered messages again?", RetryOptions(s.ID))
+	case engine.PlanUpdated:
+		steps := make([]PlanStep, len(d.Steps))
+		for i, st := range d.Steps {
+			steps[i] = PlanStep{Content: st.Content, Status: st.Status}
+		}
+		return c.SetPlan(ctx, agentSession, steps)
 	case engine.TurnCompleted:
 		if d.Outcome == engine.OutcomeMaxIterations {
-			return r.Client.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
+			return c.Response(ctx, agentSession, id, "I stopped after the maximum number of tool rounds without a final answer. Send a message to continue.")
 		}
 	}
 	return nil

@@ -33,6 +33,7 @@ Usage:
   brain sessions show --config FILE ID   show a session and its events
   brain schedules list --config FILE     list schedules, next fire times, last runs
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
+  brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain version                          print the version
 
 Run "brain COMMAND --help" for a command's flags.
@@ -73,6 +74,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return sessions(ctx, args[1:], stdout, stderr)
 	case "schedules":
 		return schedules(ctx, args[1:], stdout, stderr)
+	case "linear":
+		return linear(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brain", version)
 		return nil

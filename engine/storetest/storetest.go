@@ -22,6 +22,7 @@ type Store interface {
 	durable.Inbox
 	durable.Runs
 	durable.ChannelState
+	durable.LinearTokens
 }
 
 // NewDB creates an empty database for one test (with the implementation's
@@ -82,6 +83,12 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalMessages", testApprovalMessages},
 		{"PostedQuestions", testPostedQuestions},
 		{"ThreadContexts", testThreadContexts},
+
+		{"LinearTokens", testLinearTokens},
+		{"LinearRefreshLease", testLinearRefreshLease},
+		{"OAuthStates", testOAuthStates},
+		{"LinearSessionOrganizations", testLinearSessionOrganizations},
+		{"LinearParkedInbound", testLinearParkedInbound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

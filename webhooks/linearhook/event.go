@@ -21,16 +21,22 @@ type typeOnly struct {
 
 // sessionEvent holds the AgentSessionEventWebhookPayload fields we use.
 type sessionEvent struct {
-	Type             string         `json:"type"`
-	Action           string         `json:"action"`
-	PromptContext    string         `json:"promptContext"`
-	PreviousComments []childComment `json:"previousComments"`
+	Type           string `json:"type"`
+	Action         string `json:"action"`
+	OrganizationID string `json:"organizationId"`
+	PromptContext  string `json:"promptContext"`
+	// Guidance is the workspace's and team's instructions for agents:
+	// Linear documents it as a list of rules ({body, origin}); read a
+	// plain string too.
+	Guidance         json.RawMessage `json:"guidance"`
+	PreviousComments []childComment  `json:"previousComments"`
 	AgentSession     struct {
-		ID        string        `json:"id"`
-		CreatorID string        `json:"creatorId"`
-		Creator   *childUser    `json:"creator"`
-		Comment   *childComment `json:"comment"`
-		Issue     *struct {
+		ID             string        `json:"id"`
+		OrganizationID string        `json:"organizationId"`
+		CreatorID      string        `json:"creatorId"`
+		Creator        *childUser    `json:"creator"`
+		Comment        *childComment `json:"comment"`
+		Issue          *struct {
 			ID         string `json:"id"`
 			Identifier string `json:"identifier"`
 			Title      string `json:"title"`
@@ -93,6 +99,9 @@ func ParseEvent(body []byte) (it Item, ignored string, err error) {
 		SessionID: s.ID,
 		ThreadKey: ThreadKey(s.ID),
 	}
+	if org := firstNonEmpty(ev.OrganizationID, s.OrganizationID); validID(org) {
+		it.OrganizationID = org
+	}
 	if s.Issue != nil {
 		it.IssueID, it.IssueIdentifier, it.IssueTitle, it.IssueURL = s.Issue.ID, s.Issue.Identifier, s.Issue.Title, s.Issue.URL
 	}
@@ -108,6 +117,7 @@ func ParseEvent(body []byte) (it Item, ignored string, err error) {
 			it.Text = strings.TrimSpace(s.Comment.Body)
 		}
 		it.Context = strings.TrimSpace(ev.PromptContext)
+		it.Guidance = guidance(ev.Guidance)
 		for _, c := range ev.PreviousComments {
 			it.PreviousComments = append(it.PreviousComments, Comment(c))
 		}
@@ -130,6 +140,40 @@ func ParseEvent(body []byte) (it Item, ignored string, err error) {
 	}
 	it.DeliveryID = it.EventKey
 	return it, "", nil
+}
+
+// guidance reads the webhook's guidance: a string, or a list of rules
+// with a body each (and an origin naming the workspace or team).
+func guidance(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return strings.TrimSpace(text)
+	}
+	var rules []struct {
+		Body   string `json:"body"`
+		Origin *struct {
+			Type string `json:"__typename"`
+			Name string `json:"name"`
+		} `json:"origin"`
+	}
+	if json.Unmarshal(raw, &rules) != nil {
+		return ""
+	}
+	var parts []string
+	for _, r := range rules {
+		body := strings.TrimSpace(r.Body)
+		if body == "" {
+			continue
+		}
+		if r.Origin != nil && r.Origin.Name != "" {
+			body = "From " + r.Origin.Name + ":\n" + body
+		}
+		parts = append(parts, body)
+	}
+	return strings.Join(parts, "\n\n")
 }
 
 // firstNonEmpty returns the first non-empty string.

@@ -19,10 +19,12 @@ func TestParseEvent_Created(t *testing.T) {
 		Kind:             KindCreated,
 		DeliveryID:       "created:" + sessionID,
 		EventKey:         "created:" + sessionID,
+		OrganizationID:   "org-1",
 		SessionID:        sessionID,
 		ThreadKey:        "linear:" + sessionID,
 		Text:             "@brain please implement this",
 		Context:          "<issue identifier=\"ENG-123\"><title>Fix checkout</title></issue>\n<primary-directive-thread>Please implement this</primary-directive-thread>",
+		Guidance:         "Always follow coding standards",
 		PreviousComments: []Comment{{ID: "c-0", Body: "Earlier note", UserID: "u-9"}},
 		UserID:           creatorID,
 		UserName:         "John Doe",
@@ -162,5 +164,20 @@ func TestParseEvent_Errors(t *testing.T) {
 func TestQuote_Bounded(t *testing.T) {
 	if q := quote(strings.Repeat("x", 1000)); len(q) > 50 {
 		t.Fatalf("quote length %d", len(q))
+	}
+}
+
+func TestGuidance(t *testing.T) {
+	tests := []struct{ raw, want string }{
+		{``, ""},
+		{`null`, ""},
+		{`"Be brief."`, "Be brief."},
+		{`[{"body":"Use TDD."},{"body":" "},{"body":"Ship small.","origin":{"__typename":"Team","name":"Backend"}}]`, "Use TDD.\n\nFrom Backend:\nShip small."},
+		{`42`, ""},
+	}
+	for _, tt := range tests {
+		if got := guidance([]byte(tt.raw)); got != tt.want {
+			t.Errorf("guidance(%s) = %q, want %q", tt.raw, got, tt.want)
+		}
 	}
 }

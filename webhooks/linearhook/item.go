@@ -40,6 +40,10 @@ type Item struct {
 	// it starts (user.message) and such a replay changes nothing.
 	EventKey string `json:"event_key"`
 
+	// OrganizationID is the Linear workspace the event comes from: its
+	// token answers it. "" when the payload did not say.
+	OrganizationID string `json:"organization_id,omitempty"`
+
 	// SessionID is Linear's agent session id; every activity brain emits
 	// goes to it.
 	SessionID string `json:"session_id"`
@@ -60,6 +64,10 @@ type Item struct {
 	// with the issue, its comments and the workspace/team guidance. It is
 	// the better first input of a session; see Prompt.
 	Context string `json:"context,omitempty"`
+	// Guidance is the workspace's and team's instructions for agents
+	// (created only), to reach the model as instructions from the
+	// workspace.
+	Guidance string `json:"guidance,omitempty"`
 	// PreviousComments are the thread's comments before the mention
 	// (created only, when the mention was a reply in a thread).
 	PreviousComments []Comment `json:"previous_comments,omitempty"`

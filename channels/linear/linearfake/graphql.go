@@ -16,6 +16,10 @@ import (
 const (
 	opActivityCreate = "agentActivityCreate"
 	opSessionUpdate  = "agentSessionUpdate"
+	opViewer         = "viewer"
+	opIssue          = "issue"
+	opIssueUpdate    = "issueUpdate"
+	opCommentCreate  = "commentCreate"
 )
 
 // GraphQL error codes the fake answers with.
@@ -67,8 +71,18 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	rec.Query, rec.Variables = req.Query, req.Variables
 	rec.Operation = operation(req.Query)
-	if !s.authorized(rec.Authorization) {
+	org, ok := s.authorized(rec.Authorization)
+	if !ok {
 		s.answerError(w, &rec, &gqlError{http.StatusUnauthorized, codeAuth, "Authentication required, not authenticated"})
+		return
+	}
+	rec.Organization = org
+	switch rec.Operation {
+	case opViewer:
+		s.answerViewer(w, &rec, org)
+		return
+	case opIssue:
+		s.answerIssue(w, &rec, org, req.Variables)
 		return
 	}
 	f := s.nextFault()
@@ -76,7 +90,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.answerFault(w, &rec, f)
 		return
 	}
-	data, gerr := s.apply(rec.Operation, req.Variables)
+	data, gerr := s.apply(org, rec.Operation, req.Variables)
 	if f != nil {
 		s.answerFault(w, &rec, f)
 		return
@@ -91,16 +105,24 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // operation finds the mutation a query calls.
 func operation(query string) string {
-	for _, op := range []string{opActivityCreate, opSessionUpdate} {
+	for _, op := range []string{opActivityCreate, opSessionUpdate, opIssueUpdate, opCommentCreate} {
 		if strings.Contains(query, op+"(") || strings.Contains(query, op+" (") {
 			return op
+		}
+	}
+	if q := strings.TrimSpace(query); strings.HasPrefix(q, "query") {
+		switch {
+		case strings.Contains(q, "viewer"):
+			return opViewer
+		case strings.Contains(q, "issue("):
+			return opIssue
 		}
 	}
 	return ""
 }
 
 // apply does an operation's work and returns its data.
-func (s *Server) apply(op string, variables json.RawMessage) (map[string]any, *gqlError) {
+func (s *Server) apply(org, op string, variables json.RawMessage) (map[string]any, *gqlError) {
 	var vars struct {
 		ID    *string         `json:"id"`
 		Input json.RawMessage `json:"input"`
@@ -112,6 +134,16 @@ func (s *Server) apply(op string, variables json.RawMessage) (map[string]any, *g
 		return nil, &gqlError{http.StatusBadRequest, codeParse, "linearfake: pass the input as the $input variable"}
 	}
 	switch op {
+	case opCommentCreate:
+		return s.applyComment(org, vars.Input)
+	case opIssueUpdate:
+		if vars.ID == nil || *vars.ID == "" {
+			return nil, &gqlError{http.StatusBadRequest, codeParse, `Variable "$id" of required type "String!" was not provided.`}
+		}
+		if err := s.applyIssueUpdate(org, *vars.ID, vars.Input); err != nil {
+			return nil, err
+		}
+		return map[string]any{op: map[string]any{"success": true}}, nil
 	case opActivityCreate:
 		a, err := parseActivity(vars.Input)
 		if err != nil {
@@ -134,7 +166,7 @@ func (s *Server) apply(op string, variables json.RawMessage) (map[string]any, *g
 		s.mu.Unlock()
 		return map[string]any{op: map[string]any{"success": true, "lastSyncId": 1}}, nil
 	}
-	return nil, &gqlError{http.StatusBadRequest, codeParse, "linearfake answers only agentActivityCreate and agentSessionUpdate"}
+	return nil, &gqlError{http.StatusBadRequest, codeParse, "linearfake answers only agentActivityCreate, agentSessionUpdate, issueUpdate, commentCreate and the viewer and issue queries"}
 }
 
 // record stores a new activity, or returns the one already stored under
@@ -159,6 +191,22 @@ func (s *Server) record(a Activity) (Activity, *gqlError) {
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return a, nil
+}
+
+// answerViewer answers the viewer and organization query for the token's
+// workspace.
+func (s *Server) answerViewer(w http.ResponseWriter, rec *Request, org string) {
+	s.mu.Lock()
+	o, known := s.oauth.orgs[org]
+	s.mu.Unlock()
+	if !known {
+		o = Organization{ID: "org-static", Name: "Static", URLKey: "static", AppUserID: "app-user", AppName: "brain"}
+	}
+	rec.Status = http.StatusOK
+	writeJSON(w, http.StatusOK, map[string]any{"data": map[string]any{
+		"viewer":       map[string]any{"id": o.AppUserID, "name": o.AppName},
+		"organization": map[string]any{"id": o.ID, "name": o.Name, "urlKey": o.URLKey},
+	}})
 }
 
 func (s *Server) answerFault(w http.ResponseWriter, rec *Request, f *Fault) {

@@ -6,8 +6,11 @@
 // every activity per agent session, validates inputs the way Linear's
 // documentation says Linear does, is idempotent on the client-chosen
 // activity id, checks the Authorization header, and can answer GraphQL
-// errors (with HTTP 200, as Linear does) or HTTP 5xx on demand. It never
-// reaches the network.
+// errors (with HTTP 200, as Linear does) or HTTP 5xx on demand. With
+// EnableOAuth it is also an OAuth application: an authorize page, a token
+// endpoint issuing short-lived access tokens and rotating refresh tokens,
+// and the viewer query, per workspace (oauth.go). It never reaches the
+// network.
 //
 // It imports only the standard library; it must not import the project.
 package linearfake
@@ -59,8 +62,11 @@ type Request struct {
 	// "agentSessionUpdate"), "" when none was recognised.
 	Operation     string
 	Authorization string // the Authorization header as sent
-	Query         string
-	Variables     json.RawMessage
+	// Organization is the workspace of the OAuth token used, "" for the
+	// static token or a refused request.
+	Organization string
+	Query        string
+	Variables    json.RawMessage
 	// Status is the HTTP status answered; ErrorCode the GraphQL error's
 	// extensions.code, "" when the request succeeded.
 	Status    int
@@ -99,6 +105,9 @@ type Server struct {
 	requests   []Request
 	faults     []*fault
 	changed    chan struct{} // closed and replaced on every recorded activity
+	oauth      oauth
+	issues     map[string]*Issue
+	comments   []Comment
 }
 
 // New starts a fake that accepts token the way Linear does: personal API
@@ -111,9 +120,15 @@ func New(token string) *Server {
 		activities: map[string][]Activity{},
 		byID:       map[string]Activity{},
 		changed:    make(chan struct{}),
+		oauth: oauth{
+			orgs: map[string]Organization{}, codes: map[string]code{},
+			access: map[string]*grant{}, refresh: map[string]*grant{}, refreshes: map[string]int{},
+		},
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/graphql", s.serve)
+	mux.HandleFunc("GET /oauth/authorize", s.serveAuthorize)
+	mux.HandleFunc("/oauth/token", s.serveToken)
 	s.srv = httptest.NewServer(mux)
 	return s
 }
@@ -203,17 +218,23 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
-// authorized reports whether the Authorization header carries the token
-// the way Linear expects it.
-func (s *Server) authorized(h string) bool {
-	if s.token == "" {
-		return false
-	}
-	if strings.HasPrefix(s.token, "lin_api_") {
-		return h == s.token
+// authorized reports whether the Authorization header carries the static
+// token the way Linear expects it, or an OAuth access token still valid;
+// org is the OAuth token's workspace ("" for the static token).
+func (s *Server) authorized(h string) (org string, ok bool) {
+	if s.token != "" && strings.HasPrefix(s.token, "lin_api_") && h == s.token {
+		return "", true
 	}
 	scheme, cred, ok := strings.Cut(h, " ")
-	return ok && strings.EqualFold(scheme, "Bearer") && cred == s.token // the scheme is case-insensitive (RFC 9110)
+	if !ok || !strings.EqualFold(scheme, "Bearer") { // the scheme is case-insensitive (RFC 9110)
+		return "", false
+	}
+	if s.token != "" && !strings.HasPrefix(s.token, "lin_api_") && cred == s.token {
+		return "", true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.organizationOf(cred)
 }
 
 // nextFault takes one request's fault off the queue, nil when none.

@@ -227,7 +227,7 @@ func TestServer_SessionUpdate(t *testing.T) {
 
 func TestServer_BadRequests(t *testing.T) {
 	s := newServer(t)
-	if a := post(t, s, "Bearer "+token, `query { viewer { id } }`, `{}`); a.code() == "" {
+	if a := post(t, s, "Bearer "+token, `query { teams { nodes { id } } }`, `{}`); a.code() == "" {
 		t.Fatalf("unknown operation: %s", a.raw)
 	}
 	if a := post(t, s, "Bearer "+token, `mutation { agentActivityCreate(input: {agentSessionId: "s"}) { success } }`, `{}`); a.code() == "" {

@@ -149,9 +149,42 @@ func checkSignal(a Activity) *gqlError {
 
 // checkSessionUpdate accepts AgentSessionUpdateInput's fields.
 func checkSessionUpdate(raw json.RawMessage) *gqlError {
-	_, err := decodeObject(raw, "AgentSessionUpdateInput",
+	in, err := decodeObject(raw, "AgentSessionUpdateInput",
 		"externalLink", "externalUrls", "addedExternalUrls", "removedExternalUrls", "plan", "dismissedAt", "userState")
-	return err
+	if err != nil {
+		return err
+	}
+	if plan, ok := in["plan"]; ok && string(plan) != "null" {
+		return checkPlan(plan)
+	}
+	return nil
+}
+
+// planStatuses are the statuses of a plan step (Linear's agent plans).
+var planStatuses = []string{"pending", "inProgress", "completed", "canceled"}
+
+// checkPlan accepts a plan: a list of steps {content, status}.
+func checkPlan(raw json.RawMessage) *gqlError {
+	var steps []map[string]json.RawMessage
+	if json.Unmarshal(raw, &steps) != nil {
+		return invalid("plan must be a list of steps {content, status}")
+	}
+	for i, st := range steps {
+		for k := range st {
+			if k != "content" && k != "status" {
+				return invalid("plan[%d] has an unknown field %q", i, k)
+			}
+		}
+		content, ok, err := str(st, "content")
+		if err != nil || !ok || strings.TrimSpace(content) == "" {
+			return orInvalid(err, "plan[%d].content is required", i)
+		}
+		status, _, err := str(st, "status")
+		if err != nil || !contains(planStatuses, status) {
+			return orInvalid(err, "plan[%d].status must be one of %s", i, strings.Join(planStatuses, ", "))
+		}
+	}
+	return nil
 }
 
 func orInvalid(err *gqlError, format string, args ...any) *gqlError {
