@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"time"
 
@@ -16,25 +17,53 @@ import (
 // earlier item of the same batch). Nothing is stored for duplicates.
 //
 // An item's keys are claimed by inserting them under a fresh inbox id
-// (ON CONFLICT DO NOTHING); a key another process is recording waits on
-// the unique index until that transaction ends. When any key was taken the
-// item is a duplicate: the keys it did claim are deleted and no inbox row is
-// written. Two batches claiming the same keys in opposite orders can
-// deadlock; PostgreSQL aborts one, and it is retried.
+// (ON CONFLICT DO NOTHING); when any key was taken the item is a
+// duplicate: the keys it did claim are deleted and no inbox row is
+// written. Before that, the batch locks its keys (see lockKeys), so two
+// processes recording the same events wait for each other key by key in
+// one order instead of deadlocking on the unique index.
 func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
-	var dup []bool
-	var err error
-	for attempt := 0; attempt < 3; attempt++ {
-		dup = make([]bool, len(items))
-		err = s.writeTx(ctx, func(tx pgx.Tx) error { return recordInbound(ctx, tx, now, items, dup) })
-		if sqlState(err) != codeDeadlock {
-			break
+	dup := make([]bool, len(items))
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		if err := lockKeys(ctx, tx, items); err != nil {
+			return fmt.Errorf("lock keys: %w", err)
 		}
-	}
+		return recordInbound(ctx, tx, now, items, dup)
+	})
 	if err != nil {
 		return nil, translate("record inbound", err)
 	}
 	return dup, nil
+}
+
+// inboxKeyLocks is the class of the advisory locks lockKeys takes (the
+// two-number form, whose key space is apart from the one-number locks).
+const inboxKeyLocks = 0x696e62 // "inb"
+
+// lockKeys takes a transaction-scoped advisory lock per dedupe key of
+// items, in ascending order of the key's hash: every batch locks in the
+// same order, so batches sharing keys queue instead of deadlocking. Keys
+// whose hashes collide share a lock, which only makes their batches wait.
+func lockKeys(ctx context.Context, tx pgx.Tx, items []durable.Inbound) error {
+	var hashes []int32
+	for _, it := range items {
+		for _, k := range it.DedupeKeys {
+			h := fnv.New32a()
+			h.Write([]byte(k))
+			hashes = append(hashes, int32(h.Sum32()))
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	slices.Sort(hashes)
+	hashes = slices.Compact(hashes)
+	// A batch runs its statements in order, in one round trip.
+	batch := &pgx.Batch{}
+	for _, h := range hashes {
+		batch.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(inboxKeyLocks), h)
+	}
+	return tx.SendBatch(ctx, batch).Close()
 }
 
 func recordInbound(ctx context.Context, tx pgx.Tx, now time.Time, items []durable.Inbound, dup []bool) error {
@@ -44,9 +73,7 @@ func recordInbound(ctx context.Context, tx pgx.Tx, now time.Time, items []durabl
 		if err := tx.QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('inbox', 'id'))`).Scan(&id); err != nil {
 			return err
 		}
-		keys := slices.Clone(it.DedupeKeys)
-		slices.Sort(keys) // the same keys are always claimed in the same order
-		keys = slices.Compact(keys)
+		keys := slices.Compact(slices.Sorted(slices.Values(it.DedupeKeys)))
 		if len(keys) > 0 {
 			tag, err := tx.Exec(ctx, `INSERT INTO inbox_keys (key, inbox_id, created_at)
 				SELECT k, $2::bigint, $3::utc_time FROM unnest($1::text[]) AS k ON CONFLICT (key) DO NOTHING`, keys, id, at)

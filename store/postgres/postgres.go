@@ -111,7 +111,6 @@ func notFound(kind, id string) error {
 const (
 	codeUniqueViolation = "23505"
 	codeBadEncoding     = "22021" // invalid UTF-8, or a NUL byte, in text
-	codeDeadlock        = "40P01"
 )
 
 func sqlState(err error) string {
