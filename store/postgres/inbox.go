@@ -105,11 +105,16 @@ func payload(b []byte) []byte {
 	return b
 }
 
-// PendingInbound returns up to limit pending items, oldest first.
+// PendingInbound returns up to limit pending items, oldest first; a
+// negative limit means all (as SQLite's LIMIT -1).
 func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+	var lim *int // NULL: LIMIT ALL
+	if limit >= 0 {
+		lim = &limit
+	}
 	rows, err := s.pool.Query(ctx,
 		`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
-		 WHERE status = 'pending' AND source = $1 ORDER BY id LIMIT $2`, source, limit)
+		 WHERE status = 'pending' AND source = $1 ORDER BY id LIMIT $2`, source, lim)
 	if err != nil {
 		return nil, fmt.Errorf("pending inbound: %w", err)
 	}
