@@ -19,19 +19,24 @@ demo: deps build
 
 # Installs what the tests need (idempotent), then runs the whole suite with
 # the race detector, then a short smoke run of every fuzz target.
+# BRAIN_REQUIRE_POSTGRES makes the PostgreSQL tests fail, not skip, when
+# their throwaway server cannot start.
 test: deps test-deps vet lint
-	$(GO) test -race -count=1 -timeout 20m ./...
+	BRAIN_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=8s
 
 # gcc for cgo (SQLite) is the only system dependency to build brain.
 deps:
 	@command -v gcc >/dev/null || (apt-get update && apt-get install -y gcc libc6-dev)
 
-# What the tests need beyond the build: bubblewrap for the sandbox tests and
+# What the tests need beyond the build: bubblewrap for the sandbox tests,
+# Debian's PostgreSQL server for store/postgres (its tests start a throwaway
+# cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH) and
 # the pinned MCP test peer (@modelcontextprotocol/server-everything).
 PEER := tools/mcp/testdata/peer
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
 

@@ -1,0 +1,277 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"brain/engine"
+)
+
+// inputScope is the idempotency scope of a session's Commit.InputKey.
+func inputScope(sessionID string) string { return "input:" + sessionID }
+
+// updateError carries an error returned by Commit.Update through the
+// transaction so Commit can return it unchanged.
+type updateError struct{ err error }
+
+func (e updateError) Error() string { return e.err.Error() }
+
+// Commit appends c.Events and updates the session in one transaction; see
+// engine.Commit. The session row is locked first (SELECT ... FOR UPDATE),
+// so commits to one session from any process run one after another: each
+// sees the one before it, its seqs follow on, and of two commits with the
+// same InputKey the second finds the key recorded. With a recorded InputKey
+// nothing is written and the result holds the originally recorded first
+// event, the current session and Duplicate=true. An error from c.Update is
+// returned as is.
+func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResult, error) {
+	if err := validateCommit(c); err != nil {
+		return engine.CommitResult{}, err
+	}
+	var res engine.CommitResult
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		var err error
+		res, err = commitTx(ctx, tx, c)
+		return err
+	})
+	if err != nil {
+		var ue updateError
+		if errors.As(err, &ue) {
+			return engine.CommitResult{}, ue.err
+		}
+		return engine.CommitResult{}, keepEngineError("commit session "+c.SessionID, err)
+	}
+	return res, nil
+}
+
+// validateCommit rejects, before any I/O, commits that would store
+// something the engine cannot read back: an event without id or with data
+// that is not JSON would break every later read of the log.
+func validateCommit(c engine.Commit) error {
+	if c.SessionID == "" {
+		return invariant("commit: empty session id")
+	}
+	if c.Now.IsZero() {
+		return invariant("commit session %s: Now is zero", c.SessionID)
+	}
+	op := "commit session " + c.SessionID
+	if err := validateEvents(op, c.Events); err != nil {
+		return err
+	}
+	if c.Result != nil {
+		if err := validJSON(op+": result data", c.Result.Data); err != nil {
+			return err
+		}
+	}
+	if c.NewApproval != nil {
+		return validateApproval(op, *c.NewApproval)
+	}
+	return nil
+}
+
+// validateEvents checks what every appended event needs; op prefixes the
+// message.
+func validateEvents(op string, evs []engine.Event) error {
+	for i, ev := range evs {
+		if ev.ID == "" {
+			return invariant("%s: event %d has no id", op, i)
+		}
+		if err := validJSON(op+": event "+ev.ID+": data", ev.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validJSON accepts an absent value or a JSON document PostgreSQL can keep
+// as text: json.Valid does not check UTF-8 inside strings, text does.
+func validJSON(what string, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if !json.Valid(b) {
+		return invariant("%s is not valid JSON", what)
+	}
+	if !utf8.Valid(b) {
+		return invariant("%s is not valid UTF-8", what)
+	}
+	return nil
+}
+
+func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitResult, error) {
+	var lastInputSeq int64
+	row := tx.QueryRow(ctx, `SELECT `+sessionColumns+`, last_input_seq FROM sessions WHERE id = $1 FOR UPDATE`, c.SessionID)
+	cur, err := scanSession(row, &lastInputSeq)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.CommitResult{}, notFound("session", c.SessionID)
+	}
+	if err != nil {
+		return engine.CommitResult{}, fmt.Errorf("load session: %w", err)
+	}
+
+	if c.InputKey != "" {
+		res, dup, err := duplicateInput(ctx, tx, c, cur)
+		if err != nil || dup {
+			return res, err
+		}
+	}
+
+	next := cur
+	if c.Update != nil {
+		upd := cur
+		if err := c.Update(&upd); err != nil {
+			return engine.CommitResult{}, updateError{err}
+		}
+		// Only the mutable fields are taken: identity, origin and the
+		// sequence bookkeeping belong to the store.
+		next.Status = upd.Status
+		next.InputCursor = upd.InputCursor
+		next.Checkpoint = upd.Checkpoint
+		next.Question = upd.Question
+		next.Result = upd.Result
+	}
+
+	now := c.Now.UTC()
+	log := eventLog{sessionID: c.SessionID, lastSeq: next.LastSeq, lastInputSeq: lastInputSeq}
+	events, err := log.append(ctx, tx, now, c.Events)
+	if err != nil {
+		return engine.CommitResult{}, err
+	}
+	next.LastSeq, lastInputSeq = log.lastSeq, log.lastInputSeq
+
+	if a := c.NewApproval; a != nil {
+		if err := insertApproval(ctx, tx, c.SessionID, now, *a); err != nil {
+			return engine.CommitResult{}, err
+		}
+	}
+
+	if c.InputKey != "" {
+		var ref string
+		if len(events) > 0 {
+			ref = events[0].ID
+		}
+		if _, err := tx.Exec(ctx,
+			`INSERT INTO idempotency_keys (scope, key, ref, created_at) VALUES ($1, $2, $3, $4)`,
+			inputScope(c.SessionID), c.InputKey, ref, formatTime(now)); err != nil {
+			return engine.CommitResult{}, fmt.Errorf("record input key: %w", err)
+		}
+	}
+
+	if r := c.Result; r != nil {
+		if _, err := tx.Exec(ctx,
+			`INSERT INTO results (session_id, turn_id, call_id, reported_at, data) VALUES ($1, $2, $3, $4, $5)`,
+			c.SessionID, r.TurnID, r.CallID, formatTime(r.ReportedAt), objectJSON(r.Data)); err != nil {
+			return engine.CommitResult{}, fmt.Errorf("insert result: %w", err)
+		}
+	}
+
+	next.UpdatedAt = now
+	if _, err := tx.Exec(ctx, `UPDATE sessions SET status = $1, input_cursor = $2, checkpoint = $3,
+			question = $4, result = $5, last_seq = $6, updated_at = $7, last_input_seq = $8
+		WHERE id = $9`,
+		string(next.Status), next.InputCursor, next.Checkpoint, nullJSON(next.Question), nullJSON(next.Result),
+		next.LastSeq, formatTime(next.UpdatedAt), lastInputSeq, c.SessionID); err != nil {
+		return engine.CommitResult{}, fmt.Errorf("update session: %w", err)
+	}
+	// Normalize what the caller gets to what a later read returns: an empty
+	// JSON value reads back as nil.
+	if len(next.Question) == 0 {
+		next.Question = nil
+	}
+	if len(next.Result) == 0 {
+		next.Result = nil
+	}
+	return engine.CommitResult{Session: next, Events: events}, nil
+}
+
+// duplicateInput reports whether c.InputKey was recorded before and, if so,
+// the result to return: the current session cur (locked by the caller) and
+// the recorded first event.
+func duplicateInput(ctx context.Context, tx pgx.Tx, c engine.Commit, cur engine.Session) (engine.CommitResult, bool, error) {
+	var ref string
+	err := tx.QueryRow(ctx, `SELECT ref FROM idempotency_keys WHERE scope = $1 AND key = $2`,
+		inputScope(c.SessionID), c.InputKey).Scan(&ref)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return engine.CommitResult{}, false, nil
+	}
+	if err != nil {
+		return engine.CommitResult{}, false, fmt.Errorf("look up input key: %w", err)
+	}
+	res := engine.CommitResult{Session: cur, Duplicate: true}
+	if ref == "" {
+		// The original commit had no events; there is nothing to hand back.
+		return res, true, nil
+	}
+	evs, err := queryEvents(ctx, tx, `SELECT `+eventColumns+` FROM events WHERE id = $1`, ref)
+	if err != nil {
+		return engine.CommitResult{}, false, fmt.Errorf("load event %s: %w", ref, err)
+	}
+	if len(evs) == 0 {
+		return engine.CommitResult{}, false, fmt.Errorf("input key %s refers to missing event %s", c.InputKey, ref)
+	}
+	res.Events = evs
+	return res, true, nil
+}
+
+// eventLog is a session's sequence bookkeeping inside a write transaction
+// that holds the session row's lock.
+type eventLog struct {
+	sessionID    string
+	lastSeq      int64
+	lastInputSeq int64
+}
+
+// append inserts evs after l.lastSeq in order, stamping each with its seq,
+// the session id, now (when CreatedAt is zero) and {} (when Data is empty),
+// and advances l. The caller writes l back to the session row.
+func (l *eventLog) append(ctx context.Context, tx pgx.Tx, now time.Time, evs []engine.Event) ([]engine.Event, error) {
+	if len(evs) == 0 {
+		return []engine.Event{}, nil
+	}
+	out := make([]engine.Event, len(evs))
+	rows := make([][]any, len(evs))
+	for i, ev := range evs {
+		ev.SessionID = l.sessionID
+		ev.Seq = l.lastSeq + 1
+		if ev.CreatedAt.IsZero() {
+			ev.CreatedAt = now
+		} else {
+			ev.CreatedAt = ev.CreatedAt.UTC()
+		}
+		if len(ev.Data) == 0 {
+			ev.Data = json.RawMessage("{}")
+		}
+		rows[i] = []any{ev.SessionID, ev.Seq, ev.ID, ev.Type, ev.TurnID, formatTime(ev.CreatedAt), string(ev.Data)}
+		l.lastSeq = ev.Seq
+		if ev.Type == engine.EventUserMessage {
+			l.lastInputSeq = ev.Seq
+		}
+		out[i] = ev
+	}
+	// One round trip for the whole commit, in order.
+	batch := &pgx.Batch{}
+	for _, r := range rows {
+		batch.Queue(`INSERT INTO events (session_id, seq, id, type, turn_id, created_at, data)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, r...)
+	}
+	results := tx.SendBatch(ctx, batch)
+	for i := range rows {
+		if _, err := results.Exec(); err != nil {
+			results.Close()
+			if isConstraint(err) {
+				return nil, engine.Errorf(engine.CodeConflict, "event %s already exists", out[i].ID)
+			}
+			return nil, fmt.Errorf("insert event %s: %w", out[i].ID, err)
+		}
+	}
+	if err := results.Close(); err != nil {
+		return nil, fmt.Errorf("insert events: %w", err)
+	}
+	return out, nil
+}

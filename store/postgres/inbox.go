@@ -1,0 +1,179 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"brain/engine/durable"
+)
+
+// RecordInbound stores items in one transaction (a group commit) and
+// reports, per item, whether it was a duplicate of an earlier one (or of an
+// earlier item of the same batch). Nothing is stored for duplicates.
+//
+// An item's keys are claimed by inserting them under a fresh inbox id
+// (ON CONFLICT DO NOTHING); when any key was taken the item is a
+// duplicate: the keys it did claim are deleted and no inbox row is
+// written. Before that, the batch locks its keys (see lockKeys), so two
+// processes recording the same events wait for each other key by key in
+// one order instead of deadlocking on the unique index.
+func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+	dup := make([]bool, len(items))
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		if err := lockKeys(ctx, tx, items); err != nil {
+			return fmt.Errorf("lock keys: %w", err)
+		}
+		return recordInbound(ctx, tx, now, items, dup)
+	})
+	if err != nil {
+		return nil, translate("record inbound", err)
+	}
+	return dup, nil
+}
+
+// inboxKeyLocks is the class of the advisory locks lockKeys takes (the
+// two-number form, whose key space is apart from the one-number locks).
+const inboxKeyLocks = 0x696e62 // "inb"
+
+// lockKeys takes a transaction-scoped advisory lock per dedupe key of
+// items, in ascending order of the key's hash: every batch locks in the
+// same order, so batches sharing keys queue instead of deadlocking. Keys
+// whose hashes collide share a lock, which only makes their batches wait.
+func lockKeys(ctx context.Context, tx pgx.Tx, items []durable.Inbound) error {
+	var hashes []int32
+	for _, it := range items {
+		for _, k := range it.DedupeKeys {
+			h := fnv.New32a()
+			h.Write([]byte(k))
+			hashes = append(hashes, int32(h.Sum32()))
+		}
+	}
+	if len(hashes) == 0 {
+		return nil
+	}
+	slices.Sort(hashes)
+	hashes = slices.Compact(hashes)
+	// A batch runs its statements in order, in one round trip.
+	batch := &pgx.Batch{}
+	for _, h := range hashes {
+		batch.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(inboxKeyLocks), h)
+	}
+	return tx.SendBatch(ctx, batch).Close()
+}
+
+func recordInbound(ctx context.Context, tx pgx.Tx, now time.Time, items []durable.Inbound, dup []bool) error {
+	at := formatTime(now)
+	for i, it := range items {
+		var id int64
+		if err := tx.QueryRow(ctx, `SELECT nextval(pg_get_serial_sequence('inbox', 'id'))`).Scan(&id); err != nil {
+			return err
+		}
+		keys := slices.Compact(slices.Sorted(slices.Values(it.DedupeKeys)))
+		if len(keys) > 0 {
+			tag, err := tx.Exec(ctx, `INSERT INTO inbox_keys (key, inbox_id, created_at)
+				SELECT k, $2::bigint, $3::utc_time FROM unnest($1::text[]) AS k ON CONFLICT (key) DO NOTHING`, keys, id, at)
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() < int64(len(keys)) {
+				dup[i] = true
+				if _, err := tx.Exec(ctx, `DELETE FROM inbox_keys WHERE inbox_id = $1`, id); err != nil {
+					return err
+				}
+				continue
+			}
+		}
+		if _, err := tx.Exec(ctx,
+			`INSERT INTO inbox (id, source, thread_key, kind, payload, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
+			id, it.Source, it.ThreadKey, it.Kind, payload(it.Payload), at); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// payload stores absent bytes as empty (the column is NOT NULL).
+func payload(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// PendingInbound returns up to limit pending items, oldest first; a
+// negative limit means all (as SQLite's LIMIT -1).
+func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+	var lim *int // NULL: LIMIT ALL
+	if limit >= 0 {
+		lim = &limit
+	}
+	rows, err := s.pool.Query(ctx,
+		`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
+		 WHERE status = 'pending' AND source = $1 ORDER BY id LIMIT $2`, source, lim)
+	if err != nil {
+		return nil, fmt.Errorf("pending inbound: %w", err)
+	}
+	defer rows.Close()
+	var out []durable.Inbound
+	for rows.Next() {
+		var (
+			it      durable.Inbound
+			created string
+		)
+		if err := rows.Scan(&it.ID, &it.Source, &it.ThreadKey, &it.Kind, &it.Payload, &it.Attempts, &created); err != nil {
+			return nil, fmt.Errorf("pending inbound: %w", err)
+		}
+		if it.CreatedAt, err = parseTime(created); err != nil {
+			return nil, fmt.Errorf("pending inbound: %w", err)
+		}
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("pending inbound: %w", err)
+	}
+	return out, nil
+}
+
+// FinishInbound records the outcome of worked items in one transaction.
+func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
+	if len(done) == 0 {
+		return nil
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		for _, d := range done {
+			status := "done"
+			if d.Err != "" {
+				status = "failed"
+			}
+			batch.Queue(`UPDATE inbox SET status = $1, error = $2, done_at = $3, attempts = attempts + 1 WHERE id = $4`,
+				status, d.Err, formatTime(now), d.ID)
+		}
+		return tx.SendBatch(ctx, batch).Close()
+	})
+	if err != nil {
+		return translate(fmt.Sprintf("finish %d inbound items", len(done)), err)
+	}
+	return nil
+}
+
+// PruneInbound forgets dedupe keys and finished items older than before.
+// Keys must outlive the platform's retry window (Slack: about 10 minutes).
+func (s *Store) PruneInbound(ctx context.Context, before time.Time) error {
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM inbox_keys WHERE created_at < $1`, formatTime(before)); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `DELETE FROM inbox WHERE status <> 'pending' AND created_at < $1`, formatTime(before))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("prune inbound: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,249 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"brain/engine/durable"
+)
+
+var _ durable.LinearTokens = (*Store)(nil)
+
+var linearStatuses = map[string]bool{durable.LinearConnected: true, durable.LinearRevoked: true}
+
+const linearTokenColumns = `organization_id, organization_name, url_key, app_user_id, access_token,
+	refresh_token, expires_at, scope, status, problem, updated_at`
+
+// SaveLinearToken stores a fresh grant, replacing the workspace's earlier
+// one, its revoked state and its refresh lease.
+func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) error {
+	if tok.Status == "" {
+		tok.Status = durable.LinearConnected
+	}
+	switch {
+	case tok.OrganizationID == "":
+		return invariant("save linear token: empty organization id")
+	case !linearStatuses[tok.Status]:
+		return invariant("save linear token %s: unknown status %q", tok.OrganizationID, tok.Status)
+	case tok.UpdatedAt.IsZero():
+		return invariant("save linear token %s: zero updated time", tok.OrganizationID)
+	}
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO linear_tokens (`+linearTokenColumns+`, refresh_until)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, NULL)
+		 ON CONFLICT (organization_id) DO UPDATE SET
+		   organization_name = excluded.organization_name, url_key = excluded.url_key,
+		   app_user_id = excluded.app_user_id, access_token = excluded.access_token,
+		   refresh_token = excluded.refresh_token, expires_at = excluded.expires_at,
+		   scope = excluded.scope, status = excluded.status, problem = excluded.problem,
+		   refresh_until = NULL, updated_at = excluded.updated_at`,
+		tok.OrganizationID, tok.OrganizationName, tok.URLKey, tok.AppUserID, tok.AccessToken,
+		tok.RefreshToken, optionalTime(tok.ExpiresAt), tok.Scope, tok.Status, tok.Problem,
+		formatTime(tok.UpdatedAt))
+	if err != nil {
+		return translate(fmt.Sprintf("save linear token of %s", tok.OrganizationID), err)
+	}
+	return nil
+}
+
+// LinearToken returns one workspace's grant.
+func (s *Store) LinearToken(ctx context.Context, organizationID string) (durable.LinearToken, error) {
+	toks, err := s.queryLinearTokens(ctx, `WHERE organization_id = $1`, organizationID)
+	if err != nil {
+		return durable.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
+	}
+	if len(toks) == 0 {
+		return durable.LinearToken{}, notFound("linear workspace", organizationID)
+	}
+	return toks[0], nil
+}
+
+// LinearTokens returns every workspace's grant, by organization id.
+func (s *Store) LinearTokens(ctx context.Context) ([]durable.LinearToken, error) {
+	toks, err := s.queryLinearTokens(ctx, `ORDER BY organization_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list linear tokens: %w", err)
+	}
+	return toks, nil
+}
+
+func (s *Store) queryLinearTokens(ctx context.Context, rest string, args ...any) ([]durable.LinearToken, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+linearTokenColumns+` FROM linear_tokens `+rest, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []durable.LinearToken
+	for rows.Next() {
+		var (
+			t         durable.LinearToken
+			expires   *string
+			updatedAt string
+		)
+		if err := rows.Scan(&t.OrganizationID, &t.OrganizationName, &t.URLKey, &t.AppUserID, &t.AccessToken,
+			&t.RefreshToken, &expires, &t.Scope, &t.Status, &t.Problem, &updatedAt); err != nil {
+			return nil, err
+		}
+		if t.ExpiresAt, err = parseOptionalTime(expires); err != nil {
+			return nil, err
+		}
+		if t.UpdatedAt, err = parseTime(updatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// ClaimLinearRefresh takes the refresh lease with one conditional update,
+// so of two processes exactly one gets it.
+func (s *Store) ClaimLinearRefresh(ctx context.Context, now time.Time, organizationID string, until time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE linear_tokens SET refresh_until = $1
+		 WHERE organization_id = $2 AND (refresh_until IS NULL OR refresh_until <= $3)`,
+		formatTime(until), organizationID, formatTime(now))
+	if err != nil {
+		return false, fmt.Errorf("claim linear refresh of %s: %w", organizationID, err)
+	}
+	if tag.RowsAffected() == 0 {
+		if _, err := s.LinearToken(ctx, organizationID); err != nil {
+			return false, err
+		}
+		return false, nil
+	}
+	return true, nil
+}
+
+// RotateLinearToken swaps in the refreshed pair if the stored refresh
+// token is still oldRefresh (one statement: one transaction).
+func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefresh string, next durable.LinearToken) (bool, error) {
+	if next.UpdatedAt.IsZero() {
+		return false, invariant("rotate linear token %s: zero updated time", organizationID)
+	}
+	tag, err := s.pool.Exec(ctx,
+		`UPDATE linear_tokens SET access_token = $1, refresh_token = $2, expires_at = $3,
+		   scope = CASE WHEN $4 = '' THEN scope ELSE $4 END,
+		   status = $5, problem = '', refresh_until = NULL, updated_at = $6
+		 WHERE organization_id = $7 AND refresh_token = $8`,
+		next.AccessToken, next.RefreshToken, optionalTime(next.ExpiresAt), next.Scope,
+		durable.LinearConnected, formatTime(next.UpdatedAt), organizationID, oldRefresh)
+	if err != nil {
+		return false, fmt.Errorf("rotate linear token of %s: %w", organizationID, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// RevokeLinearToken marks the workspace revoked if its refresh token is
+// still refresh.
+func (s *Store) RevokeLinearToken(ctx context.Context, now time.Time, organizationID, refresh, problem string) error {
+	_, err := s.pool.Exec(ctx,
+		`UPDATE linear_tokens SET status = $1, problem = $2, refresh_until = NULL, updated_at = $3
+		 WHERE organization_id = $4 AND refresh_token = $5`,
+		durable.LinearRevoked, problem, formatTime(now), organizationID, refresh)
+	if err != nil {
+		return fmt.Errorf("revoke linear token of %s: %w", organizationID, err)
+	}
+	return nil
+}
+
+// SaveOAuthState records an install flow's state; expired states are
+// pruned on the way.
+func (s *Store) SaveOAuthState(ctx context.Context, now time.Time, state string, expires time.Time) error {
+	if state == "" {
+		return invariant("save oauth state: empty state")
+	}
+	return s.writeTx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM oauth_states WHERE expires_at <= $1`, formatTime(now)); err != nil {
+			return fmt.Errorf("prune oauth states: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO oauth_states (state, expires_at, created_at) VALUES ($1, $2, $3)`,
+			state, formatTime(expires), formatTime(now)); err != nil {
+			return translate("save oauth state", err)
+		}
+		return nil
+	})
+}
+
+// ConsumeOAuthState deletes the state; it was valid when a live row went.
+func (s *Store) ConsumeOAuthState(ctx context.Context, now time.Time, state string) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM oauth_states WHERE state = $1 AND expires_at > $2`, state, formatTime(now))
+	if err != nil {
+		return false, fmt.Errorf("consume oauth state: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// SetLinearSessionOrganization records the workspace of an agent session.
+func (s *Store) SetLinearSessionOrganization(ctx context.Context, now time.Time, agentSessionID, organizationID string) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO linear_agent_sessions (agent_session_id, organization_id, updated_at) VALUES ($1, $2, $3)
+		 ON CONFLICT (agent_session_id) DO UPDATE SET organization_id = excluded.organization_id, updated_at = excluded.updated_at`,
+		agentSessionID, organizationID, formatTime(now))
+	if err != nil {
+		return translate(fmt.Sprintf("set workspace of linear session %s", agentSessionID), err)
+	}
+	return nil
+}
+
+// LinearSessionOrganization returns the workspace of an agent session.
+func (s *Store) LinearSessionOrganization(ctx context.Context, agentSessionID string) (string, bool, error) {
+	var org string
+	err := s.pool.QueryRow(ctx,
+		`SELECT organization_id FROM linear_agent_sessions WHERE agent_session_id = $1`, agentSessionID).Scan(&org)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("get workspace of linear session %s: %w", agentSessionID, err)
+	}
+	return org, true, nil
+}
+
+// ParkLinearInbound keeps an item of a disconnected workspace.
+func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item durable.Inbound) error {
+	_, err := s.pool.Exec(ctx,
+		`INSERT INTO linear_parked_inbound (organization_id, thread_key, kind, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
+		organizationID, item.ThreadKey, item.Kind, item.Payload, formatTime(now))
+	if err != nil {
+		return translate(fmt.Sprintf("park linear item of %s", organizationID), err)
+	}
+	return nil
+}
+
+// ParkedLinearInbound returns the workspace's parked items, oldest first.
+func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]durable.Inbound, error) {
+	rows, err := s.pool.Query(ctx,
+		`SELECT id, thread_key, kind, payload, created_at FROM linear_parked_inbound WHERE organization_id = $1 ORDER BY id`, organizationID)
+	if err != nil {
+		return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+	}
+	defer rows.Close()
+	var out []durable.Inbound
+	for rows.Next() {
+		var (
+			it      durable.Inbound
+			created string
+		)
+		if err := rows.Scan(&it.ID, &it.ThreadKey, &it.Kind, &it.Payload, &created); err != nil {
+			return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+		}
+		if it.CreatedAt, err = parseTime(created); err != nil {
+			return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
+		}
+		it.Source = "linear"
+		out = append(out, it)
+	}
+	return out, rows.Err()
+}
+
+// UnparkLinearInbound forgets a parked item.
+func (s *Store) UnparkLinearInbound(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM linear_parked_inbound WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("unpark linear item %d: %w", id, err)
+	}
+	return nil
+}

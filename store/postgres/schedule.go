@@ -1,0 +1,204 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"brain/engine/durable"
+)
+
+const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, created_at, updated_at`
+
+var (
+	runStatuses = map[string]bool{durable.RunRunning: true, durable.RunCompleted: true, durable.RunFailed: true, durable.RunInterrupted: true, durable.RunSkipped: true}
+	runTriggers = map[string]bool{durable.TriggerCron: true, durable.TriggerManual: true}
+)
+
+func validateRun(op string, r durable.ScheduleRun) error {
+	switch {
+	case r.Schedule == "":
+		return invariant("%s: empty schedule", op)
+	case r.FireTime.IsZero():
+		return invariant("%s %s: zero fire time", op, r.Schedule)
+	case !runStatuses[r.Status]:
+		return invariant("%s %s: unknown status %q", op, r.Schedule, r.Status)
+	case r.UpdatedAt.IsZero():
+		return invariant("%s %s: zero updated time", op, r.Schedule)
+	}
+	return nil
+}
+
+// ClaimRun records run unless a run with the same schedule and fire time
+// exists; claimed tells which. The insert is one statement on the primary
+// key, so of two processes claiming the same fire time exactly one wins
+// (the other waits for it, then inserts nothing). An empty Trigger is cron;
+// a zero CreatedAt is UpdatedAt.
+func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, error) {
+	if run.Trigger == "" {
+		run.Trigger = durable.TriggerCron
+	}
+	if run.CreatedAt.IsZero() {
+		run.CreatedAt = run.UpdatedAt
+	}
+	if err := validateRun("claim run", run); err != nil {
+		return false, err
+	}
+	if !runTriggers[run.Trigger] {
+		return false, invariant("claim run %s: unknown trigger %q", run.Schedule, run.Trigger)
+	}
+	tag, err := s.pool.Exec(ctx, `INSERT INTO schedule_runs (`+runColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (schedule, fire_time) DO NOTHING`,
+		run.Schedule, formatTime(run.FireTime), run.Trigger, run.SessionID, run.Status, run.Outcome,
+		formatTime(run.CreatedAt), formatTime(run.UpdatedAt))
+	if err != nil {
+		return false, translate(fmt.Sprintf("claim run %s %s", run.Schedule, formatTime(run.FireTime)), err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// UpdateRun stores the run's session id, status, outcome and updated time.
+// A run that was never claimed is not found.
+func (s *Store) UpdateRun(ctx context.Context, run durable.ScheduleRun) error {
+	n, err := s.updateRun(ctx, "update run", run, "")
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return notFound("schedule run", run.Schedule+" "+formatTime(run.FireTime))
+	}
+	return nil
+}
+
+// FinishRun is UpdateRun for a run that is still running: finished is false
+// (and nothing is written) when the run already ended, so of two watchers of
+// one run only one records, and posts, its outcome. The status condition is
+// part of the UPDATE: a second watcher waits on the row, then finds it no
+// longer running.
+func (s *Store) FinishRun(ctx context.Context, run durable.ScheduleRun) (finished bool, err error) {
+	n, err := s.updateRun(ctx, "finish run", run, durable.RunRunning)
+	if err != nil {
+		return false, err
+	}
+	if n == 0 {
+		if _, err := s.run(ctx, run.Schedule, run.FireTime); err != nil {
+			return false, err // not found
+		}
+	}
+	return n == 1, nil
+}
+
+func (s *Store) updateRun(ctx context.Context, op string, run durable.ScheduleRun, from string) (int64, error) {
+	if err := validateRun(op, run); err != nil {
+		return 0, err
+	}
+	q := `UPDATE schedule_runs SET session_id = $1, status = $2, outcome = $3, updated_at = $4
+		WHERE schedule = $5 AND fire_time = $6`
+	args := []any{run.SessionID, run.Status, run.Outcome, formatTime(run.UpdatedAt), run.Schedule, formatTime(run.FireTime)}
+	if from != "" {
+		q += ` AND status = $7`
+		args = append(args, from)
+	}
+	tag, err := s.pool.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, translate(fmt.Sprintf("%s %s %s", op, run.Schedule, formatTime(run.FireTime)), err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+// Runs returns up to limit runs of a schedule, newest fire time first;
+// limit <= 0 means all.
+func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]durable.ScheduleRun, error) {
+	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE schedule = $1 ORDER BY fire_time DESC`
+	args := []any{schedule}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	out, err := s.queryRuns(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list runs of %s: %w", schedule, err)
+	}
+	return out, nil
+}
+
+// LastRun returns the schedule's run with the newest fire time, or an error
+// matching engine.ErrNotFound when it never ran.
+func (s *Store) LastRun(ctx context.Context, schedule string) (durable.ScheduleRun, error) {
+	runs, err := s.Runs(ctx, schedule, 1)
+	if err != nil {
+		return durable.ScheduleRun{}, err
+	}
+	if len(runs) == 0 {
+		return durable.ScheduleRun{}, notFound("run of schedule", schedule)
+	}
+	return runs[0], nil
+}
+
+// RunningRuns returns the runs still running, oldest fire time first, of
+// one schedule or, with schedule "", of all.
+func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]durable.ScheduleRun, error) {
+	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE status = 'running'`
+	var args []any
+	if schedule != "" {
+		q += ` AND schedule = $1`
+		args = append(args, schedule)
+	}
+	out, err := s.queryRuns(ctx, q+` ORDER BY fire_time, schedule`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list running runs: %w", err)
+	}
+	return out, nil
+}
+
+// run returns one run by its key.
+func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (durable.ScheduleRun, error) {
+	out, err := s.queryRuns(ctx, `SELECT `+runColumns+` FROM schedule_runs WHERE schedule = $1 AND fire_time = $2`,
+		schedule, formatTime(fire))
+	if err != nil {
+		return durable.ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
+	}
+	if len(out) == 0 {
+		return durable.ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
+	}
+	return out[0], nil
+}
+
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]durable.ScheduleRun, error) {
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []durable.ScheduleRun
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func scanRun(row pgx.Row) (durable.ScheduleRun, error) {
+	var (
+		r                      durable.ScheduleRun
+		fire, created, updated string
+	)
+	if err := row.Scan(&r.Schedule, &fire, &r.Trigger, &r.SessionID, &r.Status, &r.Outcome, &created, &updated); err != nil {
+		return durable.ScheduleRun{}, err
+	}
+	var errs []error
+	var err error
+	r.FireTime, err = parseTime(fire)
+	errs = append(errs, err)
+	r.CreatedAt, err = parseTime(created)
+	errs = append(errs, err)
+	r.UpdatedAt, err = parseTime(updated)
+	errs = append(errs, err)
+	return r, errors.Join(errs...)
+}
