@@ -269,7 +269,8 @@ func outcome(op string, resp *http.Response, raw []byte, now time.Time) error {
 		var payload struct {
 			Success bool `json:"success"`
 		}
-		if json.Unmarshal(gr.Data[op], &payload) == nil && payload.Success {
+		result := gr.Data[op] // GraphQL's data.<mutation>, not an event's data
+		if json.Unmarshal(result, &payload) == nil && payload.Success {
 			return nil
 		}
 		ae.Message = "the mutation did not report success"
