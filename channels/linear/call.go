@@ -219,7 +219,8 @@ func (c *Client) once(ctx context.Context, op, auth string, body []byte, mutatio
 // flag to check, the data returned.
 func queryOutcome(op string, resp *http.Response, raw []byte, now time.Time) (map[string]json.RawMessage, error) {
 	var gr gqlResponse
-	if json.Unmarshal(raw, &gr) == nil && len(gr.Errors) == 0 && resp.StatusCode/100 == 2 && gr.Data != nil {
+	decoded := json.Unmarshal(raw, &gr) == nil
+	if decoded && len(gr.Errors) == 0 && resp.StatusCode/100 == 2 && gr.Data != nil {
 		return gr.Data, nil
 	}
 	err := outcome(op, resp, raw, now)
