@@ -155,15 +155,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.
 	var posters outcomePosters
+	remote := map[string]readier{}
 	if cfg.Slack != nil {
 		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
+		remote["slack"] = slack
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
 		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
 		a.services = append(a.services, linear)
+		remote["linear"] = linear
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
 		if h := linear.InstallHandler(); h != nil {
 			a.api.Mount("GET "+linearbridge.InstallPath, h)
@@ -177,6 +180,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	// The scheduler posts outcomes through the bridges: it starts after them.
 	a.services = append(a.services, a.schedules)
+	a.registerReadiness(clock, remote, mcps)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }

@@ -1,5 +1,5 @@
 // Package api serves brain's HTTP API: the sessions, approvals and
-// schedules REST routes under /v1, /healthz and /metrics, with the request
+// schedules REST routes under /v1, /livez (/healthz), /readyz and /metrics, with the request
 // id, error envelope, bearer keys and strict JSON decoding every route
 // shares. Handlers mounted beside it (the webhooks, see Mount) get the same
 // request ids and error envelope, without the keys.
@@ -91,6 +91,9 @@ type Server struct {
 
 	mu       sync.Mutex
 	statuses map[int]int64
+
+	checksMu sync.Mutex
+	checks   []ReadinessCheck
 }
 
 // New builds the API server; Handler serves it.
@@ -116,7 +119,9 @@ func (a *Server) Handler() http.Handler { return a.handler }
 func (a *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	a.mux = mux
-	mux.HandleFunc("GET /healthz", a.healthz)
+	mux.HandleFunc("GET /livez", a.livez)
+	mux.HandleFunc("GET /healthz", a.livez)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
 	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
 	mux.HandleFunc("GET /v1/sessions", a.auth(a.listSessions))
@@ -173,10 +178,6 @@ func (a *Server) countStatus(status int) {
 		a.statuses = map[int]int64{}
 	}
 	a.statuses[status]++
-}
-
-func (a *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
 func (a *Server) metrics(w http.ResponseWriter, r *http.Request) {

@@ -79,6 +79,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	rec.Organization = org
 	switch rec.Operation {
 	case opViewer:
+		if f := s.nextViewerFault(); f != nil {
+			s.answerFault(w, &rec, f)
+			return
+		}
 		s.answerViewer(w, &rec, org)
 		return
 	case opIssue:

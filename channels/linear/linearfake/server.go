@@ -104,6 +104,8 @@ type Server struct {
 	updates    []SessionUpdate
 	requests   []Request
 	faults     []*fault
+	// viewerFaults answer viewer queries (readiness probes); see FailViewer.
+	viewerFaults []*fault
 	changed    chan struct{} // closed and replaced on every recorded activity
 	oauth      oauth
 	issues     map[string]*Issue

@@ -230,6 +230,14 @@ func TestServer_BadRequests(t *testing.T) {
 	if a := post(t, s, "Bearer "+token, `query { teams { nodes { id } } }`, `{}`); a.code() == "" {
 		t.Fatalf("unknown operation: %s", a.raw)
 	}
+	// FailViewer fails viewer queries only (readiness probes), then they recover.
+	s.FailViewer(1, Fault{Status: 401, Code: codeAuth, Message: "revoked"})
+	if a := post(t, s, "Bearer "+token, `query Viewer { viewer { id name } organization { id name urlKey } }`, `{}`); a.Status != 401 || a.code() != codeAuth {
+		t.Fatalf("failed viewer: %s", a.raw)
+	}
+	if a := post(t, s, "Bearer "+token, `query Viewer { viewer { id name } organization { id name urlKey } }`, `{}`); a.Status != 200 || !strings.Contains(string(a.Data["viewer"]), `"id"`) {
+		t.Fatalf("viewer after the fault: %s", a.raw)
+	}
 	if a := post(t, s, "Bearer "+token, `mutation { agentActivityCreate(input: {agentSessionId: "s"}) { success } }`, `{}`); a.code() == "" {
 		t.Fatalf("inline input: %s", a.raw)
 	}

@@ -1,0 +1,99 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"brain/bot/api"
+)
+
+func readiness(t *testing.T, s *server) (int, api.Readiness) {
+	t.Helper()
+	w := s.doFrom("192.0.2.7:5000", "GET", "/readyz", "") // probes carry no key
+	var r api.Readiness
+	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil {
+		t.Fatalf("readyz body %q: %v", w.Body, err)
+	}
+	return w.Code, r
+}
+
+func TestServer_ReadyzNamesEachFailingCheckAndRecovers(t *testing.T) {
+	s := newServer(t, &fakeEngine{}, &fakeSchedules{})
+	var slackDown, dbDown atomic.Bool
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "database", Check: func(ctx context.Context) error {
+		if dbDown.Load() {
+			return errors.New("database is not writable: disk full")
+		}
+		return nil
+	}})
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "slack", Check: func(ctx context.Context) error {
+		if slackDown.Load() {
+			return errors.New("slack auth.test: invalid_auth")
+		}
+		return nil
+	}})
+
+	code, r := readiness(t, s)
+	if code != http.StatusOK || r.Status != "ready" || len(r.Checks) != 2 || !r.Checks[0].OK || !r.Checks[1].OK {
+		t.Fatalf("all up: %d %+v", code, r)
+	}
+
+	slackDown.Store(true)
+	dbDown.Store(true)
+	code, r = readiness(t, s)
+	if code != http.StatusServiceUnavailable || r.Status != "not_ready" {
+		t.Fatalf("both down: %d %+v", code, r)
+	}
+	want := []api.CheckResult{
+		{Name: "database", Error: "database is not writable: disk full"},
+		{Name: "slack", Error: "slack auth.test: invalid_auth"},
+	}
+	for i, c := range want {
+		if r.Checks[i] != c {
+			t.Errorf("check %d = %+v, want %+v", i, r.Checks[i], c)
+		}
+	}
+
+	dbDown.Store(false)
+	code, r = readiness(t, s)
+	if code != http.StatusServiceUnavailable || !r.Checks[0].OK || r.Checks[1].OK {
+		t.Fatalf("slack still down: %d %+v", code, r)
+	}
+	slackDown.Store(false)
+	if code, r = readiness(t, s); code != http.StatusOK || r.Status != "ready" {
+		t.Fatalf("recovered: %d %+v", code, r)
+	}
+}
+
+func TestServer_LivezAndHealthzStayUpWhenNotReady(t *testing.T) {
+	s := newServer(t, &fakeEngine{}, &fakeSchedules{})
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "linear", Check: func(ctx context.Context) error {
+		return errors.New("linear viewer: authentication failed")
+	}})
+	for _, path := range []string{"/livez", "/healthz"} {
+		if w := s.doFrom("192.0.2.7:5000", "GET", path, ""); w.Code != http.StatusOK {
+			t.Errorf("%s = %d %s", path, w.Code, w.Body)
+		}
+	}
+	if code, _ := readiness(t, s); code != http.StatusServiceUnavailable {
+		t.Fatalf("readyz = %d", code)
+	}
+}
+
+func TestServer_ReadyzNotReadyWhileShuttingDown(t *testing.T) {
+	done := make(chan struct{})
+	srv := api.New(api.Config{Engine: &fakeEngine{}, Schedules: &fakeSchedules{}, Done: done})
+	s := &server{t: t, api: srv, h: srv.Handler()}
+	if code, _ := readiness(t, s); code != http.StatusOK {
+		t.Fatalf("before shutdown: %d", code)
+	}
+	close(done)
+	code, r := readiness(t, s)
+	if code != http.StatusServiceUnavailable || len(r.Checks) != 1 || r.Checks[0].Name != "shutdown" {
+		t.Fatalf("during shutdown: %d %+v", code, r)
+	}
+}
