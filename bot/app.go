@@ -21,6 +21,7 @@ import (
 	"brain/bot/api"
 	"brain/bot/config"
 	"brain/bot/linearbridge"
+	"brain/bot/metrics"
 	"brain/bot/schedule"
 	"brain/bot/slackbridge"
 	"brain/engine"
@@ -95,6 +96,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
+	reg := metrics.NewRegistry()
+	tel := newTelemetry(reg, a.log)
+	for name, m := range models {
+		models[name] = tel.observeModel(cfg.Models[name].Model, m)
+	}
 	declared, err := httpTools(cfg)
 	if err != nil {
 		return nil, err
@@ -134,6 +140,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
+		Observer:          tel,
 	})
 	if err != nil {
 		return nil, err
@@ -150,6 +157,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		DefaultAgent: cfg.Agents[0].Name,
+		Metrics:      reg,
 		Done:         a.done,
 	})
 	// The webhooks are mounted on the API so their failures get its request
@@ -161,12 +169,14 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		remote["slack"] = slack
+		slack.SetDeliveryObserver(tel.observeDelivery(engine.OriginSlack))
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
 		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
 		a.services = append(a.services, linear)
 		remote["linear"] = linear
+		linear.SetDeliveryObserver(tel.observeDelivery(engine.OriginLinear))
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
 		if h := linear.InstallHandler(); h != nil {
 			a.api.Mount("GET "+linearbridge.InstallPath, h)
@@ -181,6 +191,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	// The scheduler posts outcomes through the bridges: it starts after them.
 	a.services = append(a.services, a.schedules)
 	a.registerReadiness(clock, remote, mcps)
+	registerInbox(reg, a.store, inboxSources(cfg), clock, a.log)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }

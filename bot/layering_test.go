@@ -19,6 +19,7 @@ var layers = []struct {
 	// The leaves.
 	{"brain/tools", nil},
 	{"brain/bot/config", nil},
+	{"brain/bot/metrics", nil},
 	// Tool families see only the tool contract.
 	{"brain/tools/...", []string{"brain/tools"}},
 	// The core sees only the tool contract; its leaves see only the core.
@@ -34,7 +35,7 @@ var layers = []struct {
 	// The application layer works on interfaces: no concrete store. The
 	// API shows the scheduler's own views, so it sees schedule (and what
 	// schedule sees), but no store, channel, webhook or bot.
-	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/metrics", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},

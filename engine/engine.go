@@ -50,6 +50,8 @@ type Config struct {
 	// errors, tool results, errors and progress, previews and applies. Nil
 	// redacts nothing.
 	Scrubber *tools.Scrubber
+	// Observer, when set, is told about turns and tool calls (metrics, logs).
+	Observer Observer
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -69,6 +71,7 @@ type Engine struct {
 	expirySweep    time.Duration
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
+	observer       Observer
 
 	slots chan struct{} // one token per running turn
 	hub   hub
@@ -127,6 +130,7 @@ func New(cfg Config) (*Engine, error) {
 		expirySweep:    cfg.ExpirySweep,
 		askTool:        newAskTool(),
 		scrub:          cfg.Scrubber,
+		observer:       cfg.Observer,
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"brain/tools"
 )
@@ -29,6 +30,7 @@ type turn struct {
 	// ask is the ask tool when offered; question is the one this turn asked.
 	ask      *tools.Tool
 	question *Question
+	started  time.Time // for the Observer
 }
 
 // runTurn takes the session's queued input into one turn and runs it to its
@@ -44,6 +46,7 @@ func (e *Engine) runTurn(ctx context.Context, id string) {
 		return
 	}
 	e.count("turns")
+	e.observeTurnStart(t)
 	log := e.log.With(logSession, id, logTurn, t.id)
 	outcome, err := e.loop(ctx, t)
 	if err != nil {
@@ -168,7 +171,9 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 			if ctx.Err() != nil {
 				out = toolOutcome{Text: "not run: the turn was stopped before this call", IsError: true}
 			} else {
+				observed := e.observeTool(t, call)
 				out = e.runTool(ctx, t, call)
+				observed(out)
 			}
 			if err := e.recordResult(wctx, t, call, out); err != nil {
 				return "", err
@@ -267,6 +272,9 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause err
 		},
 		Events: evs,
 	})
+	if err == nil {
+		e.observeTurnEnd(t, outcome, "")
+	}
 	return err
 }
 
@@ -298,7 +306,9 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 	e.count("turns_" + string(status))
 	if err := e.stopBroken(ctx, t.session.ID, t.id, t.inputs, status, code, msg); err != nil {
 		log.Error("record failed turn", logErr, err)
+		return
 	}
+	e.observeTurnEnd(t, OutcomeFailed, code)
 }
 
 // stopBroken records the end of a turn that cannot go on and leaves the

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 
 	"brain/bot/api"
+	"brain/engine"
 )
 
 func readiness(t *testing.T, s *server) (int, api.Readiness) {
@@ -95,5 +97,53 @@ func TestServer_ReadyzNotReadyWhileShuttingDown(t *testing.T) {
 	code, r := readiness(t, s)
 	if code != http.StatusServiceUnavailable || len(r.Checks) != 1 || r.Checks[0].Name != "shutdown" {
 		t.Fatalf("during shutdown: %d %+v", code, r)
+	}
+}
+
+func TestServer_MetricsPutStatusesInLabels(t *testing.T) {
+	eng := &fakeEngine{StatsFunc: func() engine.Stats {
+		return engine.Stats{RunningTurns: 1, QueuedTurns: 4, Counters: map[string]int64{
+			"turns": 3, "turns_failed": 1, "turns_interrupted": 2, "approvals_approved": 5, "approvals_expired": 1, "inputs": 9,
+		}}
+	}}
+	s := newServer(t, eng, &fakeSchedules{})
+	s.do("GET", "/v1/nothing", "")
+	w := s.do("GET", "/metrics", "")
+	body := w.Body.String()
+	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("content type %q", ct)
+	}
+	for _, want := range []string{
+		"# HELP brain_turns_running Turns running now.\n# TYPE brain_turns_running gauge\nbrain_turns_running 1\n",
+		"brain_turns_queued 4\n",
+		"# TYPE brain_turns_started_total counter\nbrain_turns_started_total 3\n",
+		`brain_sessions_stopped_total{status="failed"} 1`,
+		`brain_sessions_stopped_total{status="interrupted"} 2`,
+		`brain_approvals_total{status="approved"} 5`,
+		`brain_approvals_total{status="expired"} 1`,
+		"brain_inputs_total 9\n",
+		`brain_http_requests_total{code="404"} 1`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
+		if strings.HasPrefix(line, "# ") {
+			continue
+		}
+		name, _, _ := strings.Cut(line, "{")
+		name, _, _ = strings.Cut(name, " ")
+		if !strings.Contains(body, "# HELP "+name+" ") {
+			t.Errorf("%s has no # HELP", name)
+		}
+		for _, status := range []string{"approved", "expired", "failed", "interrupted", "404"} {
+			if strings.Contains(name, status) {
+				t.Errorf("metric name %s embeds a status", name)
+			}
+		}
+	}
+	if t.Failed() {
+		t.Log(body)
 	}
 }

@@ -14,11 +14,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sort"
 	"sync"
 	"time"
 
 	"brain/bot/config"
+	"brain/bot/metrics"
 	"brain/engine"
 	"brain/tools"
 )
@@ -32,6 +32,8 @@ const (
 	logSession   = tools.LogSession
 	logKey       = "api_key" // an API key's name, never the key
 	logBy        = "by"
+	logStatus    = "status"
+	logDuration  = "duration"
 )
 
 // Engine is what the handlers ask of the engine; *engine.Engine has it.
@@ -71,6 +73,9 @@ type Config struct {
 	WriteTimeout time.Duration
 	// DefaultAgent runs sessions created without an agent.
 	DefaultAgent string
+	// Metrics is the registry /metrics writes; the API adds its own
+	// families to it. Nil: a registry of the API's metrics only.
+	Metrics *metrics.Registry
 	// Done, once closed, ends long-lived responses (event streams), so a
 	// server shutdown need not wait for them.
 	Done <-chan struct{}
@@ -89,8 +94,8 @@ type Server struct {
 	mux          *http.ServeMux
 	handler      http.Handler
 
-	mu       sync.Mutex
-	statuses map[int]int64
+	registry *metrics.Registry
+	requests *metrics.Counter
 
 	checksMu sync.Mutex
 	checks   []ReadinessCheck
@@ -108,6 +113,14 @@ func New(cfg Config) *Server {
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	s.registry = cfg.Metrics
+	if s.registry == nil {
+		s.registry = metrics.NewRegistry()
+	}
+	s.registerMetrics(s.registry)
 	s.handler = s.routes()
 	return s
 }
@@ -148,6 +161,7 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 		w.Header().Set("X-Request-ID", id)
 		r = r.WithContext(context.WithValue(r.Context(), requestIDKey, id))
 		rec := &statusRecorder{ResponseWriter: w}
+		start := time.Now()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -156,6 +170,8 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 				writeError(rec, r, a.log, fmt.Errorf("panic: %v", p))
 			}
 			a.countStatus(rec.status)
+			a.log.Debug("request", logMethod, r.Method, logPath, r.URL.Path, logStatus, rec.status,
+				logDuration, time.Since(start).Round(time.Microsecond).String(), logRequestID, id)
 		}()
 		h, pattern := mux.Handler(r)
 		if pattern == "" {
@@ -169,39 +185,4 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 		}
 		mux.ServeHTTP(rec, r)
 	})
-}
-
-func (a *Server) countStatus(status int) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.statuses == nil {
-		a.statuses = map[int]int64{}
-	}
-	a.statuses[status]++
-}
-
-func (a *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	st := a.engine.Stats()
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	fmt.Fprintf(w, "# TYPE brain_turns_running gauge\nbrain_turns_running %d\n", st.RunningTurns)
-	fmt.Fprintf(w, "# TYPE brain_turns_queued gauge\nbrain_turns_queued %d\n", st.QueuedTurns)
-	names := make([]string, 0, len(st.Counters))
-	for name := range st.Counters {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "# TYPE brain_%s_total counter\nbrain_%s_total %d\n", name, name, st.Counters[name])
-	}
-	a.mu.Lock()
-	codes := make([]int, 0, len(a.statuses))
-	for c := range a.statuses {
-		codes = append(codes, c)
-	}
-	sort.Ints(codes)
-	fmt.Fprintf(w, "# TYPE brain_http_responses_total counter\n")
-	for _, c := range codes {
-		fmt.Fprintf(w, "brain_http_responses_total{code=\"%d\"} %d\n", c, a.statuses[c])
-	}
-	a.mu.Unlock()
 }

@@ -181,7 +181,7 @@ func TestServer_RoutesAuthAndBodies(t *testing.T) {
 		t.Fatalf("post event %d %s, sent %+v", w.Code, w.Body, sent)
 	}
 	w = s.do("GET", "/metrics", "", auth...)
-	for _, want := range []string{"brain_turns_running 2\n", `brain_http_responses_total{code="401"} 2`, `brain_http_responses_total{code="202"} 1`} {
+	for _, want := range []string{"brain_turns_running 2\n", `brain_http_requests_total{code="401"} 2`, `brain_http_requests_total{code="202"} 1`, "# TYPE brain_http_requests_total counter\n"} {
 		if !strings.Contains(w.Body.String(), want) {
 			t.Errorf("metrics lack %q:\n%s", want, w.Body)
 		}

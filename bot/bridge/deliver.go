@@ -26,6 +26,9 @@ type Deliverer struct {
 	// RetryPause is how long a failed delivery waits before it is tried
 	// again (0: 5 s).
 	RetryPause time.Duration
+	// Observe, when set, is told how long each delivery took and how it
+	// ended (metrics).
+	Observe func(time.Duration, error)
 }
 
 // deliverBatch is how many events one read of a session's log returns.
@@ -57,7 +60,7 @@ func (d Deliverer) Run(ctx context.Context) {
 		}
 		for _, id := range ids {
 			if err := d.one(ctx, id); err != nil && ctx.Err() == nil {
-				d.Log.Error("deliver; will retry", logSession, id, logErr, err)
+				d.Log.Warn("delivery failed; will retry", logSession, id, "retry_in", pause.String(), logErr, err)
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -83,18 +86,31 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
+	n, err := d.render(ctx, s, id, cursor)
+	if d.Observe != nil && ctx.Err() == nil && (n > 0 || err != nil) {
+		d.Observe(time.Since(start), err)
+	}
+	return err
+}
+
+// render renders the session's events after cursor, moving the durable
+// cursor past each one, and says how many it rendered.
+func (d Deliverer) render(ctx context.Context, s engine.Session, id string, cursor int64) (int, error) {
+	n := 0
 	for {
 		evs, err := d.Engine.Events(ctx, id, cursor, deliverBatch)
 		if err != nil || len(evs) == 0 {
-			return err
+			return n, err
 		}
 		for _, ev := range evs {
 			if err := d.Renderer.Render(ctx, s, ev); err != nil {
-				return fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
+				return n, fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
 			}
+			n++
 			cursor = ev.Seq
 			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor); err != nil {
-				return err
+				return n, err
 			}
 		}
 	}

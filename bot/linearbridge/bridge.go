@@ -86,6 +86,8 @@ type Bridge struct {
 	wake        chan struct{}
 
 	life bridge.Lifecycle
+	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
+	observeDelivery func(time.Duration, error)
 }
 
 var _ bridge.Renderer = (*linear.Renderer)(nil)
@@ -285,7 +287,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 			return err
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
-		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: b.renderer}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: b.renderer, Observe: b.observeDelivery}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
 		b.life.Go(b.unparkLoop)

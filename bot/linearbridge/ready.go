@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Ready reports whether Linear accepts the token of every connected
@@ -21,3 +22,7 @@ func (b *Bridge) Ready(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// SetDeliveryObserver sets what is told how long each delivery to the
+// platform took and how it ended. Call it before Start.
+func (b *Bridge) SetDeliveryObserver(f func(time.Duration, error)) { b.observeDelivery = f }

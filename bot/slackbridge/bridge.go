@@ -83,6 +83,8 @@ type Bridge struct {
 	team    string
 
 	life bridge.Lifecycle
+	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
+	observeDelivery func(time.Duration, error)
 }
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
@@ -125,7 +127,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 			return err
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
-		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: b.renderer}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: b.renderer, Observe: b.observeDelivery}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
 		if b.socket != nil {

@@ -3,6 +3,7 @@ package slackbridge
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Ready reports whether Slack accepts the bot token (auth.test).
@@ -12,3 +13,7 @@ func (b *Bridge) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SetDeliveryObserver sets what is told how long each delivery to the
+// platform took and how it ended. Call it before Start.
+func (b *Bridge) SetDeliveryObserver(f func(time.Duration, error)) { b.observeDelivery = f }

@@ -106,10 +106,10 @@ type Server struct {
 	faults     []*fault
 	// viewerFaults answer viewer queries (readiness probes); see FailViewer.
 	viewerFaults []*fault
-	changed    chan struct{} // closed and replaced on every recorded activity
-	oauth      oauth
-	issues     map[string]*Issue
-	comments   []Comment
+	changed      chan struct{} // closed and replaced on every recorded activity
+	oauth        oauth
+	issues       map[string]*Issue
+	comments     []Comment
 }
 
 // New starts a fake that accepts token the way Linear does: personal API

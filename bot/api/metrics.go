@@ -1,0 +1,83 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"brain/bot/metrics"
+	"brain/engine"
+)
+
+// registerMetrics adds the API's own metrics to reg: HTTP requests by
+// status, the worker pool's gauges and the engine's counters.
+func (a *Server) registerMetrics(reg *metrics.Registry) {
+	a.requests = reg.Counter("brain_http_requests_total", "HTTP requests answered, by status code.", "code")
+	gauge := func(name, help string, v func(engine.Stats) int) {
+		reg.GaugeFunc(name, help, nil, func() []metrics.Sample {
+			return []metrics.Sample{{Value: float64(v(a.engine.Stats()))}}
+		})
+	}
+	gauge("brain_turns_running", "Turns running now.", func(s engine.Stats) int { return s.RunningTurns })
+	gauge("brain_turns_queued", "Sessions with input waiting for a worker.", func(s engine.Stats) int { return s.QueuedTurns })
+	for _, f := range engineFamilies {
+		reg.CounterFunc(f.name, f.help, f.labels(), func() []metrics.Sample {
+			return f.samples(a.engine.Stats().Counters)
+		})
+	}
+}
+
+// engineFamily exports engine counters: the one named counter, or with a
+// label, every counter named prefix+VALUE (approvals_approved ->
+// brain_approvals_total{status="approved"}), so statuses are labels, never
+// parts of metric names.
+type engineFamily struct {
+	name, help string
+	counter    string // exact engine counter name
+	prefix     string // or: a prefix whose rest is the label value
+	label      string
+}
+
+var engineFamilies = []engineFamily{
+	{name: "brain_sessions_created_total", help: "Sessions created.", counter: "sessions_created"},
+	{name: "brain_inputs_total", help: "Inputs recorded (messages and answers).", counter: "inputs"},
+	{name: "brain_turns_started_total", help: "Turns started.", counter: "turns"},
+	{name: "brain_model_calls_total", help: "Model calls that answered.", counter: "model_calls"},
+	{name: "brain_tool_calls_total", help: "Tool calls dispatched after validation.", counter: "tool_calls"},
+	{name: "brain_sessions_stopped_total", help: "Turns that stopped their session, by the status it was left in.", prefix: "turns_", label: "status"},
+	{name: "brain_approvals_total", help: "Approval decisions and expiries, by status.", prefix: "approvals_", label: "status"},
+}
+
+func (f engineFamily) labels() []string {
+	if f.label == "" {
+		return nil
+	}
+	return []string{f.label}
+}
+
+func (f engineFamily) samples(counters map[string]int64) []metrics.Sample {
+	if f.counter != "" {
+		return []metrics.Sample{{Value: float64(counters[f.counter])}}
+	}
+	var out []metrics.Sample
+	for name, v := range counters {
+		if rest, ok := strings.CutPrefix(name, f.prefix); ok && rest != "" {
+			out = append(out, metrics.Sample{Labels: []string{rest}, Value: float64(v)})
+		}
+	}
+	return out
+}
+
+func (a *Server) countStatus(status int) {
+	if status == 0 {
+		status = http.StatusOK // nothing written: net/http sends 200
+	}
+	a.requests.Inc(strconv.Itoa(status))
+}
+
+func (a *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	if err := a.registry.Write(w); err != nil {
+		a.log.Debug("write metrics", logErr, err)
+	}
+}
