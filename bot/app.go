@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -105,18 +106,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
-	builtins, closers, err := builtinTools(cfg)
+	builtins, closers, err := builtinTools(cfg, true)
+	a.closers = append(a.closers, closers...) // closed on error too
 	if err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, closers...)
 	declared = append(declared, builtins...)
 	var mcps *mcpCatalog
 	if len(cfg.MCPServers) > 0 {
 		mcps = newMCPCatalog(cfg, a.log)
 		a.services = append(a.services, mcps)
 	}
-	agents, err := buildAgents(cfg, models, withPlanTool(append(declared, opts.Tools...)), mcps)
+	defs := withPlanTool(append(declared, opts.Tools...))
+	if err := checkAgentTools(cfg, defs); err != nil {
+		return nil, err
+	}
+	agents, err := buildAgents(cfg, models, defs, mcps)
 	if err != nil {
 		return nil, err
 	}
@@ -241,8 +246,8 @@ func (a *App) Start(ctx context.Context) error {
 	for _, w := range a.warnings {
 		a.log.Warn(w)
 	}
-	for _, name := range a.cfg.MissingEnv() {
-		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", name)
+	for _, use := range a.cfg.MissingEnvUses() {
+		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", use.Var, "keys", strings.Join(use.Keys, ","))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,18 +19,21 @@ import (
 
 // builtinTools returns the built-in tools the config turns on (web_search,
 // web_fetch, sandbox_exec, the github_* family) and what must be closed at
-// shutdown. Built-ins
-// stay off until their block is present.
-func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
+// shutdown. Built-ins stay off until their block is present. With
+// sandboxes false (brain config check), sandbox_exec is only named: no
+// sandbox is prepared.
+func builtinTools(cfg *config.Config, sandboxes bool) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
 	var closers []io.Closer
+	var errs []error
 	if ws := cfg.Tools.WebSearch; ws != nil {
 		def, err := web.Search(web.SearchConfig{
 			Provider: ws.Provider, APIKey: ws.APIKey, Endpoint: ws.Endpoint,
 			MaxResults: ws.MaxResults, Timeout: time.Duration(ws.TimeoutMS) * time.Millisecond,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("tools.web_search: %w", err)
+			errs = append(errs, fmt.Errorf("tools.web_search: %w", err))
+			def = tools.Definition{Name: "web_search"} // named, for the checks of agents' tools
 		}
 		out = append(out, def)
 	}
@@ -39,11 +43,14 @@ func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 			Timeout: time.Duration(wf.TimeoutMS) * time.Millisecond,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("tools.web_fetch: %w", err)
+			errs = append(errs, fmt.Errorf("tools.web_fetch: %w", err))
+			def = tools.Definition{Name: "web_fetch"}
 		}
 		out = append(out, def)
 	}
-	if sc := cfg.Tools.SandboxExec; sc != nil {
+	if sc := cfg.Tools.SandboxExec; sc != nil && !sandboxes {
+		out = append(out, tools.Definition{Name: sandbox.ToolName})
+	} else if sc != nil {
 		sb, err := sandbox.New(sandbox.Config{
 			Root:              filepath.Join(cfg.DataDir, "sandboxes"),
 			Network:           sc.Network,
@@ -57,7 +64,7 @@ func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 			MaxWorkspaceBytes: sc.MaxWorkspaceBytes,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("tools.sandbox_exec: %w", err)
+			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}
 		out = append(out, sb.Tool())
 		closers = append(closers, sb)
@@ -67,17 +74,17 @@ func builtinTools(cfg *config.Config) ([]tools.Definition, []io.Closer, error) {
 		if a := g.App; a != nil {
 			key, err := os.ReadFile(a.PrivateKeyFile)
 			if err != nil {
-				return nil, nil, fmt.Errorf("tools.github.app.private_key_file: %w", err)
+				errs = append(errs, fmt.Errorf("tools.github.app.private_key_file: %w", err))
 			}
 			ghc.App = &github.App{AppID: a.AppID, InstallationID: a.InstallationID, PrivateKey: key}
 		}
-		defs, err := github.Tools(ghc)
-		if err != nil {
-			return nil, nil, fmt.Errorf("tools.github: %w", err)
+		if defs, err := github.Tools(ghc); err != nil {
+			errs = append(errs, fmt.Errorf("tools.github: %w", err))
+		} else {
+			out = append(out, defs...)
 		}
-		out = append(out, defs...)
 	}
-	return out, closers, nil
+	return out, closers, errors.Join(errs...)
 }
 
 // httpTools turns tools.http config entries into tool definitions. Header

@@ -36,6 +36,8 @@ type Config struct {
 	missingEnv []string            // referenced, unset and without a default
 	unsetAt    map[string][]string // key path -> unset variables in its value
 	headerEnv  []string            // values substituted into tools.http headers
+	badKeys    map[string]bool     // keys whose value had the wrong type (see badType)
+	lines      map[string]int      // key path -> line of its value (see Line)
 }
 
 // ModelConfig is one entry of models.

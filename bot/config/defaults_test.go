@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"reflect"
 	"slices"
 	"testing"
@@ -28,7 +29,7 @@ mcp_servers: [{id: m, command: srv}, {id: n, url: "http://127.0.0.1/mcp"}]
 		got, want any
 	}{
 		{"listen", c.Listen, "127.0.0.1:8080"},
-		{"data_dir", c.DataDir, "./data"},
+		{"data_dir (under the config's directory)", filepath.Base(c.DataDir), "data"},
 		{"models.default.max_tokens", m.MaxTokens, 4096},
 		{"models.default.timeout", m.Timeout.Std(), 10 * time.Minute},
 		{"models.default.max_retries", *m.MaxRetries, 2},

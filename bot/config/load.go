@@ -18,17 +18,32 @@ import (
 // reported by MissingEnv rather than failing, so a daemon without, say, its
 // model key still boots.
 func Load(path string, env func(string) (string, bool)) (*Config, error) {
+	c, err := Check(path, env)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Check is Load for `brain config check`: it also returns the config as
+// far as it could be read when there are problems (values of the wrong
+// type left out), so more checks can run on it; nil only when the file
+// cannot be read or is not YAML.
+func Check(path string, env func(string) (string, bool)) (*Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	c, err := parse(data, env)
-	if err != nil {
+	if c == nil {
 		return nil, fmt.Errorf("config %s:\n%w", path, err)
 	}
+	// A file that parsed is validated even when some values had the wrong
+	// type (they were blanked), so every problem is reported at once.
+	c.resolveDataDir(path)
 	c.ApplyDefaults()
-	if err := c.Validate(); err != nil {
-		return nil, fmt.Errorf("config %s:\n%w", path, err)
+	if err := errors.Join(err, c.Validate()); err != nil {
+		return c, fmt.Errorf("config %s:\n%w", path, err)
 	}
 	return c, nil
 }
@@ -58,23 +73,22 @@ func parse(data []byte, env func(string) (string, bool)) (*Config, error) {
 
 	// yaml.Node.Decode ignores KnownFields, so unknown keys are found by
 	// walking the tree against the Go types, which also names the key path.
-	tw := &typedWalk{expanded: x.expanded}
+	tw := &typedWalk{expanded: x.expanded, bad: map[string]bool{}}
 	tw.errs = canonicalToolKeys(doc)
 	tw.walk(doc, reflect.TypeFor[Config](), "")
 	errs := tw.errs
 	if err := root.Decode(c); err != nil {
 		errs = append(errs, err)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
+	c.badKeys = tw.bad
+	c.lines = lineIndex(doc)
 	for name := range x.missing {
 		c.missingEnv = append(c.missingEnv, name)
 	}
 	slices.Sort(c.missingEnv)
 	c.unsetAt = x.unsetAt
 	c.headerEnv = x.headerEnv
-	return c, nil
+	return c, errors.Join(errs...)
 }
 
 // versionedTool matches a built-in's versioned type, as in web_search_20250305.
@@ -124,19 +138,14 @@ var unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
 type typedWalk struct {
 	expanded map[*yaml.Node]bool
 	errs     []error
+	bad      map[string]bool // keys whose value had the wrong type
 }
 
 func (w *typedWalk) walk(n *yaml.Node, t reflect.Type, path string) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	// A type that decodes itself is not walked, except the mapping form of a
-	// struct that also has a scalar shorthand (APIKey): its keys are checked.
-	if reflect.PointerTo(t).Implements(unmarshalerType) && (t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode) {
-		return
-	}
-	switch {
-	case n.Kind == yaml.ScalarNode && w.expanded[n]:
+	if n.Kind == yaml.ScalarNode && w.expanded[n] {
 		switch t.Kind() {
 		case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
@@ -145,6 +154,16 @@ func (w *typedWalk) walk(n *yaml.Node, t reflect.Type, path string) {
 				n.Tag = "!!null"
 			}
 		}
+	}
+	if w.badType(n, t, path) {
+		return
+	}
+	// A type that decodes itself is not walked, except the mapping form of a
+	// struct that also has a scalar shorthand (APIKey): its keys are checked.
+	if reflect.PointerTo(t).Implements(unmarshalerType) && (t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode) {
+		return
+	}
+	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
 		fields := map[string]reflect.Type{}
 		for f := range t.Fields() {

@@ -56,7 +56,8 @@ func TestLoad_Example(t *testing.T) {
 	if m.Provider != "anthropic" || m.Model != "claude-sonnet-4-5" || m.APIKey != "" {
 		t.Errorf("models.default = %+v", m)
 	}
-	if c.Listen != "127.0.0.1:8080" || c.DataDir != "./data" {
+	// ./data in the example is relative to the example's directory.
+	if c.Listen != "127.0.0.1:8080" || c.DataDir != filepath.Join("..", "..", "data") {
 		t.Errorf("listen, data_dir = %q, %q", c.Listen, c.DataDir)
 	}
 	if _, ok := c.Agent("default"); !ok {
@@ -257,7 +258,7 @@ tools:
 
 	t.Run("not a number", func(t *testing.T) {
 		_, err := loadYAML(t, minimalYAML+"limits:\n  max_running_turns: ${A}\n", env)
-		if err == nil || !strings.Contains(err.Error(), "line 7: cannot unmarshal !!str `hello` into int") {
+		if err == nil || !strings.Contains(err.Error(), `limits.max_running_turns (line 7): want an integer, got "hello"`) {
 			t.Errorf("err = %v, want a type error naming line 7", err)
 		}
 	})
@@ -282,7 +283,7 @@ tools:
 
 	t.Run("a value cannot become structure", func(t *testing.T) {
 		_, err := loadYAML(t, minimalYAML+"mcp_servers: ${LIST}\n", map[string]string{"LIST": "[{id: evil, command: sh}]"})
-		if err == nil || !strings.Contains(err.Error(), "cannot unmarshal") {
+		if err == nil || !strings.Contains(err.Error(), `mcp_servers (line 6): want a list, got "[{id: evil, command: sh}]"`) {
 			t.Errorf("err = %v, want a type error", err)
 		}
 	})
@@ -327,9 +328,9 @@ func TestLoad_Durations(t *testing.T) {
 		{"90s", ""},
 		{"1h30m", ""},
 		{`""`, ""},
-		{"120", `line 3: "120" is not a duration like 120s`},
-		{"soon", `line 3: "soon" is not a duration like 120s`},
-		{"[1s]", "line 3: want a duration"},
+		{"120", `models.default.timeout (line 3): want a duration like 120s, got "120"`},
+		{"soon", `models.default.timeout (line 3): want a duration like 120s, got "soon"`},
+		{"[1s]", "models.default.timeout (line 3): want a duration like 120s, got a list"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.value, func(t *testing.T) {
@@ -440,5 +441,75 @@ tools:
 	_, err = loadYAML(t, yaml, nil)
 	if err == nil || !strings.Contains(err.Error(), "tools.github.token: required, but the environment variable GITHUB_TOKEN is not set") {
 		t.Fatalf("Load without GITHUB_TOKEN: %v", err)
+	}
+}
+
+func TestLoad_RelativeDataDirIsUnderTheConfigsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for text, want := range map[string]string{
+		minimalYAML + "data_dir: state\n":          filepath.Join(dir, "state"),
+		minimalYAML + "data_dir: ./a/../b\n":       filepath.Join(dir, "b"),
+		minimalYAML:                                filepath.Join(dir, "data"),
+		minimalYAML + "data_dir: /var/lib/brain\n": "/var/lib/brain",
+	} {
+		path := filepath.Join(dir, "config.yaml")
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := Load(path, envFrom(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.DataDir != want {
+			t.Errorf("data_dir = %q, want %q", c.DataDir, want)
+		}
+	}
+}
+
+func TestLoad_TypeErrorsNameKeyAndLineAndHideNothing(t *testing.T) {
+	_, err := loadYAML(t, `models:
+  default: {provider: fake, max_tokens: lots}
+agents: [{name: default, model: nope}]
+limits:
+  max_running_turns: many
+  tool_timeout: soon
+slack: [1, 2]
+api_keys: {a: b}
+lisen: x
+`, nil)
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	for _, want := range []string{
+		`models.default.max_tokens (line 2): want an integer, got "lots"`,
+		`limits.max_running_turns (line 5): want an integer, got "many"`,
+		`limits.tool_timeout (line 6): want a duration like 120s, got "soon"`,
+		`slack (line 7): want a mapping, got a list`,
+		`api_keys (line 8): want a list, got a mapping`,
+		`lisen: unknown key (line 9)`,
+		`agents[0].model: "nope" is not a key of models`, // Validate still ran
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q", want)
+		}
+	}
+	// The blanked values are not reported a second time.
+	if strings.Count(err.Error(), "limits.max_running_turns") != 1 || strings.Contains(err.Error(), "cannot unmarshal") {
+		t.Errorf("repeated or raw type error:\n%v", err)
+	}
+	if t.Failed() {
+		t.Log(err)
+	}
+}
+
+func TestConfig_MissingEnvUsesNameTheKeys(t *testing.T) {
+	c := mustLoadYAML(t, `models:
+  default: {provider: anthropic, model: m, api_key: "${KEY}"}
+  other: {provider: anthropic, model: m, api_key: "${KEY}", base_url: "${BASE:-http://127.0.0.1:1}"}
+agents: [{name: default}]
+`, nil)
+	got := c.MissingEnvUses()
+	if len(got) != 1 || got[0].String() != "KEY (used by models.default.api_key, models.other.api_key)" {
+		t.Fatalf("MissingEnvUses = %v", got)
 	}
 }

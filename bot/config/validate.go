@@ -26,6 +26,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 func (c *Config) Validate() error {
 	var p problems
 	p.unsetAt = c.unsetAt
+	p.bad = c.badKeys
 
 	c.validateListen(&p)
 	c.validatePublicURL(&p)
@@ -418,9 +419,13 @@ func atLeast(p *problems, key string, v, lo int64, what string) {
 type problems struct {
 	errs    []error
 	unsetAt map[string][]string
+	bad     map[string]bool // keys with a type error: already reported
 }
 
 func (p *problems) add(key, format string, args ...any) {
+	if underBad(p.bad, key) {
+		return
+	}
 	p.errs = append(p.errs, fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...)))
 }
 

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"brain/bot"
-	"brain/bot/config"
 	"brain/engine"
 )
 
@@ -34,6 +33,7 @@ Usage:
   brain schedules list --config FILE     list schedules, next fire times, last runs
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
+  brain config check [--config FILE]     check a config without starting anything
   brain version                          print the version
 
 Run "brain COMMAND --help" for a command's flags.
@@ -76,6 +76,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return schedules(ctx, args[1:], stdout, stderr)
 	case "linear":
 		return linear(ctx, args[1:], stdout, stderr)
+	case "config":
+		return configCmd(ctx, args[1:], stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "brain", version)
 		return nil
@@ -89,7 +91,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func newFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	config := fs.String("config", "config.yaml", "path to the YAML config file")
+	config := fs.String("config", defaultConfig, "path to the YAML config file (copy config.example.yaml to start)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: %s\n\nFlags:\n", synopsis)
 		fs.PrintDefaults()
@@ -97,14 +99,10 @@ func newFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) 
 	return fs, config
 }
 
-func loadConfig(path string) (*config.Config, error) {
-	return config.Load(path, os.LookupEnv)
-}
-
 func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	fs, config := newFlags("serve", "brain serve --config FILE", stderr)
 	grace := fs.Duration("grace", 30*time.Second, "how long running turns may finish at shutdown before they are marked interrupted")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*config)
@@ -117,7 +115,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs, config := newFlags("chat", "brain chat --config FILE [--agent NAME]", stderr)
 	agent := fs.String("agent", "", "agent to talk to (default: the first in the config)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	cfg, err := loadConfig(*config)
@@ -146,7 +144,7 @@ func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fs, config := newFlags("sessions list", "brain sessions list --config FILE [--status S] [--limit N]", stderr)
 		status := fs.String("status", "", "only sessions with this status (idle, running, awaiting_input, interrupted, failed)")
 		limit := fs.Int("limit", 50, "at most this many sessions")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
 		ins, err := openInspector(ctx, *config)
@@ -170,7 +168,7 @@ func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return tw.Flush()
 	case "show":
 		fs, config := newFlags("sessions show", "brain sessions show --config FILE ID", stderr)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {

@@ -26,7 +26,7 @@ func schedules(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	switch args[0] {
 	case "list":
 		fs, config := newFlags("schedules list", "brain schedules list --config FILE", stderr)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
 		cfg, err := loadConfig(*config)
@@ -45,7 +45,7 @@ func schedules(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return printSchedules(stdout, list)
 	case "run":
 		fs, config := newFlags("schedules run", "brain schedules run --config FILE NAME", stderr)
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
 		if fs.NArg() != 1 {

@@ -122,6 +122,9 @@ type Config struct {
 	runAs *hostUser // resolved from RunAs; nil unless brain runs as root
 }
 
+// ToolName is the name the sandbox's tool is offered under.
+const ToolName = "sandbox_exec"
+
 const (
 	defaultTimeout = 120 * time.Second
 	maxTimeout     = 1800 * time.Second
@@ -275,7 +278,7 @@ func (s *Sandboxes) Tool() tools.Definition {
 		`"stderr":{"type":"string"},"truncated":{"type":"boolean"},"notice":{"type":"string"}},` +
 		`"required":["exit_code","stdout","stderr","truncated"]}`
 	return tools.Definition{
-		Name: "sandbox_exec",
+		Name: ToolName,
 		Description: "Run a shell command in this session's Linux sandbox and get its exit_code, stdout and stderr " +
 			"(long output keeps its head and tail). /workspace is the working directory and persists across " +
 			"commands of this session; keep your files there. Everything else is read-only, except /tmp, which " +
