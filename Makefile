@@ -1,13 +1,26 @@
 # The two commands the README starts with: `make run` and `make test`.
 GO ?= go
 BIN := bin/brain
-VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
-.PHONY: run demo build deps test test-deps fuzz bench vet lint
+.PHONY: run demo build release deps test test-deps fuzz bench vet lint
 
 # Needs Go and gcc (cgo SQLite); `make run` and `make test` install gcc when missing.
 build:
-	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/brain
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/brain
+
+# Versioned, stripped binaries in dist/ with their SHA256SUMS. cgo (SQLite)
+# needs a C compiler for the target, so this builds for this machine's
+# OS/arch; build other targets on their own machines (or in the Dockerfile).
+GOOS_ARCH := $(shell $(GO) env GOOS)-$(shell $(GO) env GOARCH)
+release: deps
+	mkdir -p dist
+	CGO_ENABLED=1 $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o dist/brain-$(VERSION)-$(GOOS_ARCH) ./cmd/brain
+	cd dist && sha256sum brain-$(VERSION)-* > SHA256SUMS
+	./dist/brain-$(VERSION)-$(GOOS_ARCH) version
 
 # Build and start brain with config.example.yaml (SQLite under ./data).
 run: deps build

@@ -20,9 +20,6 @@ import (
 	"brain/engine"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 const usage = `brain: durable LLM agent sessions for Slack threads, Linear issues and the API.
 
 Usage:
@@ -34,7 +31,7 @@ Usage:
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
-  brain version                          print the version
+  brain version                          print version, commit, build date and Go version
 
 Run "brain COMMAND --help" for a command's flags.
 `
@@ -79,7 +76,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "config":
 		return configCmd(ctx, args[1:], stdout, stderr)
 	case "version":
-		fmt.Fprintln(stdout, "brain", version)
+		printVersion(stdout)
 		return nil
 	default:
 		fmt.Fprint(stderr, usage)
