@@ -147,3 +147,33 @@ func TestServer_MetricsPutStatusesInLabels(t *testing.T) {
 		t.Log(body)
 	}
 }
+
+func TestServer_SessionStatusFilterIsValidated(t *testing.T) {
+	var got engine.SessionFilter
+	eng := &sessionsEngine{fakeEngine: &fakeEngine{}, SessionsFunc: func(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error) {
+		got = f
+		return nil, nil
+	}}
+	srv := api.New(api.Config{Engine: eng, Schedules: &fakeSchedules{}})
+	s := &server{t: t, api: srv, h: srv.Handler()}
+	if w := s.do("GET", "/v1/sessions?status=idle,%20failed", ""); w.Code != http.StatusOK || len(got.Statuses) != 2 || got.Statuses[1] != engine.StatusFailed {
+		t.Fatalf("valid statuses: %d %s %+v", w.Code, w.Body, got)
+	}
+	w := s.do("GET", "/v1/sessions?status=idle,done", "")
+	if w.Code != http.StatusBadRequest {
+		t.Fatalf("invalid status: %d %s", w.Code, w.Body)
+	}
+	if env := envelope(t, w); env.Error.Code != "invalid_request" || !strings.Contains(env.Error.Message, `"done" is not a session status`) {
+		t.Fatalf("envelope %+v", env)
+	}
+}
+
+// sessionsEngine adds Sessions to fakeEngine.
+type sessionsEngine struct {
+	*fakeEngine
+	SessionsFunc func(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
+}
+
+func (e *sessionsEngine) Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error) {
+	return e.SessionsFunc(ctx, f)
+}

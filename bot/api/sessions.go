@@ -77,6 +77,12 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, resp)
 }
 
+// sessionStatuses are the statuses ?status= may name on GET /v1/sessions.
+var sessionStatuses = map[engine.Status]bool{
+	engine.StatusIdle: true, engine.StatusRunning: true, engine.StatusAwaitingInput: true,
+	engine.StatusInterrupted: true, engine.StatusFailed: true,
+}
+
 func (a *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	f := engine.SessionFilter{Limit: 100}
 	if v := r.URL.Query().Get("limit"); v != "" {
@@ -89,7 +95,13 @@ func (a *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	}
 	if v := r.URL.Query().Get("status"); v != "" {
 		for _, s := range strings.Split(v, ",") {
-			f.Statuses = append(f.Statuses, engine.Status(s))
+			st := engine.Status(strings.TrimSpace(s))
+			if !sessionStatuses[st] {
+				writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid,
+					"status %q is not a session status (idle, running, awaiting_input, interrupted, failed)", s))
+				return
+			}
+			f.Statuses = append(f.Statuses, st)
 		}
 	}
 	list, err := a.engine.Sessions(r.Context(), f)

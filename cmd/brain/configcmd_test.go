@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -79,5 +80,37 @@ func TestParseFlags_AfterPositionals(t *testing.T) {
 	}
 	if *config != "c.yaml" || *limit != 3 || strings.Join(fs.Args(), " ") != "ID1 ID2" {
 		t.Fatalf("config %q limit %d args %v", *config, *limit, fs.Args())
+	}
+}
+
+func TestCompletion_BashScriptCompletesCommands(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"completion", "bash"}, nil, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	script := out.String() + `
+COMP_WORDS=(brain appr); COMP_CWORD=1; _brain; echo "1:${COMPREPLY[*]}"
+COMP_WORDS=(brain approvals ap); COMP_CWORD=2; _brain; echo "2:${COMPREPLY[*]}"
+COMP_WORDS=(brain sessions list --js); COMP_CWORD=3; _brain; echo "3:${COMPREPLY[*]}"
+`
+	got, err := exec.Command(bash, "-c", script).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, got)
+	}
+	for _, want := range []string{"1:approvals\n", "2:approve\n", "3:--json\n"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("completion output lacks %q:\n%s", want, got)
+		}
+	}
+	var zsh bytes.Buffer
+	if err := run(context.Background(), []string{"completion", "zsh"}, nil, &zsh, &zsh); err != nil || !strings.Contains(zsh.String(), "compdef _brain brain") {
+		t.Fatalf("zsh: %v %s", err, zsh.String())
+	}
+	if err := run(context.Background(), []string{"completion", "fish"}, nil, &out, &out); err == nil {
+		t.Fatal("fish accepted")
 	}
 }

@@ -27,10 +27,13 @@ Usage:
   brain chat --config FILE [--agent A]   talk to an agent in this terminal
   brain sessions list --config FILE      list sessions, newest first
   brain sessions show --config FILE ID   show a session and its events
+  brain sessions send|resume|cancel ID   act on a session (via the running daemon)
+  brain approvals list|show|approve|deny list and decide approvals (via the running daemon)
   brain schedules list --config FILE     list schedules, next fire times, last runs
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
+  brain completion bash|zsh              print a shell completion script
   brain version                          print version, commit, build date and Go version
 
 Run "brain COMMAND --help" for a command's flags.
@@ -75,6 +78,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return linear(ctx, args[1:], stdout, stderr)
 	case "config":
 		return configCmd(ctx, args[1:], stdout, stderr)
+	case "approvals":
+		return approvals(ctx, args[1:], stdout, stderr)
+	case "completion":
+		return completion(args[1:], stdout, stderr)
 	case "version":
 		printVersion(stdout)
 		return nil
@@ -130,17 +137,18 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "Usage: brain sessions list|show --config FILE [ID]")
+		fmt.Fprintln(stderr, "Usage: brain sessions list|show|send|resume|cancel --config FILE [ID] [TEXT]")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
-		return errors.New("sessions needs a subcommand: list or show")
+		return errors.New("sessions needs a subcommand: list, show, send, resume or cancel")
 	}
 	switch args[0] {
 	case "list":
 		fs, config := newFlags("sessions list", "brain sessions list --config FILE [--status S] [--limit N]", stderr)
 		status := fs.String("status", "", "only sessions with this status (idle, running, awaiting_input, interrupted, failed)")
 		limit := fs.Int("limit", 50, "at most this many sessions")
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
@@ -156,6 +164,12 @@ func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		list, err := ins.Sessions(ctx, f)
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			if list == nil {
+				list = []engine.Session{}
+			}
+			return printJSON(stdout, list)
 		}
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "ID\tAGENT\tORIGIN\tSTATUS\tEVENTS\tUPDATED")
@@ -187,8 +201,10 @@ func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stdout, "%5d  %s  %-20s %s\n", ev.Seq, ev.CreatedAt.Local().Format("15:04:05.000"), ev.Type, ev.Data)
 		}
 		return nil
+	case "send", "resume", "cancel":
+		return sessionAction(ctx, args[0], args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown sessions subcommand %q (want list or show)", args[0])
+		return fmt.Errorf("unknown sessions subcommand %q (want list, show, send, resume or cancel)", args[0])
 	}
 }
 

@@ -34,6 +34,8 @@ func TestRun_HelpOnEveryCommand(t *testing.T) {
 	for _, args := range [][]string{
 		{"--help"}, {"serve", "--help"}, {"chat", "--help"}, {"sessions", "--help"},
 		{"sessions", "list", "--help"}, {"sessions", "show", "--help"},
+		{"sessions", "send", "--help"}, {"approvals", "--help"}, {"approvals", "list", "--help"},
+		{"config", "--help"}, {"config", "check", "--help"}, {"completion", "--help"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
