@@ -319,3 +319,32 @@ func TestAPI_EventStreamResumesFromLastEventID(t *testing.T) {
 		t.Fatalf("stream repeated an event already seen:\n%s", buf)
 	}
 }
+
+func TestAPI_IdempotencyKeyReusedWithAnotherBodyIs422(t *testing.T) {
+	ta := newTestApp(t, "", Options{})
+	body := map[string]any{"message": "once", "started_by": "ann"}
+	if s, _, b := ta.do("POST", "/v1/sessions", body, "Idempotency-Key", "create-9"); s != 201 {
+		t.Fatalf("%d %s", s, b)
+	}
+	for name, other := range map[string]map[string]any{
+		"another message": {"message": "twice", "started_by": "ann"},
+		"another starter": {"message": "once", "started_by": "bob"},
+	} {
+		status, _, b := ta.do("POST", "/v1/sessions", other, "Idempotency-Key", "create-9")
+		var env api.ErrorEnvelope
+		_ = json.Unmarshal(b, &env)
+		if status != http.StatusUnprocessableEntity || env.Error.Code != "idempotency_mismatch" {
+			t.Errorf("%s: %d %s", name, status, b)
+		}
+	}
+	s := ta.createSession()
+	msg := map[string]any{"type": "user.message", "text": "deploy", "idempotency_key": "k-1"}
+	ta.must(http.StatusAccepted, "POST", "/v1/sessions/"+s.ID+"/events", msg, nil)
+	ta.must(http.StatusOK, "POST", "/v1/sessions/"+s.ID+"/events", msg, nil) // the same body: a replay
+	status, _, b := ta.do("POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"type": "user.message", "text": "rollback", "idempotency_key": "k-1"})
+	var env api.ErrorEnvelope
+	_ = json.Unmarshal(b, &env)
+	if status != http.StatusUnprocessableEntity || env.Error.Code != "idempotency_mismatch" || !strings.Contains(env.Error.Message, "k-1") {
+		t.Fatalf("reused key: %d %s", status, b)
+	}
+}

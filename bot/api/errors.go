@@ -16,6 +16,7 @@ var httpStatus = map[string]int{
 	engine.CodeNotFound:         http.StatusNotFound,
 	engine.CodeMethodNotAllowed: http.StatusMethodNotAllowed,
 	engine.CodeConflict:         http.StatusConflict,
+	codeIdempotencyMismatch:     http.StatusUnprocessableEntity,
 	engine.CodeTooLarge:         http.StatusRequestEntityTooLarge,
 	engine.CodeOverloaded:       http.StatusTooManyRequests,
 	engine.CodeInternal:         http.StatusInternalServerError,

@@ -150,6 +150,7 @@ func (a *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
 	mux.HandleFunc("GET /v1/schedules", a.auth(a.listSchedules))
 	mux.HandleFunc("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
+	mux.HandleFunc("GET /v1/openapi.json", a.auth(a.openAPI))
 	return a.middleware(mux)
 }
 

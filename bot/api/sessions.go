@@ -53,12 +53,13 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	var resp SessionResponse
 	var created bool
 	var err error
+	var in engine.Input // the first message, if any
 	if req.Message == "" {
 		resp.Session, created, err = a.engine.CreateSession(r.Context(), n)
 	} else {
 		// The same key makes the first message idempotent with the session;
 		// a session whose message cannot be queued is not created.
-		in := engine.Input{Text: req.Message, Author: req.StartedBy, RequestID: requestID(r.Context())}
+		in = engine.Input{Text: req.Message, Author: req.StartedBy, RequestID: requestID(r.Context())}
 		if key != "" {
 			in.IdempotencyKey = "create:" + key
 		}
@@ -69,6 +70,17 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
+	}
+	if !created {
+		// A replay under the key: the same body, or a 422.
+		err := checkSessionReplay(resp.Session, n)
+		if err == nil && resp.Event != nil {
+			err = checkReplay(*resp.Event, in)
+		}
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
 	}
 	status := http.StatusCreated
 	if !created {
@@ -186,6 +198,10 @@ func (a *Server) postEvent(w http.ResponseWriter, r *http.Request) {
 	}
 	status := http.StatusAccepted
 	if dup {
+		if err := checkReplay(ev, in); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
 		status = http.StatusOK
 	}
 	writeJSON(w, status, ev)

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// apiDoc is one operation of the OpenAPI document: the route pattern as
+// the mux has it, what it does, and the schemas of its body and answer
+// (names under components.schemas; "" = none).
+type apiDoc struct {
+	pattern  string // "METHOD /path/{param}"
+	summary  string
+	query    []string // query parameters
+	request  string
+	response string
+	status   int // success status (200 when 0)
+}
+
+// apiDocs is every /v1 route. TestOpenAPI_MatchesTheRoutes keeps it and
+// routes() in step.
+var apiDocs = []apiDoc{
+	{pattern: "POST /v1/sessions", summary: "Create a session (optionally with its first message)", request: "CreateSession", response: "SessionWithEvent", status: 201},
+	{pattern: "GET /v1/sessions", summary: "List sessions, newest first", query: []string{"status", "limit"}, response: "SessionList"},
+	{pattern: "GET /v1/sessions/{id}", summary: "Get a session", response: "Session"},
+	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them)", query: []string{"after", "limit"}, response: "EventList"},
+	{pattern: "POST /v1/sessions/{id}/events", summary: "Send a user.message (or an answer) to a session", request: "UserMessage", response: "Event", status: 202},
+	{pattern: "POST /v1/sessions/{id}/resume", summary: "Resume an interrupted or failed session at its checkpoint", response: "Session"},
+	{pattern: "POST /v1/sessions/{id}/cancel", summary: "Cancel the running turn and close the open question", response: "Session"},
+	{pattern: "GET /v1/sessions/{id}/results", summary: "Every result the session committed", response: "ResultList"},
+	{pattern: "GET /v1/approvals", summary: "List approvals", query: []string{"status", "session_id", "limit"}, response: "ApprovalList"},
+	{pattern: "GET /v1/approvals/{id}", summary: "Get an approval", response: "Approval"},
+	{pattern: "POST /v1/approvals/{id}/decision", summary: "Approve or deny (the first decision wins)", request: "Decision", response: "Approval"},
+	{pattern: "POST /v1/approvals/{id}/retry", summary: "Retry the apply of an unconfirmed or failed approval", request: "Retry", response: "Approval"},
+	{pattern: "GET /v1/schedules", summary: "List schedules with their next fire time and last runs", response: "ScheduleList"},
+	{pattern: "POST /v1/schedules/{name}/run", summary: "Run a schedule now", response: "ScheduleRun", status: 202},
+	{pattern: "GET /v1/openapi.json", summary: "This document", response: "Object"},
+}
+
+// apiSchemas are the document's schemas, loose where the engine's types
+// grow: objects name their main properties and allow more.
+var apiSchemas = map[string]any{
+	"Object": map[string]any{"type": "object"},
+	"Error": obj(map[string]any{
+		"error":      obj(map[string]any{"code": str(), "message": str()}, "code", "message"),
+		"request_id": str(),
+	}, "error", "request_id"),
+	"CreateSession": obj(map[string]any{"agent": str(), "interactive": boolean(), "started_by": str(), "message": str()}),
+	"Session": obj(map[string]any{
+		"id": str(), "agent": str(), "origin": str(), "status": enum("idle", "running", "awaiting_input", "interrupted", "failed"),
+		"interactive": boolean(), "started_by": str(), "last_seq": integer(), "checkpoint": integer(),
+		"created_at": datetime(), "updated_at": datetime(), "question": ref("Object"), "result": ref("Object"),
+	}, "id", "agent", "origin", "status"),
+	"SessionWithEvent": map[string]any{"allOf": []any{ref("Session"), obj(map[string]any{"event": ref("Event")})}},
+	"SessionList":      obj(map[string]any{"sessions": list("Session")}, "sessions"),
+	"Event": obj(map[string]any{
+		"id": str(), "seq": integer(), "type": str(), "turn_id": str(), "created_at": datetime(), "data": ref("Object"),
+	}, "id", "seq", "type", "data"),
+	"EventList": obj(map[string]any{"events": list("Event")}, "events"),
+	"UserMessage": obj(map[string]any{
+		"type": enum("user.message"), "text": str(), "author": str(), "mode": enum("queue", "interrupt"),
+		"idempotency_key": str(),
+		"answer":          obj(map[string]any{"question_id": str(), "value": str(), "text": str()}, "question_id"),
+	}, "type"),
+	"ResultList": obj(map[string]any{"results": list("Object")}, "results"),
+	"Approval": obj(map[string]any{
+		"id": str(), "session_id": str(), "tool": str(), "status": enum("pending", "approved", "denied", "expired", "applying", "applied", "failed", "unconfirmed"),
+		"card": ref("Object"), "input": ref("Object"), "requested_by": str(), "decided_by": str(),
+		"created_at": datetime(), "expires_at": datetime(),
+	}, "id", "session_id", "tool", "status"),
+	"ApprovalList": obj(map[string]any{"approvals": list("Approval")}, "approvals"),
+	"Decision":     obj(map[string]any{"decision": enum("approve", "deny"), "by": str()}, "decision"),
+	"Retry":        obj(map[string]any{"by": str()}),
+	"ScheduleList": obj(map[string]any{"schedules": list("Object")}, "schedules"),
+	"ScheduleRun":  ref("Object"),
+}
+
+func str() map[string]any      { return map[string]any{"type": "string"} }
+func integer() map[string]any  { return map[string]any{"type": "integer"} }
+func boolean() map[string]any  { return map[string]any{"type": "boolean"} }
+func datetime() map[string]any { return map[string]any{"type": "string", "format": "date-time"} }
+func ref(name string) map[string]any {
+	return map[string]any{"$ref": "#/components/schemas/" + name}
+}
+func list(item string) map[string]any { return map[string]any{"type": "array", "items": ref(item)} }
+func enum(values ...string) map[string]any {
+	return map[string]any{"type": "string", "enum": values}
+}
+func obj(props map[string]any, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+var pathParam = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// openAPIDocument builds the OpenAPI 3.1 document of /v1.
+func openAPIDocument() map[string]any {
+	paths := map[string]map[string]any{}
+	errResp := map[string]any{"description": "the error envelope", "content": map[string]any{"application/json": map[string]any{"schema": ref("Error")}}}
+	for _, d := range apiDocs {
+		method, path, _ := strings.Cut(d.pattern, " ")
+		op := map[string]any{"summary": d.summary, "operationId": operationID(method, path)}
+		var params []any
+		for _, m := range pathParam.FindAllStringSubmatch(path, -1) {
+			params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": str()})
+		}
+		for _, q := range d.query {
+			params = append(params, map[string]any{"name": q, "in": "query", "schema": str()})
+		}
+		if len(params) > 0 {
+			op["parameters"] = params
+		}
+		if d.request != "" {
+			op["requestBody"] = map[string]any{"required": true, "content": map[string]any{"application/json": map[string]any{"schema": ref(d.request)}}}
+		}
+		status := d.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		ok := map[string]any{"description": http.StatusText(status)}
+		if d.response != "" {
+			ok["content"] = map[string]any{"application/json": map[string]any{"schema": ref(d.response)}}
+		}
+		op["responses"] = map[string]any{strconv.Itoa(status): ok, "default": errResp}
+		if paths[path] == nil {
+			paths[path] = map[string]any{}
+		}
+		paths[path][strings.ToLower(method)] = op
+	}
+	return map[string]any{
+		"openapi": "3.1.0",
+		"info": map[string]any{
+			"title":   "brain API",
+			"version": "1",
+			"description": "Sessions, events, approvals and schedules of a brain daemon. Every answer carries X-Request-ID; " +
+				"every failure is the error envelope. Bearer keys from api_keys are required unless brain listens on loopback with none.",
+		},
+		"servers":    []any{map[string]any{"url": "/"}},
+		"security":   []any{map[string]any{"bearer": []any{}}},
+		"paths":      paths,
+		"components": map[string]any{"schemas": apiSchemas, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+	}
+}
+
+// operationID is e.g. post_v1_sessions_id_events.
+func operationID(method, path string) string {
+	return strings.ToLower(method) + strings.NewReplacer("/", "_", "{", "", "}", "", ".", "_").Replace(path)
+}
+
+func (a *Server) openAPI(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, openAPIDocument())
+}
