@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +18,25 @@ import (
 // this process, on the configured database. It ends at EOF, /quit or when
 // ctx is cancelled.
 func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user string, in io.Reader, out io.Writer) error {
+	return ChatWith(ctx, cfg, opts, ChatOptions{Agent: agent, User: user, In: in, Out: out})
+}
+
+// ChatOptions are the terminal conversation's settings.
+type ChatOptions struct {
+	Agent string // default: the config's first
+	User  string // who talks
+	// SessionID continues that session instead of starting one.
+	SessionID string
+	In        io.Reader
+	Out       io.Writer
+	// Interrupts delivers Ctrl-C: at the prompt it ends the chat (nil
+	// error); during a turn it cancels the turn and the chat goes on.
+	Interrupts <-chan struct{}
+}
+
+// ChatWith is Chat with every option.
+func ChatWith(ctx context.Context, cfg *config.Config, opts Options, c ChatOptions) error {
+	user, out, interrupts := c.User, c.Out, c.Interrupts
 	app, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
@@ -32,30 +50,41 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 	if err := eng.Start(ctx); err != nil {
 		return err
 	}
-	if agent == "" {
-		agent = cfg.Agents[0].Name
-	}
-	s, _, err := eng.CreateSession(ctx, engine.NewSession{
-		Agent: agent, Origin: engine.OriginConsole, Interactive: true, StartedBy: user,
-	})
+	s, err := chatSession(ctx, eng, cfg, c)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "brain chat with agent %q (session %s)\nType a message. Commands: /resume, /quit. Questions take a number or text; approvals take y or n.\n", agent, s.ID)
+	agent := s.Agent
+	fmt.Fprintf(out, "brain chat with agent %q (session %s)\nType a message. Commands: /resume, /quit. Questions take a number or text; approvals take y or n. Ctrl-C stops a turn, or quits at the prompt.\n", agent, s.ID)
+	if c.SessionID != "" {
+		fmt.Fprintf(out, "continuing session %s (%s, %d events)\n", s.ID, s.Status, s.LastSeq)
+	}
 	p := console.Printer{W: out}
 	after := s.LastSeq
-	lines := bufio.NewScanner(in)
-	lines.Buffer(make([]byte, 64<<10), engine.MaxInputChars*4)
+	lines := newChatInput(c.In)
 	for {
 		fmt.Fprint(out, "\n> ")
-		if !lines.Scan() {
+		line, res, err := lines.next(ctx, interrupts)
+		switch res {
+		case readInterrupt:
 			fmt.Fprintln(out)
-			return lines.Err()
+			return nil
+		case readEOF:
+			fmt.Fprintln(out)
+			return err
 		}
-		text := strings.TrimSpace(lines.Text())
-		switch text {
-		case "":
+		text := strings.TrimSpace(line)
+		command := text
+		if rest, ok := strings.CutPrefix(text, "//"); ok {
+			text, command = "/"+rest, "" // "//x" sends "/x" as text
+		} else if strings.HasPrefix(text, "/") && !chatCommands[text] {
+			fmt.Fprintf(out, "! unknown command %s (commands: /resume, /quit; type //... to send text that starts with /)\n", text)
 			continue
+		}
+		if text == "" {
+			continue
+		}
+		switch command {
 		case "/quit", "/exit":
 			return nil
 		case "/resume":
@@ -69,7 +98,7 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 			default:
 				fmt.Fprintf(out, "resumed; running %d unanswered message(s) again\n", len(r.Retried))
 				last := r.Retried[len(r.Retried)-1].Seq
-				if after, err = follow(ctx, eng, s.ID, after, last, p); err != nil {
+				if after, err = follow(ctx, eng, s.ID, after, last, p, interrupts); err != nil {
 					return err
 				}
 			}
@@ -78,7 +107,11 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 		in := engine.Input{Text: text, Author: user}
 		if cur, err := eng.Session(ctx, s.ID); err == nil {
 			if q := cur.OpenQuestion(); q != nil {
-				if n, err := strconv.Atoi(text); err == nil && n >= 1 && n <= len(q.Options) {
+				if n, err := strconv.Atoi(text); err == nil && len(q.Options) > 0 {
+					if n < 1 || n > len(q.Options) {
+						fmt.Fprintf(out, "! choose 1..%d, or type an answer\n", len(q.Options))
+						continue
+					}
 					o := q.Options[n-1]
 					in = engine.Input{Text: o.Label, Author: user, Answer: &engine.Answer{QuestionID: q.ID, Value: o.Value}}
 				}
@@ -92,10 +125,10 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 			}
 			return err
 		}
-		if after, err = follow(ctx, eng, s.ID, after, ev.Seq, p); err != nil {
+		if after, err = follow(ctx, eng, s.ID, after, ev.Seq, p, interrupts); err != nil {
 			return err
 		}
-		if after, err = decideApprovals(ctx, eng, s.ID, user, after, lines, out, p); err != nil {
+		if after, err = decideApprovals(ctx, eng, s.ID, user, after, lines, interrupts, out, p); err != nil {
 			return err
 		}
 	}
@@ -103,7 +136,7 @@ func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user str
 
 // decideApprovals asks y/n for each pending approval of the session and
 // prints what came of the decisions.
-func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *bufio.Scanner, out io.Writer, p console.Printer) (int64, error) {
+func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *chatInput, interrupts <-chan struct{}, out io.Writer, p console.Printer) (int64, error) {
 	pending, err := eng.Approvals(ctx, engine.ApprovalFilter{SessionID: id, Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
 	if err != nil {
 		return after, err
@@ -111,10 +144,15 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 	for i := len(pending) - 1; i >= 0; i-- { // oldest first
 		a := pending[i]
 		fmt.Fprintf(out, "\nApprove %q (%s)? [y/n] ", a.Card.Title, a.ID)
-		if !lines.Scan() {
-			return after, lines.Err()
+		line, res, err := lines.next(ctx, interrupts)
+		switch res {
+		case readInterrupt:
+			fmt.Fprintln(out, "\nleft pending")
+			return after, nil
+		case readEOF:
+			return after, err
 		}
-		answer := strings.ToLower(strings.TrimSpace(lines.Text()))
+		answer := strings.ToLower(strings.TrimSpace(line))
 		approve := answer == "y" || answer == "yes"
 		if !approve && answer != "n" && answer != "no" {
 			fmt.Fprintln(out, "left pending (answer y or n to decide)")
@@ -154,8 +192,9 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 }
 
 // follow prints the session's events until the turn that takes input seq
-// has ended.
-func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p console.Printer) (int64, error) {
+// has ended. Ctrl-C (interrupts) cancels the turn; following goes on until
+// it has ended.
+func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p console.Printer, interrupts <-chan struct{}) (int64, error) {
 	for {
 		changed := eng.Changed(id)
 		evs, err := eng.Events(ctx, id, after, 0)
@@ -175,8 +214,38 @@ func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64
 		}
 		select {
 		case <-changed:
+		case <-interrupts:
+			fmt.Fprintln(p.W, "\n^C: stopping the turn (Ctrl-C at the prompt quits)")
+			if _, err := eng.Cancel(ctx, id); err != nil {
+				fmt.Fprintf(p.W, "! %v\n", err)
+			}
 		case <-ctx.Done():
 			return after, ctx.Err()
 		}
 	}
+}
+
+// chatCommands are the /commands the chat knows.
+var chatCommands = map[string]bool{"/resume": true, "/quit": true, "/exit": true}
+
+// chatSession starts the chat's session, or finds the one to continue.
+func chatSession(ctx context.Context, eng *engine.Engine, cfg *config.Config, c ChatOptions) (engine.Session, error) {
+	if c.SessionID == "" {
+		agent := c.Agent
+		if agent == "" {
+			agent = cfg.Agents[0].Name
+		}
+		s, _, err := eng.CreateSession(ctx, engine.NewSession{
+			Agent: agent, Origin: engine.OriginConsole, Interactive: true, StartedBy: c.User,
+		})
+		return s, err
+	}
+	s, err := eng.Session(ctx, c.SessionID)
+	if err != nil {
+		return engine.Session{}, fmt.Errorf("continue session %s: %w", c.SessionID, err)
+	}
+	if c.Agent != "" && c.Agent != s.Agent {
+		return engine.Session{}, fmt.Errorf("session %s talks to agent %q, not %q", s.ID, s.Agent, c.Agent)
+	}
+	return s, nil
 }

@@ -24,7 +24,8 @@ const usage = `brain: durable LLM agent sessions for Slack threads, Linear issue
 
 Usage:
   brain serve --config FILE              run the daemon (API, channels, schedules)
-  brain chat --config FILE [--agent A]   talk to an agent in this terminal
+  brain chat --config FILE [--agent A] [--session ID]
+                                         talk to an agent in this terminal (Ctrl-C stops a turn)
   brain sessions list --config FILE      list sessions, newest first
   brain sessions show --config FILE ID   show a session and its events
   brain sessions send|resume|cancel ID   act on a session (via the running daemon)
@@ -40,7 +41,11 @@ Run "brain COMMAND --help" for a command's flags.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopOn := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if len(os.Args) > 1 && os.Args[1] == "chat" {
+		stopOn = []os.Signal{syscall.SIGTERM} // chat handles Ctrl-C itself
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), stopOn...)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -117,8 +122,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 }
 
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	fs, config := newFlags("chat", "brain chat --config FILE [--agent NAME]", stderr)
+	fs, config := newFlags("chat", "brain chat --config FILE [--agent NAME] [--session ID]", stderr)
 	agent := fs.String("agent", "", "agent to talk to (default: the first in the config)")
+	session := fs.String("session", "", "continue this session instead of starting one")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -132,7 +138,25 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if u, err := user.Current(); err == nil {
 		name = u.Username
 	}
-	return bot.Chat(ctx, cfg, bot.Options{Stderr: stderr}, *agent, name, stdin, stdout)
+	// Ctrl-C stops the running turn, or ends the chat at the prompt.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer func() {
+		signal.Stop(sigs)
+		close(sigs) // nothing sends after Stop
+	}()
+	interrupts := make(chan struct{}, 1)
+	go func() {
+		for range sigs {
+			select {
+			case interrupts <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return bot.ChatWith(ctx, cfg, bot.Options{Stderr: stderr}, bot.ChatOptions{
+		Agent: *agent, User: name, SessionID: *session, In: stdin, Out: stdout, Interrupts: interrupts,
+	})
 }
 
 func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
