@@ -177,3 +177,21 @@ type sessionsEngine struct {
 func (e *sessionsEngine) Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error) {
 	return e.SessionsFunc(ctx, f)
 }
+
+func TestServer_TypeErrorsNameNoGoType(t *testing.T) {
+	s := newServer(t, &fakeEngine{}, &fakeSchedules{})
+	for body, want := range map[string]string{
+		`{"type":"user.message","text":"hi","answer":"yes"}`: `field "answer" must be an object`,
+		`{"type":"user.message","text":7}`:                   `field "text" must be a string`,
+	} {
+		w := s.do("POST", "/v1/sessions/ses_1/events", body)
+		env := envelope(t, w)
+		if w.Code != http.StatusBadRequest || env.Error.Message != want {
+			t.Errorf("%s: %d %q, want %q", body, w.Code, env.Error.Message, want)
+		}
+	}
+	w := s.do("POST", "/v1/sessions", `{"interactive":"yes"}`)
+	if env := envelope(t, w); env.Error.Message != `field "interactive" must be true or false` {
+		t.Errorf("interactive: %q", env.Error.Message)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"brain/engine"
@@ -76,7 +77,7 @@ func decodeJSON(body []byte, dst any) error {
 		case errors.As(err, &syn):
 			return engine.Errorf(engine.CodeInvalid, "body is not valid JSON at byte %d", syn.Offset)
 		case errors.As(err, &typ):
-			return engine.Errorf(engine.CodeInvalid, "field %q must be %s", typ.Field, typ.Type)
+			return engine.Errorf(engine.CodeInvalid, "field %q must be %s", typ.Field, jsonKind(typ.Type))
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
 			return engine.Errorf(engine.CodeInvalid, "unknown field %s", strings.TrimPrefix(err.Error(), "json: unknown field "))
 		default:
@@ -128,3 +129,25 @@ type discardWriter struct {
 func (d *discardWriter) Header() http.Header         { return d.header }
 func (d *discardWriter) Write(b []byte) (int, error) { return len(b), nil }
 func (d *discardWriter) WriteHeader(code int)        { d.status = code }
+
+// jsonKind names what a Go type is written as in JSON, so an error never
+// names a Go type ("must be an object", not "must be engine.Answer").
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a JSON value of another type"
+}

@@ -25,7 +25,8 @@ func schedules(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	switch args[0] {
 	case "list":
-		fs, config := newFlags("schedules list", "brain schedules list --config FILE", stderr)
+		fs, config := newFlags("schedules list", "brain schedules list --config FILE [--json]", stderr)
+		asJSON := fs.Bool("json", false, "print JSON")
 		if err := parseFlags(fs, args[1:]); err != nil {
 			return err
 		}
@@ -41,6 +42,9 @@ func schedules(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		list, err := ins.Schedules(ctx, cfg, time.Now())
 		if err != nil {
 			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, list)
 		}
 		return printSchedules(stdout, list)
 	case "run":

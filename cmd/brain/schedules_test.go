@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -91,6 +92,11 @@ func TestSchedules_ListAndRun(t *testing.T) {
 	}
 	if !regexp.MustCompile(`^paused\s+0 12 \* \* \*\s+UTC\s+disabled\s+never$`).MatchString(lines[2]) {
 		t.Fatalf("paused line: %q", lines[2])
+	}
+	jsonOut, err := runCLI(t, "schedules", "list", "--json", "--config", configPath)
+	var listed []map[string]any
+	if err != nil || json.Unmarshal([]byte(jsonOut), &listed) != nil || len(listed) != 2 {
+		t.Fatalf("list --json: %v\n%s", err, jsonOut)
 	}
 	if _, err := runCLI(t, "schedules", "run", "--config", configPath, "digest"); err == nil || !strings.Contains(err.Error(), "is `brain serve` running") {
 		t.Fatalf("run with the daemon down: %v", err)
