@@ -50,7 +50,7 @@ func TestDecodeJSON(t *testing.T) {
 		{"ok with space", " {\"name\":\"a\"}\n", ""},
 		{"empty", "  ", "request body is empty; send a JSON object"},
 		{"syntax", `{"name":`, "body is not valid JSON"},
-		{"type", `{"count":"x"}`, `field "count" must be int`},
+		{"type", `{"count":"x"}`, `field "count" must be a number`},
 		{"unknown", `{"bogus":1}`, `unknown field "bogus"`},
 		{"trailing object", `{} {}`, "body has data after the JSON object"},
 		{"stray delimiter", `{}}`, "body has data after the JSON object"},
