@@ -13,6 +13,7 @@ package durable
 
 import (
 	"context"
+	"fmt"
 
 	"brain/engine"
 )
@@ -24,4 +25,10 @@ type Threads interface {
 	// SessionByThread returns the session bound to threadKey, or an error
 	// matching engine.ErrNotFound (also for an empty key).
 	SessionByThread(ctx context.Context, threadKey string) (engine.Session, error)
+}
+
+// invariant is an error matching engine.ErrInvariant, as the stores return
+// for a record that breaks the contract.
+func invariant(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", engine.ErrInvariant, fmt.Sprintf(format, args...))
 }

@@ -34,6 +34,23 @@ type LinearToken struct {
 	UpdatedAt time.Time
 }
 
+var linearStatuses = map[string]bool{LinearConnected: true, LinearRevoked: true}
+
+// Validate reports a grant LinearTokens.SaveLinearToken must refuse, with
+// an error matching engine.ErrInvariant: it needs an organization id, a
+// known status (empty is LinearConnected) and an updated time.
+func (t LinearToken) Validate() error {
+	switch {
+	case t.OrganizationID == "":
+		return invariant("save linear token: empty organization id")
+	case t.Status != "" && !linearStatuses[t.Status]:
+		return invariant("save linear token %s: unknown status %q", t.OrganizationID, t.Status)
+	case t.UpdatedAt.IsZero():
+		return invariant("save linear token %s: zero updated time", t.OrganizationID)
+	}
+	return nil
+}
+
 // LinearTokens keeps the OAuth grants of the Linear workspaces that
 // installed the app, the single-use states of install flows in progress,
 // and which workspace each Linear agent session belongs to. A missing

@@ -35,6 +35,41 @@ type ScheduleRun struct {
 	UpdatedAt time.Time
 }
 
+var (
+	runStatuses = map[string]bool{RunRunning: true, RunCompleted: true, RunFailed: true, RunInterrupted: true, RunSkipped: true}
+	runTriggers = map[string]bool{TriggerCron: true, TriggerManual: true}
+)
+
+// Validate reports a run a store must refuse to write, with an error
+// matching engine.ErrInvariant: it needs a schedule, a fire time, a known
+// status and an updated time. op (the store's operation) prefixes the
+// message.
+func (r ScheduleRun) Validate(op string) error {
+	switch {
+	case r.Schedule == "":
+		return invariant("%s: empty schedule", op)
+	case r.FireTime.IsZero():
+		return invariant("%s %s: zero fire time", op, r.Schedule)
+	case !runStatuses[r.Status]:
+		return invariant("%s %s: unknown status %q", op, r.Schedule, r.Status)
+	case r.UpdatedAt.IsZero():
+		return invariant("%s %s: zero updated time", op, r.Schedule)
+	}
+	return nil
+}
+
+// ValidateClaim is Validate for Runs.ClaimRun, which also stores the
+// trigger: it must be known, or empty (TriggerCron).
+func (r ScheduleRun) ValidateClaim() error {
+	if err := r.Validate("claim run"); err != nil {
+		return err
+	}
+	if r.Trigger != "" && !runTriggers[r.Trigger] {
+		return invariant("claim run %s: unknown trigger %q", r.Schedule, r.Trigger)
+	}
+	return nil
+}
+
 // Runs records schedule runs. A run needs a schedule, a fire time, a known
 // status and an updated time; anything else is engine.ErrInvalid.
 type Runs interface {

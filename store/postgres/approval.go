@@ -53,14 +53,11 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 // decision single-use. An error from c.Update is returned as is and nothing
 // is written.
 func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
-	if c.ID == "" {
-		return engine.Approval{}, nil, invariant("commit approval: empty id")
+	if err := c.Validate(); err != nil {
+		return engine.Approval{}, nil, err
 	}
 	op := "commit approval " + c.ID
-	if c.Now.IsZero() {
-		return engine.Approval{}, nil, invariant("%s: Now is zero", op)
-	}
-	if err := validateEvents(op, c.Events); err != nil {
+	if err := eventsText(op, c.Events); err != nil {
 		return engine.Approval{}, nil, err
 	}
 	var (
@@ -103,7 +100,10 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 		next.Error = upd.Error
 		next.Attempts = upd.Attempts
 	}
-	if err := validJSON("commit approval "+c.ID+": output", next.Output); err != nil {
+	if err := c.ValidateOutput(next.Output); err != nil {
+		return engine.Approval{}, nil, err
+	}
+	if err := validText("commit approval "+c.ID+": output", next.Output); err != nil {
 		return engine.Approval{}, nil, err
 	}
 	now := c.Now.UTC()
@@ -153,18 +153,6 @@ func appendToSession(ctx context.Context, tx pgx.Tx, sessionID string, now time.
 		return nil, fmt.Errorf("update session %s: %w", sessionID, err)
 	}
 	return out, nil
-}
-
-// validateApproval rejects, before any I/O, an approval the store could not
-// read back or the engine could not apply.
-func validateApproval(op string, a engine.Approval) error {
-	if a.ID == "" {
-		return invariant("%s: new approval has no id", op)
-	}
-	if err := validJSON(op+": approval "+a.ID+": input", a.Input); err != nil {
-		return err
-	}
-	return validJSON(op+": approval "+a.ID+": output", a.Output)
 }
 
 // insertApproval inserts a for Commit.NewApproval: it belongs to sessionID

@@ -31,7 +31,10 @@ func (e updateError) Error() string { return e.err.Error() }
 // event, the current session and Duplicate=true. An error from c.Update is
 // returned as is.
 func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResult, error) {
-	if err := validateCommit(c); err != nil {
+	if err := c.Validate(); err != nil {
+		return engine.CommitResult{}, err
+	}
+	if err := commitText(c); err != nil {
 		return engine.CommitResult{}, err
 	}
 	var res engine.CommitResult
@@ -50,54 +53,41 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 	return res, nil
 }
 
-// validateCommit rejects, before any I/O, commits that would store
-// something the engine cannot read back: an event without id or with data
-// that is not JSON would break every later read of the log.
-func validateCommit(c engine.Commit) error {
-	if c.SessionID == "" {
-		return invariant("commit: empty session id")
-	}
-	if c.Now.IsZero() {
-		return invariant("commit session %s: Now is zero", c.SessionID)
-	}
+// commitText refuses, before any I/O, what c.Validate accepts but a
+// PostgreSQL text column cannot keep: json.Valid does not check UTF-8
+// inside strings, text does.
+func commitText(c engine.Commit) error {
 	op := "commit session " + c.SessionID
-	if err := validateEvents(op, c.Events); err != nil {
+	if err := eventsText(op, c.Events); err != nil {
 		return err
 	}
 	if c.Result != nil {
-		if err := validJSON(op+": result data", c.Result.Data); err != nil {
+		if err := validText(op+": result data", c.Result.Data); err != nil {
 			return err
 		}
 	}
-	if c.NewApproval != nil {
-		return validateApproval(op, *c.NewApproval)
+	if a := c.NewApproval; a != nil {
+		if err := validText(op+": approval "+a.ID+": input", a.Input); err != nil {
+			return err
+		}
+		return validText(op+": approval "+a.ID+": output", a.Output)
 	}
 	return nil
 }
 
-// validateEvents checks what every appended event needs; op prefixes the
-// message.
-func validateEvents(op string, evs []engine.Event) error {
-	for i, ev := range evs {
-		if ev.ID == "" {
-			return invariant("%s: event %d has no id", op, i)
-		}
-		if err := validJSON(op+": event "+ev.ID+": data", ev.Data); err != nil {
+// eventsText is commitText for appended events; op prefixes the message.
+func eventsText(op string, evs []engine.Event) error {
+	for _, ev := range evs {
+		if err := validText(op+": event "+ev.ID+": data", ev.Data); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// validJSON accepts an absent value or a JSON document PostgreSQL can keep
-// as text: json.Valid does not check UTF-8 inside strings, text does.
-func validJSON(what string, b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if !json.Valid(b) {
-		return invariant("%s is not valid JSON", what)
-	}
+// validText accepts b if PostgreSQL can keep it as text; what names it in
+// the message.
+func validText(what string, b []byte) error {
 	if !utf8.Valid(b) {
 		return invariant("%s is not valid UTF-8", what)
 	}

@@ -13,8 +13,6 @@ import (
 
 var _ durable.LinearTokens = (*Store)(nil)
 
-var linearStatuses = map[string]bool{durable.LinearConnected: true, durable.LinearRevoked: true}
-
 const linearTokenColumns = `organization_id, organization_name, url_key, app_user_id, access_token,
 	refresh_token, expires_at, scope, status, problem, updated_at`
 
@@ -24,13 +22,8 @@ func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) er
 	if tok.Status == "" {
 		tok.Status = durable.LinearConnected
 	}
-	switch {
-	case tok.OrganizationID == "":
-		return invariant("save linear token: empty organization id")
-	case !linearStatuses[tok.Status]:
-		return invariant("save linear token %s: unknown status %q", tok.OrganizationID, tok.Status)
-	case tok.UpdatedAt.IsZero():
-		return invariant("save linear token %s: zero updated time", tok.OrganizationID)
+	if err := tok.Validate(); err != nil {
+		return err
 	}
 	_, err := s.pool.Exec(ctx,
 		`INSERT INTO linear_tokens (`+linearTokenColumns+`, refresh_until)

@@ -13,25 +13,6 @@ import (
 
 const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, created_at, updated_at`
 
-var (
-	runStatuses = map[string]bool{durable.RunRunning: true, durable.RunCompleted: true, durable.RunFailed: true, durable.RunInterrupted: true, durable.RunSkipped: true}
-	runTriggers = map[string]bool{durable.TriggerCron: true, durable.TriggerManual: true}
-)
-
-func validateRun(op string, r durable.ScheduleRun) error {
-	switch {
-	case r.Schedule == "":
-		return invariant("%s: empty schedule", op)
-	case r.FireTime.IsZero():
-		return invariant("%s %s: zero fire time", op, r.Schedule)
-	case !runStatuses[r.Status]:
-		return invariant("%s %s: unknown status %q", op, r.Schedule, r.Status)
-	case r.UpdatedAt.IsZero():
-		return invariant("%s %s: zero updated time", op, r.Schedule)
-	}
-	return nil
-}
-
 // ClaimRun records run unless a run with the same schedule and fire time
 // exists; claimed tells which. The insert is one statement on the primary
 // key, so of two processes claiming the same fire time exactly one wins
@@ -44,11 +25,8 @@ func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, er
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = run.UpdatedAt
 	}
-	if err := validateRun("claim run", run); err != nil {
+	if err := run.ValidateClaim(); err != nil {
 		return false, err
-	}
-	if !runTriggers[run.Trigger] {
-		return false, invariant("claim run %s: unknown trigger %q", run.Schedule, run.Trigger)
 	}
 	tag, err := s.pool.Exec(ctx, `INSERT INTO schedule_runs (`+runColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (schedule, fire_time) DO NOTHING`,
@@ -92,7 +70,7 @@ func (s *Store) FinishRun(ctx context.Context, run durable.ScheduleRun) (finishe
 }
 
 func (s *Store) updateRun(ctx context.Context, op string, run durable.ScheduleRun, from string) (int64, error) {
-	if err := validateRun(op, run); err != nil {
+	if err := run.Validate(op); err != nil {
 		return 0, err
 	}
 	q := `UPDATE schedule_runs SET session_id = $1, status = $2, outcome = $3, updated_at = $4

@@ -30,8 +30,8 @@ const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, 
 // ends, then finds the key taken and returns this session. The session row
 // is inserted the same way against the thread key.
 func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
-	if sess.ID == "" {
-		return engine.Session{}, false, invariant("create session: empty id")
+	if err := sess.ValidateNew(); err != nil {
+		return engine.Session{}, false, err
 	}
 	sess.LastSeq = 0
 	if sess.UpdatedAt.IsZero() {

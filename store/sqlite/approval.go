@@ -57,16 +57,10 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 // exactly one sees the old status. An error from c.Update is returned as is
 // and nothing is written.
 func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
-	if c.ID == "" {
-		return engine.Approval{}, nil, invariant("commit approval: empty id")
-	}
-	op := "commit approval " + c.ID
-	if c.Now.IsZero() {
-		return engine.Approval{}, nil, invariant("%s: Now is zero", op)
-	}
-	if err := validateEvents(op, c.Events); err != nil {
+	if err := c.Validate(); err != nil {
 		return engine.Approval{}, nil, err
 	}
+	op := "commit approval " + c.ID
 	var (
 		out    engine.Approval
 		events []engine.Event
@@ -111,8 +105,8 @@ func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) 
 		next.Error = upd.Error
 		next.Attempts = upd.Attempts
 	}
-	if len(next.Output) > 0 && !json.Valid(next.Output) {
-		return engine.Approval{}, nil, invariant("commit approval %s: output is not valid JSON", c.ID)
+	if err := c.ValidateOutput(next.Output); err != nil {
+		return engine.Approval{}, nil, err
 	}
 	now := c.Now.UTC()
 	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decision_id = ?, decided_by = ?,
@@ -159,21 +153,6 @@ func appendToSession(ctx context.Context, tx *sql.Tx, sessionID string, now time
 		return nil, fmt.Errorf("update session %s: %w", sessionID, err)
 	}
 	return out, nil
-}
-
-// validateApproval rejects, before any I/O, an approval the store could not
-// read back or the engine could not apply.
-func validateApproval(op string, a engine.Approval) error {
-	if a.ID == "" {
-		return invariant("%s: new approval has no id", op)
-	}
-	if len(a.Input) > 0 && !json.Valid(a.Input) {
-		return invariant("%s: approval %s: input is not valid JSON", op, a.ID)
-	}
-	if len(a.Output) > 0 && !json.Valid(a.Output) {
-		return invariant("%s: approval %s: output is not valid JSON", op, a.ID)
-	}
-	return nil
 }
 
 // insertApproval inserts a for Commit.NewApproval: it belongs to sessionID

@@ -26,7 +26,7 @@ func (e updateError) Error() string { return e.err.Error() }
 // current session and Duplicate=true. An error from c.Update is returned
 // as is.
 func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResult, error) {
-	if err := validateCommit(c); err != nil {
+	if err := c.Validate(); err != nil {
 		return engine.CommitResult{}, err
 	}
 	var res engine.CommitResult
@@ -47,43 +47,6 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 		return engine.CommitResult{}, fmt.Errorf("commit session %s: %w", c.SessionID, err)
 	}
 	return res, nil
-}
-
-// validateCommit rejects, before any I/O, commits that would store
-// something the engine cannot read back: an event without id or with data
-// that is not JSON would break every later read of the log.
-func validateCommit(c engine.Commit) error {
-	if c.SessionID == "" {
-		return invariant("commit: empty session id")
-	}
-	if c.Now.IsZero() {
-		return invariant("commit session %s: Now is zero", c.SessionID)
-	}
-	op := "commit session " + c.SessionID
-	if err := validateEvents(op, c.Events); err != nil {
-		return err
-	}
-	if c.Result != nil && len(c.Result.Data) > 0 && !json.Valid(c.Result.Data) {
-		return invariant("%s: result data is not valid JSON", op)
-	}
-	if c.NewApproval != nil {
-		return validateApproval(op, *c.NewApproval)
-	}
-	return nil
-}
-
-// validateEvents checks what every appended event needs; op prefixes the
-// message.
-func validateEvents(op string, evs []engine.Event) error {
-	for i, ev := range evs {
-		if ev.ID == "" {
-			return invariant("%s: event %d has no id", op, i)
-		}
-		if len(ev.Data) > 0 && !json.Valid(ev.Data) {
-			return invariant("%s: event %s: data is not valid JSON", op, ev.ID)
-		}
-	}
-	return nil
 }
 
 func commitTx(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.CommitResult, error) {

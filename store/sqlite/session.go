@@ -26,8 +26,8 @@ const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, 
 // Lookups and the insert share one immediate transaction, so concurrent
 // calls with the same key serialize and exactly one inserts.
 func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
-	if sess.ID == "" {
-		return engine.Session{}, false, invariant("create session: empty id")
+	if err := sess.ValidateNew(); err != nil {
+		return engine.Session{}, false, err
 	}
 	sess.LastSeq = 0
 	if sess.UpdatedAt.IsZero() {

@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// The checks below are the Store contract every implementation enforces
+// before any I/O, kept here so stores share one wording of it. Each error
+// matches ErrInvariant: a caller that breaks the contract has a bug. A store
+// may refuse more (what its dialect cannot keep), never less.
+
+// ValidateNew reports a session Store.CreateSession must refuse.
+func (s Session) ValidateNew() error {
+	if s.ID == "" {
+		return invariant("create session: empty id")
+	}
+	return nil
+}
+
+// Validate reports a commit Store.Commit must refuse: one that would store
+// something the engine cannot read back (an event without id, or with data
+// that is not JSON, would break every later read of the log).
+func (c Commit) Validate() error {
+	if c.SessionID == "" {
+		return invariant("commit: empty session id")
+	}
+	if c.Now.IsZero() {
+		return invariant("commit session %s: Now is zero", c.SessionID)
+	}
+	op := "commit session " + c.SessionID
+	if err := validateEvents(op, c.Events); err != nil {
+		return err
+	}
+	if c.Result != nil {
+		if err := validJSON(op+": result data", c.Result.Data); err != nil {
+			return err
+		}
+	}
+	if c.NewApproval != nil {
+		return validateNewApproval(op, *c.NewApproval)
+	}
+	return nil
+}
+
+// Validate reports an approval commit Store.CommitApproval must refuse
+// before it reads the approval; ValidateOutput checks what Update left.
+func (c ApprovalCommit) Validate() error {
+	if c.ID == "" {
+		return invariant("commit approval: empty id")
+	}
+	op := "commit approval " + c.ID
+	if c.Now.IsZero() {
+		return invariant("%s: Now is zero", op)
+	}
+	return validateEvents(op, c.Events)
+}
+
+// ValidateOutput reports an approval output, as c.Update left it, that
+// Store.CommitApproval must refuse to write.
+func (c ApprovalCommit) ValidateOutput(output json.RawMessage) error {
+	return validJSON("commit approval "+c.ID+": output", output)
+}
+
+// validateNewApproval checks Commit.NewApproval: the store could not read
+// back, or the engine could not apply, an approval without id or with
+// input or output that is not JSON. op prefixes the message.
+func validateNewApproval(op string, a Approval) error {
+	if a.ID == "" {
+		return invariant("%s: new approval has no id", op)
+	}
+	if err := validJSON(op+": approval "+a.ID+": input", a.Input); err != nil {
+		return err
+	}
+	return validJSON(op+": approval "+a.ID+": output", a.Output)
+}
+
+// validateEvents checks what every appended event needs; op prefixes the
+// message.
+func validateEvents(op string, evs []Event) error {
+	for i, ev := range evs {
+		if ev.ID == "" {
+			return invariant("%s: event %d has no id", op, i)
+		}
+		if err := validJSON(op+": event "+ev.ID+": data", ev.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validJSON accepts an absent value or a JSON document; what names it in
+// the message.
+func validJSON(what string, b []byte) error {
+	if len(b) > 0 && !json.Valid(b) {
+		return invariant("%s is not valid JSON", what)
+	}
+	return nil
+}
+
+func invariant(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, args...))
+}
