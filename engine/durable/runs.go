@@ -71,7 +71,7 @@ func (r ScheduleRun) ValidateClaim() error {
 }
 
 // Runs records schedule runs. A run needs a schedule, a fire time, a known
-// status and an updated time; anything else is engine.ErrInvalid.
+// status and an updated time; anything else is engine.ErrInvariant.
 type Runs interface {
 	// ClaimRun records run unless a run with the same schedule and fire
 	// time exists; claimed tells which. Of two processes claiming the same
