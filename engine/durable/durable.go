@@ -6,7 +6,8 @@
 //
 // It is a leaf: it imports the standard library and engine, nothing else of
 // the project. Implementations translate their own errors as engine does: a
-// missing record is engine.ErrNotFound, a record that breaks the contract engine.ErrInvariant.
+// missing record is engine.ErrNotFound, a record that breaks the contract
+// engine.ErrInvariant.
 // Every method is safe for concurrent use, including by several processes
 // sharing one database.
 package durable
