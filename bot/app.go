@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"brain/bot/api"
 	"brain/bot/config"
 	"brain/bot/linearbridge"
@@ -42,6 +44,9 @@ type Options struct {
 	NewID func(prefix string) string
 	// Tools are Go-defined tools that agents may name in their tool lists.
 	Tools []tools.Definition
+	// SpanExporter, when set, receives every trace span as it ends,
+	// whatever the telemetry config says (tests).
+	SpanExporter sdktrace.SpanExporter
 }
 
 // App is a running brain: store, engine and HTTP server.
@@ -53,6 +58,8 @@ type App struct {
 	api    *api.Server
 	lock   *os.File
 	fakes  []*fakemodel.Server
+	// tracing is nil when traces are off.
+	tracing *tracing
 	// closers are closed after the services stop (sandboxes).
 	closers []io.Closer
 
@@ -79,6 +86,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	defer func() {
 		if err != nil {
+			_ = a.tracing.shutdown(context.Background())
 			a.closeResources()
 		}
 	}()
@@ -99,8 +107,19 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	reg := metrics.NewRegistry()
 	tel := newTelemetry(reg, a.log)
+	if a.tracing, err = newTracing(ctx, cfg, opts.SpanExporter); err != nil {
+		return nil, fmt.Errorf("telemetry: %w", err)
+	}
+	var observer engine.Observer = tel
+	if a.tracing != nil {
+		observer = observers{tel, a.tracing}
+	}
 	for name, m := range models {
-		models[name] = tel.observeModel(cfg.Models[name].Model, m)
+		mc := cfg.Models[name]
+		if a.tracing != nil {
+			m = a.tracing.traceModel(mc.Provider, mc.Model, m)
+		}
+		models[name] = tel.observeModel(mc.Model, m)
 	}
 	declared, err := httpTools(cfg)
 	if err != nil {
@@ -145,7 +164,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
-		Observer:          tel,
+		Observer:          observer,
 	})
 	if err != nil {
 		return nil, err
@@ -289,11 +308,29 @@ func (a *App) Shutdown(ctx context.Context) error {
 				errs = append(errs, err)
 			}
 		}
+		a.flushTraces(ctx)
 		errs = append(errs, a.closeResources())
 		a.stopErr = errors.Join(errs...)
 		a.log.Info("brain stopped")
 	})
 	return a.stopErr
+}
+
+// flushTraces exports the spans not yet sent within the grace, or, when
+// the grace is spent (the turns it cut short end last), a few seconds
+// more. A collector that is down does not fail Shutdown.
+func (a *App) flushTraces(ctx context.Context) {
+	if a.tracing == nil {
+		return
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+	}
+	if err := a.tracing.shutdown(ctx); err != nil {
+		a.log.Warn("flush traces", logErr, err)
+	}
 }
 
 func (a *App) closeResources() error {

@@ -18,6 +18,10 @@ type ModelRequest struct {
 	Tools    []ToolSpec
 	// MaxTokens caps the answer; zero means the adapter's configured value.
 	MaxTokens int
+	// SessionID and TurnID name the turn asking, for wrappers that
+	// observe model calls (tracing); adapters ignore them.
+	SessionID string
+	TurnID    string
 }
 
 // Role of a message.

@@ -145,9 +145,11 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 			return "", err
 		}
 		resp, err := t.agent.Model.Generate(ctx, ModelRequest{
-			System:   t.agent.Instructions,
-			Messages: t.messages,
-			Tools:    t.specs,
+			System:    t.agent.Instructions,
+			Messages:  t.messages,
+			Tools:     t.specs,
+			SessionID: t.session.ID,
+			TurnID:    t.id,
 		})
 		if err != nil {
 			if ctx.Err() != nil {

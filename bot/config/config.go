@@ -31,6 +31,7 @@ type Config struct {
 	Limits     LimitsConfig           `yaml:"limits"`
 	Log        LogConfig              `yaml:"log"`
 	Storage    StorageConfig          `yaml:"storage"`
+	Telemetry  TelemetryConfig        `yaml:"telemetry"`
 
 	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default
@@ -254,6 +255,16 @@ type LimitsConfig struct {
 type LogConfig struct {
 	Level  string `yaml:"level"`  // debug | info (default) | warn | error
 	Format string `yaml:"format"` // text (default) | json
+}
+
+// TelemetryConfig is the telemetry block: OpenTelemetry traces.
+type TelemetryConfig struct {
+	// OTLPEndpoint is the OTLP/HTTP traces URL, e.g.
+	// http://collector:4318/v1/traces; "" leaves it to the standard
+	// OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables, and tracing is off
+	// when none is set.
+	OTLPEndpoint string `yaml:"otlp_endpoint"`
+	ServiceName  string `yaml:"service_name"` // default brain
 }
 
 // StorageConfig is the storage block.

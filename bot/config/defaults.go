@@ -49,6 +49,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.DataDir, DefaultDataDir)
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "text")
+	setDefault(&c.Telemetry.ServiceName, "brain")
 	setDefault(&c.Storage.Synchronous, "full")
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))

@@ -30,6 +30,7 @@ func (c *Config) Validate() error {
 
 	c.validateListen(&p)
 	c.validatePublicURL(&p)
+	c.validateTelemetry(&p)
 	if c.DataDir == "" {
 		p.add("data_dir", "required")
 	}
@@ -96,6 +97,19 @@ func (c *Config) validatePublicURL(p *problems) {
 		p.add("public_url", "%q: use https (plain http only on a loopback host)", c.PublicURL)
 	default:
 		p.add("public_url", "%q is not an https URL", c.PublicURL)
+	}
+}
+
+// validateTelemetry wants the OTLP endpoint as an absolute http(s) URL.
+func (c *Config) validateTelemetry(p *problems) {
+	if e := c.Telemetry.OTLPEndpoint; e != "" {
+		u, err := url.Parse(e)
+		if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+			p.add("telemetry.otlp_endpoint", "%q is not an http(s) URL", e)
+		}
+	}
+	if c.Telemetry.ServiceName == "" {
+		p.add("telemetry.service_name", "must not be empty")
 	}
 }
 

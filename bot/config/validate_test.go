@@ -116,6 +116,8 @@ func TestValidate(t *testing.T) {
 		{"public_url plain http", func(c *Config) { c.PublicURL = "http://brain.example.com" }, "public_url: \"http://brain.example.com\": use https"},
 		{"public_url relative", func(c *Config) { c.PublicURL = "/brain" }, "public_url: \"/brain\" is not an absolute URL"},
 		{"public_url query", func(c *Config) { c.PublicURL = "https://b.example.com/?x=1" }, "want scheme, host and optional path only"},
+		{"telemetry endpoint not a URL", func(c *Config) { c.Telemetry.OTLPEndpoint = "collector:4318" }, "telemetry.otlp_endpoint: \"collector:4318\" is not an http(s) URL"},
+		{"telemetry endpoint grpc scheme", func(c *Config) { c.Telemetry.OTLPEndpoint = "grpc://c:4317" }, "telemetry.otlp_endpoint: \"grpc://c:4317\" is not an http(s) URL"},
 		{"public_url scheme", func(c *Config) { c.PublicURL = "ftp://b.example.com" }, "is not an https URL"},
 		{"approvals ttl", func(c *Config) { c.Approvals.TTL = Duration(-time.Hour) }, "approvals.ttl: must be a positive duration"},
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
