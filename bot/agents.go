@@ -34,10 +34,11 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 		case "anthropic", "fake":
 			base, key, modelName := mc.BaseURL, mc.APIKey, mc.Model
 			if mc.Provider == "fake" {
-				f := fakemodel.New(fakemodel.WithLogger(a.log))
-				a.fakes = append(a.fakes, f)
+				f, err := a.startFake(name, mc)
+				if err != nil {
+					return nil, err
+				}
 				base, key = f.URL(), "fake-model-test-double"
-				a.log.Warn("models."+name+" uses the fake model server (test double): it echoes input, it is not a language model", "url", f.URL())
 			} else if key == "" {
 				hint += " (e.g. export ANTHROPIC_API_KEY), or point the model at an OpenAI-compatible base_url"
 				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", "set", hint)
@@ -69,6 +70,30 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 		}
 	}
 	return out, nil
+}
+
+// startFake starts the fake model server (test double) of models.name:
+// on mc.Listen when set (the demo's http tools name its URL), following
+// the demo script when mc.Script is demo.
+func (a *App) startFake(name string, mc config.ModelConfig) (*fakemodel.Server, error) {
+	opts := []fakemodel.Option{fakemodel.WithLogger(a.log)}
+	does := "it echoes input"
+	if mc.Script == "demo" {
+		opts = append(opts, fakemodel.WithDemo())
+		does = "it follows the demo script"
+	}
+	var f *fakemodel.Server
+	if mc.Listen == "" {
+		f = fakemodel.New(opts...)
+	} else {
+		var err error
+		if f, err = fakemodel.Listen(mc.Listen, opts...); err != nil {
+			return nil, fmt.Errorf("models.%s.listen: %w", name, err)
+		}
+	}
+	a.fakes = append(a.fakes, f)
+	a.log.Warn("models."+name+" uses the fake model server (test double): "+does+", it is not a language model", "url", f.URL())
+	return f, nil
 }
 
 // buildAgents resolves each agent's model and tools by name. Entries naming

@@ -50,6 +50,10 @@ type ModelConfig struct {
 	MaxTokens  int      `yaml:"max_tokens"`  // default 4096
 	Timeout    Duration `yaml:"timeout"`     // default 10m
 	MaxRetries *int     `yaml:"max_retries"` // default 2; 0 = no retries
+	// Script and Listen are for provider fake only: echo (default) or demo,
+	// and the loopback host:port its server listens on (default a free port).
+	Script string `yaml:"script"`
+	Listen string `yaml:"listen"`
 }
 
 // AgentConfig is one entry of agents.

@@ -132,11 +132,38 @@ func (c *Config) validateModels(p *problems) {
 			p.add(key+".model", "required")
 		}
 		checkURL(p, key+".base_url", m.BaseURL, false)
+		validateFake(p, key, m)
 		atLeast(p, key+".max_tokens", int64(m.MaxTokens), 1, "")
 		atLeast(p, key+".timeout", int64(m.Timeout), 1, "a positive duration")
 		if m.MaxRetries != nil && *m.MaxRetries < 0 {
 			p.add(key+".max_retries", "must be >= 0")
 		}
+	}
+}
+
+// validateFake checks the keys only the fake model server (test double)
+// reads: they are refused on a real provider rather than ignored.
+func validateFake(p *problems, key string, m ModelConfig) {
+	if m.Provider != "fake" {
+		if m.Script != "" {
+			p.add(key+".script", "only for provider fake")
+		}
+		if m.Listen != "" {
+			p.add(key+".listen", "only for provider fake")
+		}
+		return
+	}
+	if m.Script != "" {
+		oneOf(p, key+".script", m.Script, "echo", "demo")
+	}
+	if m.Listen == "" {
+		return
+	}
+	host, port, err := net.SplitHostPort(m.Listen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		p.add(key+".listen", "want a loopback host:port, got %q", m.Listen)
+	} else if !isLoopbackHost(host) {
+		p.add(key+".listen", "%s is not a loopback address", m.Listen)
 	}
 }
 

@@ -85,6 +85,7 @@ func WithDefault(s Step) Option { return func(h *Handler) { h.def = s } }
 type Handler struct {
 	log   *slog.Logger
 	limit int
+	desk  *demoDesk // the demo endpoint; nil unless WithDemo
 
 	mu       sync.Mutex
 	script   []Step
@@ -290,6 +291,9 @@ func (h *Handler) resolve(ctx context.Context, s Step, req Request) (Step, bool)
 
 // ServeHTTP answers Anthropic and OpenAI requests from the script.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.desk != nil && h.desk.serve(w, r) {
+		return
+	}
 	var p provider
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/v1/messages"):
