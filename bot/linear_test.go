@@ -231,7 +231,17 @@ func TestLinear_RunAgainAfterAFailure(t *testing.T) {
 	la.event("prompted", sidA, meta.Options[0].Value, "")
 	la.waitActivity(sidA, "thought", "Running 1 unanswered message(s) again.")
 	la.waitActivity(sidA, "response", "ENG-1 is about checkout.")
-	if got, _ := la.app.engine.Session(context.Background(), s.ID); got.Status != engine.StatusIdle {
-		t.Fatalf("status %s", got.Status)
+	// The reply is delivered as soon as it is recorded; the turn's end
+	// follows it.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		got, _ := la.app.engine.Session(context.Background(), s.ID)
+		if got.Status == engine.StatusIdle {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %s, want idle after the retried turn", got.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
