@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -170,7 +169,7 @@ func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
 		approvers = agent.Approvers
 	}
 	if len(approvers) > 0 {
-		if slices.Contains(approvers, d.By) {
+		if e.isApprover(ctx, approvers, d.By) {
 			return nil
 		}
 		return Errorf(CodeForbidden, "%s may not decide this approval; the approvers are %s", d.By, strings.Join(approvers, ", "))

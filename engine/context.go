@@ -47,6 +47,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 			for _, id := range p.InputIDs {
 				if in, ok := inputs[id]; ok {
 					b.userText(inputMessageText(in))
+					b.user().files = append(b.user().files, in.Files...)
 				}
 			}
 		case AgentMessage:

@@ -52,6 +52,12 @@ type Config struct {
 	Scrubber *tools.Scrubber
 	// Observer, when set, is told about turns and tool calls (metrics, logs).
 	Observer Observer
+	// Files loads the files user messages refer to; nil leaves them out
+	// with a note to the model.
+	Files Files
+	// Groups resolves approver entries naming groups; nil grants nothing
+	// to group entries.
+	Groups Groups
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -72,6 +78,8 @@ type Engine struct {
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
 	observer       Observer
+	files          Files
+	groups         Groups
 
 	slots chan struct{} // one token per running turn
 	hub   hub
@@ -131,6 +139,8 @@ func New(cfg Config) (*Engine, error) {
 		askTool:        newAskTool(),
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
+		files:          cfg.Files,
+		groups:         cfg.Groups,
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),

@@ -40,6 +40,10 @@ type Message struct {
 	Text        string
 	ToolCalls   []ToolCall
 	ToolResults []ToolResult
+	// Attachments are files shared with a user message (see Attachment).
+	Attachments []Attachment
+	// files are the refs buildMessages found, loaded by attachFiles.
+	files []FileRef
 }
 
 // ToolSpec is a tool as the model sees it.

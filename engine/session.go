@@ -92,6 +92,8 @@ type Input struct {
 	// RequestID is the id of the API request that sent the input, which
 	// its turn's tools see (tools.Call.RequestID).
 	RequestID string `json:"request_id,omitempty"`
+	// Files are the files shared with the message (see FileRef).
+	Files []FileRef `json:"files,omitempty"`
 }
 
 // CreateSessionWithInput creates a session (see CreateSession) and sends in
@@ -141,7 +143,7 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 // checkInput trims and checks input before anything is read or written.
 func checkInput(in Input) (Input, error) {
 	in.Text = strings.TrimRight(in.Text, " \t\r\n")
-	if strings.TrimSpace(in.Text) == "" {
+	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return in, Errorf(CodeInvalid, "text is required")
 	}
 	if n := utf8.RuneCountInString(in.Text); n > MaxInputChars {

@@ -117,6 +117,7 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		// The model's context is rebuilt without them, as if never written.
 		e.log.Warn("unreadable events left out of the context", logSession, id, logErr, unreadable)
 	}
+	e.attachFiles(ctx, t.messages)
 	text, requestID := readInputs(inputs)
 	t.requestID = requestID
 	t.tools = map[string]*tools.Tool{}

@@ -88,6 +88,7 @@ func messages(in []engine.Message) ([]anthropic.MessageParam, error) {
 		if msg.Text != "" {
 			rest = append(rest, anthropic.NewTextBlock(msg.Text))
 		}
+		rest = append(rest, attachmentBlocks(msg.Attachments)...)
 		for _, c := range msg.ToolCalls {
 			rest = append(rest, anthropic.NewToolUseBlock(c.ID, historyInput(c.Input), c.Name))
 		}

@@ -90,6 +90,9 @@ func messages(system string, in []engine.Message) ([]openai.ChatCompletionMessag
 				if msg.Text != "" {
 					out = append(out, openai.UserMessage(msg.Text))
 				}
+				if m, ok := attachmentMessage(msg.Attachments); ok {
+					out = append(out, m)
+				}
 			}
 		default:
 			return nil, &engine.ProviderError{

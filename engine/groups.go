@@ -1,0 +1,48 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+)
+
+// Groups resolves approver entries that name a group of people (an entry
+// with a kind prefix, such as "subteam:S0123" for a Slack user group) to
+// their members. Entries without a ':' are people and never reach it.
+type Groups interface {
+	Members(ctx context.Context, group string) ([]string, error)
+}
+
+// isGroup reports whether an approvers entry names a group.
+func isGroup(entry string) bool { return strings.Contains(entry, ":") }
+
+// isApprover reports whether by is one of approvers, directly or as a
+// member of a group entry. A group that cannot be read grants nothing.
+func (e *Engine) isApprover(ctx context.Context, approvers []string, by string) bool {
+	if slices.Contains(approvers, by) {
+		return true
+	}
+	if e.groups == nil {
+		return false
+	}
+	for _, entry := range approvers {
+		if !isGroup(entry) {
+			continue
+		}
+		members, err := e.groups.Members(ctx, entry)
+		if err != nil {
+			e.log.Warn("approver group not readable", "group", entry, logErr, err)
+			continue
+		}
+		if slices.Contains(members, by) {
+			return true
+		}
+	}
+	return false
+}
+
+// MayDecide reports whether by may decide a (nil) or why not, by the rule
+// Decide applies; channels use it to show people what they may decide.
+func (e *Engine) MayDecide(ctx context.Context, a Approval, by string) error {
+	return e.authorize(ctx, a, Decision{By: by})
+}
