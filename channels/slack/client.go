@@ -26,6 +26,8 @@ type Identity struct {
 	UserID string // the bot's user (U...)
 	TeamID string
 	Team   string // the workspace's name
+	BotID  string // the bot's id (B...), on messages it posted
+	URL    string // the workspace's URL, for links to threads
 }
 
 // Identity asks Slack who the bot token belongs to (auth.test).
@@ -34,5 +36,5 @@ func (p *Poster) Identity(ctx context.Context) (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
-	return Identity{UserID: auth.UserID, TeamID: auth.TeamID, Team: auth.Team}, nil
+	return Identity{UserID: auth.UserID, TeamID: auth.TeamID, Team: auth.Team, BotID: auth.BotID, URL: auth.URL}, nil
 }

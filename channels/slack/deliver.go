@@ -34,6 +34,9 @@ type Renderer struct {
 	Poster *Poster
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Events, when set, lets the renderer put feedback buttons under
+	// final replies.
+	Events EventReader
 }
 
 // Render renders one of the session's events in its thread; a session
@@ -70,8 +73,7 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 	case engine.ToolProgress:
 		return r.Poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
 	case engine.AgentMessage:
-		_, err := r.Poster.Reply(ctx, channel, threadTS, d.Text)
-		return err
+		return r.reply(ctx, s, channel, threadTS, ev, d.Text)
 	case engine.TurnCompleted:
 		return r.Poster.ClearStatus(ctx, channel, threadTS)
 	case engine.Question:

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/slack-go/slack"
+
+	"brain/engine"
 )
 
 // Fixed action ids of our buttons. The inbound side routes on them (slack-go's
@@ -25,8 +27,9 @@ const maxErrorText = 500
 // Reply converts markdown to mrkdwn, splits it under Slack's limits and
 // posts the parts in order in the thread (threadTS "" posts to the channel).
 // It returns the ts of each part; a failure after some parts were posted
-// returns those ts with the error. Empty text posts nothing.
-func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) ([]string, error) {
+// returns those ts with the error. Empty text posts nothing. Blocks in
+// tail go under the last part (feedback buttons).
+func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string, tail ...slack.Block) ([]string, error) {
 	parts := split(Mrkdwn(markdown), maxSection)
 	if len(parts) == 0 {
 		return nil, nil
@@ -38,7 +41,7 @@ func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) 
 		for i, part := range parts {
 			opts := []slack.MsgOption{
 				slack.MsgOptionText(part, false),
-				slack.MsgOptionBlocks(section(p.blockID("reply"), part)),
+				slack.MsgOptionBlocks(append([]slack.Block{section(p.blockID("reply"), part)}, lastTail(i, len(parts), tail)...)...),
 			}
 			if threadTS != "" {
 				opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -112,6 +115,8 @@ type ButtonValue struct {
 	Question string `json:"q,omitempty"`
 	Value    string `json:"v,omitempty"`
 	Approval string `json:"a,omitempty"`
+	// Message is the agent.message event feedback rates.
+	Message string `json:"m,omitempty"`
 }
 
 // maxValue is Slack's limit on a button value.
@@ -143,6 +148,8 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		ok = v.Approval != ""
 	case ActionResume:
 		ok = v.Session != ""
+	case ActionFeedback:
+		ok = v.Session != "" && v.Message != "" && (v.Value == engine.FeedbackPositive || v.Value == engine.FeedbackNegative)
 	default:
 		return ButtonValue{}, fmt.Errorf("decode value: unknown action %q", actionID)
 	}
@@ -150,6 +157,14 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		return ButtonValue{}, fmt.Errorf("decode %s value: missing fields in %q", actionID, value)
 	}
 	return v, nil
+}
+
+// lastTail is tail for the last of n parts, nil for the others.
+func lastTail(i, n int, tail []slack.Block) []slack.Block {
+	if i == n-1 {
+		return tail
+	}
+	return nil
 }
 
 func plain(text string) *slack.TextBlockObject {

@@ -1,0 +1,74 @@
+package slack
+
+import (
+	"context"
+
+	"github.com/slack-go/slack"
+
+	"brain/engine"
+)
+
+// ActionFeedback is the action id of the feedback buttons under final
+// replies; each button's value is a ButtonValue naming the session, the
+// agent.message event and the rating.
+const ActionFeedback = "brain_feedback"
+
+// EventReader is what the renderer reads to tell a final reply from one
+// followed by tool calls; *engine.Engine has it.
+type EventReader interface {
+	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+}
+
+// feedbackBlock is Slack's context_actions block with feedback buttons
+// rating the agent.message messageID of sessionID.
+func (p *Poster) feedbackBlock(sessionID, messageID string) (slack.Block, error) {
+	button := func(emoji, label, rating string) (*slack.FeedbackButton, error) {
+		v, err := encodeValue(ButtonValue{Session: sessionID, Message: messageID, Value: rating})
+		if err != nil {
+			return nil, err
+		}
+		return slack.NewFeedbackButton(plain(emoji), v).WithAccessibilityLabel(label), nil
+	}
+	good, err := button("👍", "Good answer", engine.FeedbackPositive)
+	if err != nil {
+		return nil, err
+	}
+	bad, err := button("👎", "Bad answer", engine.FeedbackNegative)
+	if err != nil {
+		return nil, err
+	}
+	return slack.NewContextActionsBlock(p.blockID("feedback"),
+		slack.NewFeedbackButtonsBlockElement(ActionFeedback, good, bad)), nil
+}
+
+// isFinalReply reports whether the agent.message ev ends its model round
+// without tool calls: the calls of a round are committed with its text, so
+// the next event, if any, already tells.
+func isFinalReply(ctx context.Context, events EventReader, s engine.Session, ev engine.Event) (bool, error) {
+	next, err := events.Events(ctx, s.ID, ev.Seq, 1)
+	if err != nil {
+		return false, err
+	}
+	return len(next) == 0 || next[0].Type != engine.EventToolCall, nil
+}
+
+// reply posts an agent message, with feedback buttons under its last
+// part when it is a final reply and the renderer can tell.
+func (r *Renderer) reply(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event, text string) error {
+	var tail []slack.Block
+	if r.Events != nil {
+		final, err := isFinalReply(ctx, r.Events, s, ev)
+		if err != nil {
+			return err
+		}
+		if final {
+			b, err := r.Poster.feedbackBlock(s.ID, ev.ID)
+			if err != nil {
+				return err
+			}
+			tail = append(tail, b)
+		}
+	}
+	_, err := r.Poster.Reply(ctx, channel, threadTS, text, tail...)
+	return err
+}
