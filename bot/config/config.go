@@ -88,6 +88,26 @@ type SlackConfig struct {
 	// ReplyWithoutMention lets a thread that is already a session continue
 	// without mentioning the bot again. Default true; see RepliesWithoutMention.
 	ReplyWithoutMention *bool `yaml:"reply_without_mention"`
+	// ThreadContext bounds what a session started mid-thread reads of the
+	// thread's earlier messages.
+	ThreadContext SlackThreadContext `yaml:"thread_context"`
+	// Files bounds the files shared in sessions' threads.
+	Files SlackFiles `yaml:"files"`
+}
+
+// SlackThreadContext is slack.thread_context: the newest earlier messages
+// are kept, up to both bounds.
+type SlackThreadContext struct {
+	MaxMessages int `yaml:"max_messages"` // default 50; -1 reads no thread
+	MaxChars    int `yaml:"max_chars"`    // default 12000
+}
+
+// SlackFiles is slack.files.
+type SlackFiles struct {
+	MaxFileBytes int64 `yaml:"max_file_bytes"` // one file, default 10 MiB
+	MaxTurnBytes int64 `yaml:"max_turn_bytes"` // all files of one message, default 25 MiB
+	MaxTextChars int   `yaml:"max_text_chars"` // text the model gets of one text file, default 20000
+	StoreBytes   int64 `yaml:"store_bytes"`    // the data_dir/files budget, default 1 GiB
 }
 
 // LinearConfig is the linear block; absent = Linear off.

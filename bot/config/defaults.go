@@ -14,6 +14,13 @@ const (
 	DefaultDataDir = "./data"
 	DefaultModel   = "default"
 	DefaultAgent   = "default"
+	// Slack thread context and files (slack.thread_context, slack.files).
+	DefaultThreadMessages   = 50
+	DefaultThreadChars      = 12000
+	DefaultMaxFileBytes     = 10 << 20
+	DefaultMaxTurnFileBytes = 25 << 20
+	DefaultMaxFileTextChars = 20000
+	DefaultFileStoreBytes   = 1 << 30
 	// Linear's OAuth endpoints (linear.app/developers, "OAuth 2.0").
 	DefaultLinearAuthorizeURL = "https://linear.app/oauth/authorize"
 	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
@@ -99,6 +106,12 @@ func (c *Config) ApplyDefaults() {
 		if s.ReplyWithoutMention == nil {
 			s.ReplyWithoutMention = ptr(true)
 		}
+		setDefault(&s.ThreadContext.MaxMessages, DefaultThreadMessages)
+		setDefault(&s.ThreadContext.MaxChars, DefaultThreadChars)
+		setDefault(&s.Files.MaxFileBytes, DefaultMaxFileBytes)
+		setDefault(&s.Files.MaxTurnBytes, DefaultMaxTurnFileBytes)
+		setDefault(&s.Files.MaxTextChars, DefaultMaxFileTextChars)
+		setDefault(&s.Files.StoreBytes, DefaultFileStoreBytes)
 	}
 	c.PublicURL = strings.TrimRight(c.PublicURL, "/")
 	if ln := c.Linear; ln != nil {

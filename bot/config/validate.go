@@ -49,6 +49,12 @@ func (c *Config) Validate() error {
 		if a == "" {
 			p.add(fmt.Sprintf("approvals.approvers[%d]", i), "must not be empty")
 		}
+		c.checkApproverGroup(&p, fmt.Sprintf("approvals.approvers[%d]", i), a)
+	}
+	for i, ag := range c.Agents {
+		for j, a := range ag.Approvers {
+			c.checkApproverGroup(&p, fmt.Sprintf("agents[%d].approvers[%d]", i, j), a)
+		}
 	}
 	atLeast(&p, "approvals.ttl", int64(c.Approvals.TTL), 1, "a positive duration")
 	l := c.Limits
@@ -225,6 +231,12 @@ func (c *Config) validateChannels(p *problems) {
 		}
 		checkURL(p, "slack.api_url", s.APIURL, false)
 		c.checkAgent(p, "slack.agent", s.Agent)
+		atLeast(p, "slack.thread_context.max_messages", int64(s.ThreadContext.MaxMessages), -1, "-1 (off) or more")
+		atLeast(p, "slack.thread_context.max_chars", int64(s.ThreadContext.MaxChars), 1, "")
+		atLeast(p, "slack.files.max_file_bytes", s.Files.MaxFileBytes, 1, "")
+		atLeast(p, "slack.files.max_turn_bytes", s.Files.MaxTurnBytes, s.Files.MaxFileBytes, "at least slack.files.max_file_bytes")
+		atLeast(p, "slack.files.max_text_chars", int64(s.Files.MaxTextChars), 1, "")
+		atLeast(p, "slack.files.store_bytes", s.Files.StoreBytes, s.Files.MaxTurnBytes, "at least slack.files.max_turn_bytes")
 	}
 	if l := c.Linear; l != nil {
 		p.required("linear.webhook_secret", l.WebhookSecret)
@@ -487,4 +499,17 @@ func (p *problems) required(key, v string) {
 // build acts on every key it accepts.
 func (c *Config) Unsupported() []string {
 	return nil
+}
+
+// checkApproverGroup checks an approvers entry that names a group: only
+// Slack user groups (subteam:S0123) exist, and they need the slack block.
+func (c *Config) checkApproverGroup(p *problems, key, entry string) {
+	kind, id, ok := strings.Cut(entry, ":")
+	switch {
+	case !ok:
+	case kind != "subteam" || id == "":
+		p.add(key, "%q: a group entry is subteam:<Slack user group id>, e.g. subteam:S0123", entry)
+	case c.Slack == nil:
+		p.add(key, "%q names a Slack user group, but slack is not configured", entry)
+	}
 }

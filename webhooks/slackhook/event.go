@@ -42,7 +42,19 @@ type messageEvent struct {
 	Text        string `json:"text"`
 	TS          string `json:"ts"`
 	ThreadTS    string `json:"thread_ts"`
+	Tab         string `json:"tab"` // app_home_opened
+	Files       []struct {
+		ID                 string `json:"id"`
+		Name               string `json:"name"`
+		Mimetype           string `json:"mimetype"`
+		Size               int64  `json:"size"`
+		Mode               string `json:"mode"`
+		URLPrivateDownload string `json:"url_private_download"`
+	} `json:"files"`
 }
+
+// maxFiles bounds the files taken from one message.
+const maxFiles = 20
 
 // ParseEvent parses an Events API envelope (an HTTP request body, or a
 // Socket Mode events_api payload). botUserID is the bot's user id (U...);
@@ -78,7 +90,7 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 		var typeOnly struct {
 			Type string `json:"type"`
 		}
-		if json.Unmarshal(env.Event, &typeOnly) == nil && typeOnly.Type != "message" && typeOnly.Type != "app_mention" {
+		if json.Unmarshal(env.Event, &typeOnly) == nil && typeOnly.Type != "message" && typeOnly.Type != "app_mention" && typeOnly.Type != "app_home_opened" {
 			res.Ignored = "event type " + quote(typeOnly.Type)
 			return res, nil
 		}
@@ -91,6 +103,9 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 				break
 			}
 		}
+	}
+	if ev.Type == "app_home_opened" {
+		return homeOpened(res, env, ev), nil
 	}
 	if why := ignoreMessage(&ev, botUserID); why != "" {
 		res.Ignored = why
@@ -123,9 +138,46 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 			TS:          ev.TS,
 			ThreadTS:    root,
 			Mention:     mention,
+			Files:       files(ev),
 		},
 	}
 	return res, nil
+}
+
+// files keeps the shared files that can be fetched: tombstoned, hidden
+// and external files have no download URL.
+func files(ev messageEvent) []File {
+	var out []File
+	for _, f := range ev.Files {
+		if len(out) == maxFiles {
+			break
+		}
+		if !validID(f.ID) || f.URLPrivateDownload == "" || len(f.URLPrivateDownload) > 2048 || f.Mode == "tombstone" || f.Mode == "hidden_by_limit" || f.Mode == "external" {
+			continue
+		}
+		name := f.Name
+		if len(name) > 255 {
+			name = name[:255]
+		}
+		out = append(out, File{ID: f.ID, Name: name, Mimetype: f.Mimetype, Size: f.Size, URL: f.URLPrivateDownload})
+	}
+	return out
+}
+
+// homeOpened turns app_home_opened on the Home tab into an Item.
+func homeOpened(res EventResult, env envelope, ev messageEvent) EventResult {
+	team := firstNonEmpty(env.TeamID, ev.Team)
+	if ev.Tab != "home" || env.EventID == "" || !allValid(team, ev.User, env.EventID) {
+		res.Ignored = "app_home_opened not on the home tab, or with malformed ids"
+		return res
+	}
+	res.Item = &Item{
+		Kind:       KindHome,
+		DedupeKeys: []string{"event:" + env.EventID},
+		ThreadKey:  homeKey(team, ev.User),
+		Home:       &Home{User: ev.User, Team: team},
+	}
+	return res
 }
 
 // ignoreMessage says why an inner event is not a person's message for us,

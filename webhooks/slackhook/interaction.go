@@ -20,7 +20,11 @@ type interaction struct {
 	Channel struct {
 		ID string `json:"id"`
 	} `json:"channel"`
+	View struct {
+		Type string `json:"type"`
+	} `json:"view"`
 	Container struct {
+		Type      string `json:"type"`
 		MessageTS string `json:"message_ts"`
 		ChannelID string `json:"channel_id"`
 		ThreadTS  string `json:"thread_ts"`
@@ -80,6 +84,9 @@ func parseInteractionPayload(payload []byte) ([]Item, error) {
 	channel := firstNonEmpty(in.Container.ChannelID, in.Channel.ID)
 	msgTS := firstNonEmpty(in.Container.MessageTS, in.Message.TS)
 	root := firstNonEmpty(in.Container.ThreadTS, in.Message.ThreadTS, msgTS)
+	if in.Container.Type == "view" && in.View.Type == "home" {
+		return homeClicks(in, team), nil
+	}
 	if !allValid(team, channel, in.User.ID, msgTS, root) {
 		return nil, nil // a modal or App Home click: no thread to act on
 	}
@@ -109,4 +116,28 @@ func parseInteractionPayload(payload []byte) ([]Item, error) {
 		})
 	}
 	return items, nil
+}
+
+// homeClicks turns clicks on the App Home tab into Items keyed by the
+// person's Home, since they have no channel or thread.
+func homeClicks(in interaction, team string) []Item {
+	if !allValid(team, in.User.ID) {
+		return nil
+	}
+	var items []Item
+	for _, a := range in.Actions {
+		if a.ActionID == "" || len(a.ActionID) > 255 || !validID(a.ActionTS) {
+			continue
+		}
+		items = append(items, Item{
+			Kind:       KindAction,
+			DedupeKeys: []string{"action:home:" + a.ActionTS + ":" + in.User.ID + ":" + a.ActionID},
+			ThreadKey:  homeKey(team, in.User.ID),
+			Action: &Action{
+				ActionID: a.ActionID, BlockID: a.BlockID, Value: firstNonEmpty(a.Value, a.SelectedOption.Value),
+				ActionTS: a.ActionTS, User: in.User.ID, Team: team, TriggerID: in.TriggerID, Home: true,
+			},
+		})
+	}
+	return items
 }

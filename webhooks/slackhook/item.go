@@ -15,6 +15,7 @@ import "context"
 const (
 	KindMessage = "message"
 	KindAction  = "action"
+	KindHome    = "home" // a person opened the App Home tab
 )
 
 // Item is one inbound thing worth acting on, already filtered: bots, the
@@ -37,6 +38,23 @@ type Item struct {
 
 	Message *Message `json:"message,omitempty"`
 	Action  *Action  `json:"action,omitempty"`
+	Home    *Home    `json:"home,omitempty"`
+}
+
+// Home is an app_home_opened event on the Home tab.
+type Home struct {
+	User string `json:"user"`
+	Team string `json:"team"`
+}
+
+// File is a file shared with a message, as the event describes it; the
+// content is fetched later from URL with the bot token.
+type File struct {
+	ID       string `json:"id"`
+	Name     string `json:"name"`
+	Mimetype string `json:"mimetype,omitempty"` // Slack's guess from the name; not trusted
+	Size     int64  `json:"size"`
+	URL      string `json:"url"` // url_private_download
 }
 
 // Message is a person's message in a channel, group, DM or group DM.
@@ -57,6 +75,8 @@ type Message struct {
 	// Mention is true for app_mention events and for messages whose text
 	// mentions the bot.
 	Mention bool `json:"mention"`
+	// Files are the files shared with the message (file_share).
+	Files []File `json:"files,omitempty"`
 }
 
 // Action is one click (button or select) from a block_actions interaction.
@@ -74,6 +94,8 @@ type Action struct {
 	ThreadTS    string `json:"thread_ts"`
 	ResponseURL string `json:"response_url,omitempty"` // valid about 30 minutes
 	TriggerID   string `json:"trigger_id,omitempty"`   // valid about 3 seconds
+	// Home is true for a click on the App Home tab: no channel, no thread.
+	Home bool `json:"home,omitempty"`
 }
 
 // Inbox durably records Items before Slack is acknowledged. Record reports
@@ -88,6 +110,10 @@ type Inbox interface {
 func threadKey(team, channel, root string) string {
 	return "slack:" + team + ":" + channel + ":" + root
 }
+
+// homeKey is the ThreadKey of a person's Home tab items, so they are
+// worked in order.
+func homeKey(team, user string) string { return "slack-home:" + team + ":" + user }
 
 // validID reports whether s looks like a Slack id or timestamp: short,
 // non-empty, letters, digits, '.', '_' or '-'. Keys are built from these, so
