@@ -151,6 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if newID == nil {
 		newID = NewID
 	}
+	content, err := newSlackContent(cfg, clock)
+	if err != nil {
+		return nil, err
+	}
 	a.engine, err = engine.New(engine.Config{
 		Store:             a.store,
 		Agents:            agents,
@@ -165,6 +169,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
+		Files:             content.engineFiles(),
+		Groups:            content.engineGroups(),
 	})
 	if err != nil {
 		return nil, err
@@ -190,6 +196,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	remote := map[string]readier{}
 	if cfg.Slack != nil {
 		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		slack.SetContent(content.reader, content.files)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		remote["slack"] = slack

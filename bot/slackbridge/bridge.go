@@ -26,6 +26,7 @@ import (
 
 	"brain/bot/bridge"
 	"brain/bot/config"
+	"brain/bot/filestore"
 	"brain/channels/slack"
 	"brain/engine"
 	"brain/engine/durable"
@@ -49,6 +50,9 @@ type Engine interface {
 	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
+	MayDecide(ctx context.Context, a engine.Approval, by string) error
+	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -70,6 +74,8 @@ type Bridge struct {
 	store    Store
 	poster   *slack.Poster
 	renderer *slack.Renderer
+	reader   *slack.Reader
+	files    *filestore.Store // nil: shared files are named, not kept
 	inbox    *bridge.Inbox
 	now      func() time.Time
 	log      *slog.Logger
@@ -80,7 +86,10 @@ type Bridge struct {
 
 	mu      sync.Mutex
 	botUser string
+	botID   string
 	team    string
+	url     string // the workspace's, for thread links
+	homes   homeUsers
 
 	life bridge.Lifecycle
 	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
@@ -96,15 +105,26 @@ func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time,
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
 		poster: slack.New(client, log),
+		reader: slack.NewReader(client, now),
 		wake:   make(chan struct{}, 1),
 	}
-	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log}
+	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
 	if cfg.AppToken != "" {
 		b.socket = slackhook.NewSocket(client)
 	}
 	return b
+}
+
+// SetContent sets the reader of threads, names and files (one shared
+// with the engine's user groups, say) and the store shared files are kept
+// in (nil: files are named to the model, not read). Call it before Start.
+func (b *Bridge) SetContent(r *slack.Reader, files *filestore.Store) {
+	if r != nil {
+		b.reader = r
+	}
+	b.files = files
 }
 
 // HTTP is the Events API and interactivity endpoint (/slack/...).
@@ -127,7 +147,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 			return err
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
-		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: b.renderer, Observe: b.observeDelivery}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
 		if b.socket != nil {
@@ -149,7 +169,7 @@ func (b *Bridge) identify(ctx context.Context) {
 		return
 	}
 	b.mu.Lock()
-	b.botUser, b.team = id.UserID, id.TeamID
+	b.botUser, b.team, b.botID, b.url = id.UserID, id.TeamID, id.BotID, id.URL
 	b.mu.Unlock()
 	b.handler.BotUserID = id.UserID
 	b.log.Info("slack connected", "team", id.Team, "bot_user", id.UserID)
@@ -183,6 +203,19 @@ func (b *Bridge) botUserID() string {
 	return b.botUser
 }
 
+// identity is the bot's user and bot ids, as auth.test gave them.
+func (b *Bridge) identity() (user, botID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botUser, b.botID
+}
+
+func (b *Bridge) workspaceURL() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.url
+}
+
 // hookInbox adapts the durable inbox to the webhook's Inbox interface.
 type hookInbox struct{ in *bridge.Inbox }
 
@@ -204,8 +237,17 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	switch {
 	case it.Message != nil:
 		return b.onMessage(ctx, it.ThreadKey, *it.Message)
+	case it.Action != nil && it.Action.Home:
+		v, err := slack.DecodeValue(it.Action.ActionID, it.Action.Value)
+		if err != nil {
+			return nil
+		}
+		return b.onHomeAction(ctx, it.Action.ActionID, v.Approval, it.Action.User)
 	case it.Action != nil:
 		return b.onAction(ctx, *it.Action)
+	case it.Home != nil:
+		b.rememberHome(it.Home.User)
+		return b.publishHome(ctx, it.Home.User, "")
 	}
 	return nil
 }
@@ -233,6 +275,9 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 		if !m.Mention && !dm && !(marked && inThread) {
 			return nil // not for us
 		}
+		if !marked {
+			note = b.threadContext(ctx, m)
+		}
 		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
 			Agent: b.cfg.Agent, Origin: engine.OriginSlack, ThreadKey: threadKey,
 			Interactive: true, StartedBy: m.User, Context: note,
@@ -246,13 +291,20 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 			return err
 		}
 	}
-	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{
-		Text: m.Text, Author: m.User, IdempotencyKey: "slack:" + m.Channel + ":" + m.TS,
+	refs, lines, err := b.fetchFiles(ctx, m.Files)
+	if err != nil {
+		return err
+	}
+	_, dup, err := b.eng.Send(ctx, s.ID, engine.Input{
+		Text: m.Text, Author: m.User, IdempotencyKey: "slack:" + m.Channel + ":" + m.TS, Files: refs,
 	})
 	if errors.Is(err, engine.ErrOverloaded) {
 		return bridge.ErrRetryLater
 	}
-	return err
+	if err != nil || dup {
+		return err
+	}
+	return b.postFileLines(ctx, m, lines)
 }
 
 func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
@@ -299,6 +351,11 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 	case slack.ActionRetry:
 		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
 		return explain(err, notify)
+	case slack.ActionFeedback:
+		_, err := b.eng.RecordFeedback(ctx, v.Session, engine.FeedbackGiven{
+			By: a.User, MessageID: v.Message, Rating: v.Value, Source: engine.OriginSlack,
+		})
+		return explain(err, notify)
 	case slack.ActionResume:
 		// The same rule as answering: only the person the session talks to.
 		s, err := b.eng.Session(ctx, v.Session)
@@ -322,12 +379,21 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 
 // explain turns a refused click into an ephemeral notice for the clicker.
 func explain(err error, notify func(string) error) error {
+	if text, refused := refusal(err); refused {
+		return notify(text)
+	}
+	return err
+}
+
+// refusal is what to tell a person whose click the engine refused;
+// refused is false for success and for internal errors.
+func refusal(err error) (text string, refused bool) {
 	var ee *engine.Error
 	if err == nil || !errors.As(err, &ee) || ee.Code == engine.CodeInternal {
-		return err
+		return "", false
 	}
 	if ee.Code == engine.CodeNotFound {
-		return notify("This card is stale: its approval no longer exists.")
+		return "This card is stale: its approval no longer exists.", true
 	}
-	return notify(engine.ErrorMessage(err))
+	return engine.ErrorMessage(err), true
 }

@@ -43,9 +43,13 @@ type block struct {
 // checkBlocks returns "invalid_blocks" when Slack would reject the blocks,
 // "" when they pass. It checks the limits this project depends on, not
 // every rule of Block Kit.
-func checkBlocks(raw string) string {
+func checkBlocks(raw string) string { return checkBlocksUpTo(raw, maxBlocks) }
+
+// checkBlocksUpTo is checkBlocks with a block limit (messages 50, Home
+// tab views 100).
+func checkBlocksUpTo(raw string, limit int) string {
 	var blocks []block
-	if json.Unmarshal([]byte(raw), &blocks) != nil || len(blocks) > maxBlocks {
+	if json.Unmarshal([]byte(raw), &blocks) != nil || len(blocks) > limit {
 		return "invalid_blocks"
 	}
 	ids := map[string]bool{}
@@ -104,6 +108,8 @@ func checkBlock(b block) bool {
 			}
 		}
 		return true
+	case "context_actions":
+		return checkContextActions(b.Elements)
 	case "divider", "rich_text", "image", "markdown":
 		return true
 	default:
@@ -114,4 +120,43 @@ func checkBlock(b block) bool {
 func textOK(t *textObject, limit int) bool {
 	return (t.Type == "mrkdwn" || t.Type == "plain_text") && t.Text != "" &&
 		utf8.RuneCountInString(t.Text) <= limit
+}
+
+// checkContextActions checks a context_actions block: 1 to 5 feedback
+// buttons or icon buttons; feedback buttons need both buttons, each with
+// plain text up to 75 characters and a value up to 2000.
+func checkContextActions(raw json.RawMessage) bool {
+	var elems []struct {
+		Type     string `json:"type"`
+		ActionID string `json:"action_id"`
+		Positive *struct {
+			Text  *textObject `json:"text"`
+			Value string      `json:"value"`
+		} `json:"positive_button"`
+		Negative *struct {
+			Text  *textObject `json:"text"`
+			Value string      `json:"value"`
+		} `json:"negative_button"`
+	}
+	if json.Unmarshal(raw, &elems) != nil || len(elems) == 0 || len(elems) > 5 {
+		return false
+	}
+	for _, e := range elems {
+		switch e.Type {
+		case "icon_button":
+		case "feedback_buttons":
+			for _, b := range []*struct {
+				Text  *textObject `json:"text"`
+				Value string      `json:"value"`
+			}{e.Positive, e.Negative} {
+				if b == nil || b.Text == nil || b.Text.Type != "plain_text" || !textOK(b.Text, maxButtonText) ||
+					b.Value == "" || utf8.RuneCountInString(b.Value) > maxButtonValue {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }

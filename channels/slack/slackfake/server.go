@@ -42,6 +42,13 @@ type Message struct {
 	User string
 	// Updates counts chat.update calls applied to the message.
 	Updates int
+	// Author, BotID and Username are who wrote a message AddMessage
+	// seeded; a message the bot posted has none (it reads as the bot's).
+	Author   string
+	BotID    string
+	Username string
+	// Files are the files shared with a seeded message.
+	Files []File
 }
 
 // Call is one request the fake received.
@@ -66,25 +73,27 @@ type threadKey struct{ channel, ts string }
 type Server struct {
 	srv *httptest.Server
 
-	mu         sync.Mutex
-	seq        int64       // ts source
-	posted     int         // chat.postMessage successes
-	order      []threadKey // post order of live messages
-	messages   map[threadKey]*Message
-	ephemerals []Message
-	statuses   map[threadKey]string
-	calls      []Call
-	faults     map[string][]*fault
-	changed    chan struct{} // closed and replaced on every recorded change
+	mu          sync.Mutex
+	seq         int64       // ts source
+	posted      int         // chat.postMessage successes
+	order       []threadKey // post order of live messages
+	messages    map[threadKey]*Message
+	ephemerals  []Message
+	statuses    map[threadKey]string
+	calls       []Call
+	faults      map[string][]*fault
+	changed     chan struct{} // closed and replaced on every recorded change
+	fakeContent               // users, files, groups, views: content.go
 }
 
 // New starts a fake server; Close it when done.
 func New() *Server {
 	s := &Server{
-		messages: map[threadKey]*Message{},
-		statuses: map[threadKey]string{},
-		faults:   map[string][]*fault{},
-		changed:  make(chan struct{}),
+		messages:    map[threadKey]*Message{},
+		statuses:    map[threadKey]string{},
+		faults:      map[string][]*fault{},
+		changed:     make(chan struct{}),
+		fakeContent: newContent(),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
@@ -213,7 +222,7 @@ func (s *Server) notifyLocked() {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	method, ok := strings.CutPrefix(r.URL.Path, "/api/")
 	if !ok {
-		http.NotFound(w, r)
+		s.serveFile(w, r)
 		return
 	}
 	params, err := readParams(r)
@@ -288,19 +297,9 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 		s.statuses[threadKey{p.Get("channel_id"), p.Get("thread_ts")}] = p.Get("status")
 		return map[string]any{"ok": true}
 	case "conversations.replies":
-		if p.Get("channel") == "" || p.Get("ts") == "" {
-			return apiError("invalid_arguments")
-		}
-		msgs := []any{}
-		for _, m := range s.threadLocked(p.Get("channel"), p.Get("ts")) {
-			msgs = append(msgs, wire(m))
-		}
-		if len(msgs) == 0 {
-			return apiError("thread_not_found")
-		}
-		return map[string]any{"ok": true, "messages": msgs, "has_more": false}
+		return s.repliesLocked(p)
 	default:
-		return apiError("unknown_method")
+		return s.dispatchContentLocked(method, p)
 	}
 }
 
@@ -397,6 +396,27 @@ func (s *Server) deleteLocked(p url.Values) map[string]any {
 // wire is a message in Slack's JSON shape.
 func wire(m Message) map[string]any {
 	out := map[string]any{"type": "message", "text": m.Text, "ts": m.TS, "user": BotUserID, "bot_id": BotID, "team": TeamID}
+	if m.Author != "" || m.BotID != "" {
+		out["user"], out["bot_id"] = m.Author, m.BotID
+		if m.Author == "" {
+			delete(out, "user")
+		}
+		if m.BotID == "" {
+			delete(out, "bot_id")
+		} else {
+			out["subtype"] = "bot_message"
+		}
+	}
+	if m.Username != "" {
+		out["username"] = m.Username
+	}
+	if len(m.Files) > 0 {
+		files := make([]any, len(m.Files))
+		for i, f := range m.Files {
+			files[i] = f.wire()
+		}
+		out["files"] = files
+	}
 	if m.ThreadTS != "" {
 		out["thread_ts"] = m.ThreadTS
 	}

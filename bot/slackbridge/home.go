@@ -1,0 +1,138 @@
+package slackbridge
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"brain/channels/slack"
+	"brain/engine"
+)
+
+// Bounds of the Home tab's reads.
+const (
+	homeApprovalScan = 500 // pending approvals read to find a person's
+	homeSessionScan  = 500 // recent sessions read to find a person's
+	maxHomeUsers     = 1000
+)
+
+// homeUsers remembers who opened the Home tab since start, so their tab
+// is refreshed when an approval they may decide changes. Oldest go first
+// past maxHomeUsers; a forgotten person's tab refreshes when next opened.
+type homeUsers struct{ ids []string }
+
+func (h *homeUsers) add(user string) {
+	if i := slices.Index(h.ids, user); i >= 0 {
+		h.ids = slices.Delete(h.ids, i, i+1)
+	}
+	h.ids = append(h.ids, user)
+	if len(h.ids) > maxHomeUsers {
+		h.ids = h.ids[1:]
+	}
+}
+
+func (b *Bridge) rememberHome(user string) {
+	b.mu.Lock()
+	b.homes.add(user)
+	b.mu.Unlock()
+}
+
+func (b *Bridge) homeUserIDs() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.homes.ids)
+}
+
+// publishHome builds and publishes user's Home tab: the pending approvals
+// they may decide (the rule Decide applies) and their recent Slack
+// sessions, with notice on top when set.
+func (b *Bridge) publishHome(ctx context.Context, user, notice string) error {
+	pending, err := b.eng.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, Limit: homeApprovalScan})
+	if err != nil {
+		return err
+	}
+	url := b.workspaceURL()
+	view := slack.HomeView{Notice: notice}
+	for _, a := range pending {
+		if b.eng.MayDecide(ctx, a, user) != nil {
+			continue
+		}
+		ha := slack.HomeApproval{Approval: a}
+		if s, err := b.eng.Session(ctx, a.SessionID); err == nil {
+			ha.Link = slack.ThreadLink(url, s)
+		}
+		view.Approvals = append(view.Approvals, ha)
+	}
+	sessions, err := b.eng.Sessions(ctx, engine.SessionFilter{Limit: homeSessionScan})
+	if err != nil {
+		return err
+	}
+	for _, s := range sessions {
+		if s.Origin == engine.OriginSlack && s.StartedBy == user {
+			view.Sessions = append(view.Sessions, slack.HomeSession{Session: s, Link: slack.ThreadLink(url, s)})
+		}
+	}
+	return b.reader.PublishHome(ctx, user, view)
+}
+
+// onHomeAction handles a click on the Home tab: Approve and Deny decide
+// exactly as on the card; the tab is published again with the outcome.
+func (b *Bridge) onHomeAction(ctx context.Context, actionID, approvalID, user string) error {
+	if actionID != slack.ActionApprove && actionID != slack.ActionDeny {
+		return nil
+	}
+	a, err := b.eng.Decide(ctx, approvalID, engine.Decision{Approve: actionID == slack.ActionApprove, By: user})
+	notice := ""
+	switch {
+	case err == nil:
+		verb := "Approved"
+		if a.Status == engine.ApprovalDenied {
+			verb = "Denied"
+		}
+		notice = fmt.Sprintf("%s: %s", verb, a.Card.Title)
+	default:
+		var refused bool
+		if notice, refused = refusal(err); !refused {
+			return err
+		}
+	}
+	return b.publishHome(ctx, user, notice)
+}
+
+// homeRefresher renders events like the Slack renderer and then, for a
+// change to an approval, publishes again the Home tab of everyone who
+// opened it and may decide that approval. A failed refresh is logged and
+// does not hold back delivery to the thread.
+type homeRefresher struct{ b *Bridge }
+
+func (h homeRefresher) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
+	if err := h.b.renderer.Render(ctx, s, ev); err != nil {
+		return err
+	}
+	var approvalID string
+	switch p, _ := ev.Decode(); p := p.(type) {
+	case engine.ApprovalRequested:
+		approvalID = p.ApprovalID
+	case engine.ApprovalUpdate:
+		approvalID = p.UpdatedApproval()
+	default:
+		return nil
+	}
+	users := h.b.homeUserIDs()
+	if len(users) == 0 {
+		return nil
+	}
+	a, err := h.b.eng.Approval(ctx, approvalID)
+	if err != nil {
+		return err
+	}
+	for _, u := range users {
+		if h.b.eng.MayDecide(ctx, a, u) != nil {
+			continue
+		}
+		if err := h.b.publishHome(ctx, u, ""); err != nil {
+			h.b.log.Warn("slack home tab not refreshed", "user", u, logErr, err)
+		}
+	}
+	return nil
+}
