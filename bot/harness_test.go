@@ -52,11 +52,17 @@ func (b *syncBuffer) String() string {
 // extra top-level YAML.
 func writeConfig(t testing.TB, dir, modelURL, extra string) string {
 	t.Helper()
+	return writeConfigFor(t, dir, "anthropic", modelURL, extra)
+}
+
+// writeConfigFor is writeConfig with the model's provider.
+func writeConfigFor(t testing.TB, dir, provider, modelURL, extra string) string {
+	t.Helper()
 	cfg := fmt.Sprintf(`listen: 127.0.0.1:0
 data_dir: %s
 models:
   default:
-    provider: anthropic
+    provider: `+provider+`
     model: claude-test
     base_url: %s
     api_key: ${TEST_MODEL_KEY:-test-model-key}
@@ -74,10 +80,21 @@ agents:
 
 func newTestApp(t testing.TB, extra string, opts Options) *testApp {
 	t.Helper()
+	return newTestAppFor(t, "anthropic", extra, opts)
+}
+
+// newTestAppFor is newTestApp with the model's provider (anthropic or
+// openai, both served by the fake model server).
+func newTestAppFor(t testing.TB, provider, extra string, opts Options) *testApp {
+	t.Helper()
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
 	dir := t.TempDir()
-	cfg, err := config.Load(writeConfig(t, dir, fake.URL(), extra), func(string) (string, bool) { return "", false })
+	modelURL := fake.URL()
+	if provider == "openai" {
+		modelURL = fake.OpenAIBaseURL()
+	}
+	cfg, err := config.Load(writeConfigFor(t, dir, provider, modelURL, extra), func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

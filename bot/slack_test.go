@@ -61,6 +61,13 @@ func newSlackApp(t *testing.T) *slackApp {
 // newSlackAppWith adds top-level YAML (e.g. schedules) to the config.
 func newSlackAppWith(t *testing.T, more string) *slackApp {
 	t.Helper()
+	return newSlackAppFor(t, "anthropic", "", "", more)
+}
+
+// newSlackAppFor is newSlackAppWith with the model's provider, YAML lines
+// added to the agent (indented 4) and to the slack block (indented 2).
+func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *slackApp {
+	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
 	t.Cleanup(sa.slack.Close)
 	deploy := tools.Definition{
@@ -77,13 +84,13 @@ func newSlackAppWith(t *testing.T, more string) *slackApp {
 		},
 	}
 	extra := fmt.Sprintf(`    tools: [ask, deploy]
-slack:
-  bot_token: xoxb-test-bot-token
+%sslack:
+  bot_token: %s
   signing_secret: %s
   api_url: %s/api/
-approvals: {ttl: 1h}
-`, signingSecret, sa.slack.URL()) + more
-	sa.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
+%sapprovals: {ttl: 1h}
+`, agentMore, slackfake.BotToken, signingSecret, sa.slack.URL(), slackMore) + more
+	sa.testApp = newTestAppFor(t, provider, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa
 }

@@ -43,7 +43,11 @@ func (b *Bridge) fetchFiles(ctx context.Context, files []slackhook.File) ([]engi
 			b.keep(&ref, data, err)
 		}
 		if ref.Error != "" {
-			lines = append(lines, fmt.Sprintf(":warning: I could not read **%s**: %s. The agent is told it was shared.", f.Name, ref.Error))
+			about := ""
+			if ref.Type != "" {
+				about = fmt.Sprintf(" (%s, %s)", ref.Type, filestore.Size(ref.Size))
+			}
+			lines = append(lines, fmt.Sprintf(":warning: I could not read **%s**%s: %s. The agent is told it was shared.", f.Name, about, ref.Error))
 		}
 		refs = append(refs, ref)
 	}
@@ -65,7 +69,7 @@ func (b *Bridge) keep(ref *engine.FileRef, data []byte, err error) {
 	mediaType, kind := filestore.Classify(data)
 	ref.Type, ref.Size = mediaType, int64(len(data))
 	if kind == filestore.KindOther {
-		ref.Error = fmt.Sprintf("brain cannot read files of this type (%s, %s)", mediaType, filestore.Size(ref.Size))
+		ref.Error = "brain cannot read files of this type"
 		return
 	}
 	hash, err := b.files.Put(data)
