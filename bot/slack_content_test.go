@@ -275,3 +275,112 @@ func TestSlack_FeedbackButtons(t *testing.T) {
 		t.Errorf("metrics lack the feedback count:\n%s", body)
 	}
 }
+
+// openHome sends app_home_opened for user.
+func (sa *slackApp) openHome(eventID, user string) {
+	sa.t.Helper()
+	body, _ := json.Marshal(map[string]any{"type": "event_callback", "team_id": slackfake.TeamID, "event_id": eventID,
+		"event": map[string]any{"type": "app_home_opened", "user": user, "channel": "D" + user, "tab": "home", "event_ts": "1.1"}})
+	if st := sa.post("/slack/events", "application/json", body); st != 200 {
+		sa.t.Fatalf("app_home_opened: status %d", st)
+	}
+}
+
+// waitHome waits until user's published Home view contains want.
+func (sa *slackApp) waitHome(user, want string) string {
+	sa.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, _ := sa.slack.HomeView(user)
+		if strings.Contains(string(v), want) {
+			return string(v)
+		}
+		if time.Now().After(deadline) {
+			sa.t.Fatalf("home of %s lacks %q: %s", user, want, v)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// homeButton is the value of a button on user's Home tab.
+func (sa *slackApp) homeButton(user, actionID string) string {
+	sa.t.Helper()
+	v, _ := sa.slack.HomeView(user)
+	var view struct {
+		Blocks json.RawMessage `json:"blocks"`
+	}
+	_ = json.Unmarshal(v, &view)
+	return buttonValue(sa.t, slackfake.Message{Blocks: view.Blocks}, actionID)
+}
+
+// clickHome presses a button of user's Home tab carrying value.
+func (sa *slackApp) clickHome(user, actionID, value string) {
+	sa.t.Helper()
+	payload, _ := json.Marshal(map[string]any{
+		"type": "block_actions", "user": map[string]any{"id": user, "team_id": slackfake.TeamID},
+		"team": map[string]any{"id": slackfake.TeamID}, "container": map[string]any{"type": "view", "view_id": "V1"},
+		"view": map[string]any{"id": "V1", "type": "home"}, "trigger_id": "1.2.3",
+		"actions": []map[string]any{{"action_id": actionID, "block_id": "home_a0_act", "value": value, "type": "button",
+			"action_ts": fmt.Sprintf("%d.7", sa.nextTS.Add(1))}},
+	})
+	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", []byte("payload="+url.QueryEscape(string(payload)))); st != 200 {
+		sa.t.Fatalf("home click: status %d", st)
+	}
+}
+
+// TestSlack_HomeTabAndGroupApprovers: approvers name a Slack user group;
+// a member's Home tab lists the approval (refreshed when it appears) and a
+// non-member's does not; the non-member's click on the card is refused;
+// the member's Approve on the Home tab decides once, and a second click,
+// there or on the card, is refused.
+func TestSlack_HomeTabAndGroupApprovers(t *testing.T) {
+	sa := newSlackAppFor(t, "anthropic", "    approvers: [\"subteam:S1\"]\n", "", "")
+	sa.slack.SetGroup("S1", "U7", "U9")
+	sa.openHome("EvH1", "U7")
+	sa.waitHome("U7", "Nothing waits for you.")
+
+	sa.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "deploy", Input: `{"service":"api"}`}),
+		fakemodel.Text("Proposed."),
+	)
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> deploy api", "")
+	card := sa.waitThread(ts, "Deploy api")
+	home := sa.waitHome("U7", "Deploy api") // refreshed: U7 may decide it
+	if !strings.Contains(home, "brain_approve") || !strings.Contains(home, "/archives/C1/p"+strings.ReplaceAll(ts, ".", "")) {
+		t.Errorf("home lacks the Approve button or the thread link: %s", home)
+	}
+
+	sa.openHome("EvH2", "U8")
+	if v := sa.waitHome("U8", "Nothing waits for you."); strings.Contains(v, "Deploy api") {
+		t.Errorf("a non-member's home lists the approval: %s", v)
+	}
+	sa.openHome("EvH3", "U1") // the starter is not an approver here
+	sa.waitHome("U1", "Your recent sessions")
+	if v, _ := sa.slack.HomeView("U1"); strings.Contains(string(v), "brain_approve") || !strings.Contains(string(v), "open thread") {
+		t.Errorf("the starter's home: %s", v)
+	}
+	sa.click("U8", card, "brain_approve")
+	sa.waitEphemeral("U8", "may not decide")
+
+	deny := sa.homeButton("U7", "brain_deny")
+	sa.clickHome("U7", "brain_approve", sa.homeButton("U7", "brain_approve"))
+	sa.waitHome("U7", "Approved: Deploy api")
+	deadline := time.Now().Add(20 * time.Second)
+	for sa.applied.Load() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("applied %d times", sa.applied.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sa.clickHome("U7", "brain_deny", deny) // the button of the view before the decision
+	sa.waitHome("U7", "already approved by U7")
+	sa.click("U9", card, "brain_deny")
+	sa.waitEphemeral("U9", "already approved by U7")
+	if sa.applied.Load() != 1 {
+		t.Fatalf("applied %d times", sa.applied.Load())
+	}
+	a, err := sa.app.engine.Approvals(t.Context(), engine.ApprovalFilter{})
+	if err != nil || len(a) != 1 || a[0].DecidedBy != "U7" {
+		t.Fatalf("approvals = %+v, %v", a, err)
+	}
+}

@@ -247,7 +247,7 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return b.onAction(ctx, *it.Action)
 	case it.Home != nil:
 		b.rememberHome(it.Home.User)
-		return b.publishHome(ctx, it.Home.User, "")
+		return b.publishHome(ctx, it.Home.User)
 	}
 	return nil
 }

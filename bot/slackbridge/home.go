@@ -17,9 +17,14 @@ const (
 )
 
 // homeUsers remembers who opened the Home tab since start, so their tab
-// is refreshed when an approval they may decide changes. Oldest go first
-// past maxHomeUsers; a forgotten person's tab refreshes when next opened.
-type homeUsers struct{ ids []string }
+// is refreshed when an approval they may decide changes, and the notice
+// their last click there got, kept on top until they open the tab again.
+// Oldest go first past maxHomeUsers; a forgotten person's tab refreshes
+// when next opened.
+type homeUsers struct {
+	ids     []string
+	notices map[string]string
+}
 
 func (h *homeUsers) add(user string) {
 	if i := slices.Index(h.ids, user); i >= 0 {
@@ -27,14 +32,32 @@ func (h *homeUsers) add(user string) {
 	}
 	h.ids = append(h.ids, user)
 	if len(h.ids) > maxHomeUsers {
+		delete(h.notices, h.ids[0])
 		h.ids = h.ids[1:]
 	}
 }
 
+// rememberHome records that user opened the tab; it clears their notice.
 func (b *Bridge) rememberHome(user string) {
 	b.mu.Lock()
 	b.homes.add(user)
+	delete(b.homes.notices, user)
 	b.mu.Unlock()
+}
+
+func (b *Bridge) setHomeNotice(user, notice string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.homes.notices == nil {
+		b.homes.notices = map[string]string{}
+	}
+	b.homes.notices[user] = notice
+}
+
+func (b *Bridge) homeNotice(user string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.homes.notices[user]
 }
 
 func (b *Bridge) homeUserIDs() []string {
@@ -45,14 +68,14 @@ func (b *Bridge) homeUserIDs() []string {
 
 // publishHome builds and publishes user's Home tab: the pending approvals
 // they may decide (the rule Decide applies) and their recent Slack
-// sessions, with notice on top when set.
-func (b *Bridge) publishHome(ctx context.Context, user, notice string) error {
+// sessions, under the notice of their last click there, if any.
+func (b *Bridge) publishHome(ctx context.Context, user string) error {
 	pending, err := b.eng.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, Limit: homeApprovalScan})
 	if err != nil {
 		return err
 	}
 	url := b.workspaceURL()
-	view := slack.HomeView{Notice: notice}
+	view := slack.HomeView{Notice: b.homeNotice(user)}
 	for _, a := range pending {
 		if b.eng.MayDecide(ctx, a, user) != nil {
 			continue
@@ -96,7 +119,8 @@ func (b *Bridge) onHomeAction(ctx context.Context, actionID, approvalID, user st
 			return err
 		}
 	}
-	return b.publishHome(ctx, user, notice)
+	b.setHomeNotice(user, notice)
+	return b.publishHome(ctx, user)
 }
 
 // homeRefresher renders events like the Slack renderer and then, for a
@@ -130,7 +154,7 @@ func (h homeRefresher) Render(ctx context.Context, s engine.Session, ev engine.E
 		if h.b.eng.MayDecide(ctx, a, u) != nil {
 			continue
 		}
-		if err := h.b.publishHome(ctx, u, ""); err != nil {
+		if err := h.b.publishHome(ctx, u); err != nil {
 			h.b.log.Warn("slack home tab not refreshed", "user", u, logErr, err)
 		}
 	}
