@@ -81,8 +81,19 @@ func checkWellFormed(t testing.TB, it Item) {
 		if it.ThreadKey != threadKey(m.Team, m.Channel, m.ThreadTS) {
 			t.Fatalf("thread key %q does not match message %+v", it.ThreadKey, m)
 		}
+	case KindHome:
+		h := it.Home
+		if h == nil || it.Message != nil || it.Action != nil || h.User == "" || it.ThreadKey != homeKey(h.Team, h.User) {
+			t.Fatalf("bad home item: %+v", it)
+		}
 	case KindAction:
 		a := it.Action
+		if a != nil && a.Home {
+			if it.Message != nil || a.User == "" || a.ActionID == "" || it.ThreadKey != homeKey(a.Team, a.User) {
+				t.Fatalf("bad home action item: %+v", it)
+			}
+			return
+		}
 		if a == nil || it.Message != nil || a.User == "" || a.MessageTS == "" || a.ThreadTS == "" || a.Channel == "" || a.ActionID == "" {
 			t.Fatalf("bad action item: %+v", it)
 		}

@@ -112,8 +112,9 @@ func threadKey(team, channel, root string) string {
 }
 
 // homeKey is the ThreadKey of a person's Home tab items, so they are
-// worked in order.
-func homeKey(team, user string) string { return "slack-home:" + team + ":" + user }
+// worked in order: "slack:<team>:home:<user>" (channel ids are never
+// "home").
+func homeKey(team, user string) string { return "slack:" + team + ":home:" + user }
 
 // validID reports whether s looks like a Slack id or timestamp: short,
 // non-empty, letters, digits, '.', '_' or '-'. Keys are built from these, so
