@@ -2,6 +2,8 @@ package openai
 
 import (
 	"encoding/base64"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openai/openai-go/v3"
@@ -37,4 +39,31 @@ func attachmentMessage(atts []engine.Attachment) (openai.ChatCompletionMessagePa
 
 func dataURL(a engine.Attachment) string {
 	return "data:" + a.MediaType + ";base64," + base64.StdEncoding.EncodeToString(a.Data)
+}
+
+// withoutPDFs replaces PDF attachments by a note naming them. OpenAI's own
+// API reads file parts; OpenAI-compatible servers (Ollama, vLLM ...)
+// refuse the whole request, which would fail the session, so they are
+// told a PDF was shared instead. msgs is not modified.
+func withoutPDFs(msgs []engine.Message) []engine.Message {
+	var out []engine.Message
+	for i, msg := range msgs {
+		for j, a := range msg.Attachments {
+			if len(a.Data) == 0 || a.MediaType != "application/pdf" {
+				continue
+			}
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			if &out[i].Attachments[0] == &msgs[i].Attachments[0] { // still shared
+				out[i].Attachments = slices.Clone(msg.Attachments)
+			}
+			out[i].Attachments[j] = engine.Attachment{Name: a.Name, Text: fmt.Sprintf(
+				"[PDF file %q (%d bytes) was shared; this model server does not accept PDF documents]", a.Name, len(a.Data))}
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"brain/engine"
@@ -12,8 +13,8 @@ import (
 )
 
 // TestOpenAI_Attachments: after the message text, one user message of
-// parts: a PNG as an image_url data URL, a PDF as a file part and a text
-// file as a text part.
+// parts: a PNG as an image_url data URL and a text file as a text part; a
+// PDF is named in a note, since this server is not OpenAI's own.
 func TestOpenAI_Attachments(t *testing.T) {
 	srv := modeltest.NewServer(t)
 	srv.Push(fakemodel.Text("seen"))
@@ -63,10 +64,33 @@ func TestOpenAI_Attachments(t *testing.T) {
 	if want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(png); parts[1].Type != "image_url" || parts[1].ImageURL.URL != want {
 		t.Errorf("image part = %+v", parts[1])
 	}
-	if parts[2].Type != "file" || parts[2].File.Filename != "spec.pdf" || parts[2].File.FileData != "data:application/pdf;base64,"+base64.StdEncoding.EncodeToString([]byte("%PDF-1.4")) {
-		t.Errorf("file part = %+v", parts[2])
+	if parts[2].Type != "text" || !strings.Contains(parts[2].Text, `PDF file "spec.pdf" (8 bytes) was shared; this model server does not accept PDF documents`) {
+		t.Errorf("PDF note = %+v", parts[2])
 	}
 	if parts[3].Type != "text" || parts[3].Text != "file notes.txt:\nhello" {
 		t.Errorf("text part = %+v", parts[3])
+	}
+}
+
+// TestAttachmentMessage_PDFFilePart: for OpenAI's own API a PDF is a file
+// part with a data URL; withoutPDFs leaves the caller's messages alone.
+func TestAttachmentMessage_PDFFilePart(t *testing.T) {
+	atts := []engine.Attachment{{Name: "spec.pdf", MediaType: "application/pdf", Data: []byte("%PDF-1.4")}}
+	m, ok := attachmentMessage(atts)
+	if !ok {
+		t.Fatal("no message")
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"content":[{"file":{"file_data":"data:application/pdf;base64,` + base64.StdEncoding.EncodeToString([]byte("%PDF-1.4")) + `","filename":"spec.pdf"},"type":"file"}]`
+	if !strings.Contains(string(raw), want) {
+		t.Errorf("message = %s, want %s", raw, want)
+	}
+	msgs := []engine.Message{{Role: engine.RoleUser, Attachments: atts}}
+	out := withoutPDFs(msgs)
+	if len(out[0].Attachments[0].Data) != 0 || len(msgs[0].Attachments[0].Data) == 0 {
+		t.Errorf("withoutPDFs: out %+v, in %+v", out, msgs)
 	}
 }

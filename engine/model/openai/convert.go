@@ -16,6 +16,9 @@ const errorPrefix = "ERROR: "
 
 // params maps an engine request onto Chat Completions.
 func (m *Model) params(req engine.ModelRequest) (openai.ChatCompletionNewParams, error) {
+	if !m.completionTokens { // not OpenAI's own API: see withoutPDFs
+		req.Messages = withoutPDFs(req.Messages)
+	}
 	msgs, err := messages(req.System, req.Messages)
 	if err != nil {
 		return openai.ChatCompletionNewParams{}, err
