@@ -280,3 +280,18 @@ func TestValidate_GitHub(t *testing.T) {
 		})
 	}
 }
+
+func TestValidate_ApproverGroups(t *testing.T) {
+	c := validConfig()
+	c.Approvals.Approvers = []string{"U1", "subteam:S1", "team:X", "subteam:"}
+	err := c.Validate()
+	for _, want := range []string{
+		`approvals.approvers[1]: "subteam:S1" names a Slack user group, but slack is not configured`,
+		`approvals.approvers[2]: "team:X": a group entry is subteam:<Slack user group id>`,
+		`approvals.approvers[3]`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}
