@@ -13,7 +13,9 @@ import (
 // groupsFunc is a fake engine.Groups.
 type groupsFunc func(ctx context.Context, group string) ([]string, error)
 
-func (f groupsFunc) Members(ctx context.Context, group string) ([]string, error) { return f(ctx, group) }
+func (f groupsFunc) Members(ctx context.Context, group string) ([]string, error) {
+	return f(ctx, group)
+}
 
 var _ engine.Groups = groupsFunc(nil)
 

@@ -70,9 +70,7 @@ func HomeBlocks(v HomeView) ([]slack.Block, error) {
 	}
 	room := maxHomeBlocks - fixed
 	shown := v.Approvals
-	if len(shown) == 0 {
-		room-- // the "nothing waits" line
-	} else if 3*len(shown) > room {
+	if 3*len(shown) > room {
 		shown = shown[:(room-1)/3] // keep one block for "and N more"
 	}
 
