@@ -170,6 +170,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 		Files:             content.engineFiles(),
+		FileBudget:        content.maxRequestBytes(),
 		Groups:            content.engineGroups(),
 	})
 	if err != nil {

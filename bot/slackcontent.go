@@ -42,6 +42,7 @@ func newSlackContent(cfg *config.Config, now func() time.Time) (*slackContent, e
 			},
 		},
 		MaxFileBytes: s.Files.MaxFileBytes,
+		MaxTurnBytes: s.Files.MaxTurnBytes,
 		MaxTextChars: s.Files.MaxTextChars,
 	}
 	return &slackContent{reader: reader, groups: slack.NewGroups(reader), files: files, loader: loader}, nil
@@ -60,4 +61,13 @@ func (c *slackContent) engineGroups() engine.Groups {
 		return nil
 	}
 	return c.groups
+}
+
+// maxRequestBytes is the engine's cap on the file content of one model
+// request: slack.files.max_turn_bytes; 0 without Slack.
+func (c *slackContent) maxRequestBytes() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.loader.MaxTurnBytes
 }

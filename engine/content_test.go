@@ -139,3 +139,30 @@ func TestEngine_RecordFeedback(t *testing.T) {
 		t.Error("feedback reached the model")
 	}
 }
+
+// TestEngine_FileBudget: within FileBudget the newest files are sent;
+// an older one beyond it is named only.
+func TestEngine_FileBudget(t *testing.T) {
+	files := filesFunc(func(ctx context.Context, ref engine.FileRef) (engine.Attachment, error) {
+		return engine.Attachment{Name: ref.Name, Text: "CONTENT OF " + ref.Name}, nil
+	})
+	h := newHarness(t, func(c *engine.Config, _ *engine.Agent) { c.Files, c.FileBudget = files, 25 })
+	s := h.session()
+	for i, name := range []string{"old.txt", "mid.txt", "new.txt"} {
+		_, _, err := h.eng.Send(context.Background(), s.ID, engine.Input{Author: "tester", Text: name,
+			Files: []engine.FileRef{{Hash: "h" + name, Name: name, Size: 10, Type: "text/plain"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.waitTurns(s.ID, i+1)
+	}
+	raw := string(h.fake.Requests()[2].Messages)
+	for _, w := range []string{"CONTENT OF mid.txt", "CONTENT OF new.txt", `old.txt`, "not sent again"} {
+		if !strings.Contains(raw, w) {
+			t.Errorf("third request lacks %q: %s", w, raw)
+		}
+	}
+	if strings.Contains(raw, `{"text":"CONTENT OF old.txt","type":"text"}`) {
+		t.Errorf("a file beyond the budget was sent: %s", raw)
+	}
+}

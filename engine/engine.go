@@ -55,6 +55,10 @@ type Config struct {
 	// Files loads the files user messages refer to; nil leaves them out
 	// with a note to the model.
 	Files Files
+	// FileBudget caps the bytes of file content in one model request: the
+	// newest files are sent, older ones beyond it are named only (0: no
+	// cap).
+	FileBudget int64
 	// Groups resolves approver entries naming groups; nil grants nothing
 	// to group entries.
 	Groups Groups
@@ -79,6 +83,7 @@ type Engine struct {
 	scrub          *tools.Scrubber
 	observer       Observer
 	files          Files
+	maxAttachBytes int64
 	groups         Groups
 
 	slots chan struct{} // one token per running turn
@@ -140,6 +145,7 @@ func New(cfg Config) (*Engine, error) {
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
 		files:          cfg.Files,
+		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},

@@ -45,13 +45,25 @@ type Files interface {
 }
 
 // attachFiles turns the file refs buildMessages kept on user messages
-// into attachments. A file that cannot be loaded becomes a note: losing
-// a file never fails the turn.
+// into attachments, newest first within maxAttachBytes (older files are
+// named only). A file that cannot be loaded becomes a note: losing a
+// file never fails the turn.
 func (e *Engine) attachFiles(ctx context.Context, msgs []Message) {
-	for i := range msgs {
-		for _, ref := range msgs[i].files {
-			msgs[i].Attachments = append(msgs[i].Attachments, e.attachment(ctx, ref))
+	var used int64
+	for i := len(msgs) - 1; i >= 0; i-- {
+		refs := msgs[i].files
+		atts := make([]Attachment, len(refs))
+		for j := len(refs) - 1; j >= 0; j-- {
+			ref := refs[j]
+			if ref.Error == "" && ref.Hash != "" && e.maxAttachBytes > 0 && used+ref.Size > e.maxAttachBytes {
+				ref.Error = "it was shared earlier and is not sent again: the files of one request are capped"
+			}
+			atts[j] = e.attachment(ctx, ref)
+			if ref.Error == "" && ref.Hash != "" {
+				used += ref.Size
+			}
 		}
+		msgs[i].Attachments = append(msgs[i].Attachments, atts...)
 		msgs[i].files = nil
 	}
 }

@@ -104,8 +104,11 @@ type SlackThreadContext struct {
 
 // SlackFiles is slack.files.
 type SlackFiles struct {
-	MaxFileBytes int64 `yaml:"max_file_bytes"` // one file, default 10 MiB
-	MaxTurnBytes int64 `yaml:"max_turn_bytes"` // all files of one message, default 25 MiB
+	MaxFileBytes int64 `yaml:"max_file_bytes"` // one file, default 5 MiB
+	// MaxTurnBytes caps all files of one message, and the file content
+	// sent in one model request (older files beyond it are named only);
+	// default 20 MiB.
+	MaxTurnBytes int64 `yaml:"max_turn_bytes"`
 	MaxTextChars int   `yaml:"max_text_chars"` // text the model gets of one text file, default 20000
 	StoreBytes   int64 `yaml:"store_bytes"`    // the data_dir/files budget, default 1 GiB
 }

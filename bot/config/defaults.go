@@ -15,10 +15,12 @@ const (
 	DefaultModel   = "default"
 	DefaultAgent   = "default"
 	// Slack thread context and files (slack.thread_context, slack.files).
-	DefaultThreadMessages   = 50
-	DefaultThreadChars      = 12000
-	DefaultMaxFileBytes     = 10 << 20
-	DefaultMaxTurnFileBytes = 25 << 20
+	DefaultThreadMessages = 50
+	DefaultThreadChars    = 12000
+	// Anthropic takes images up to 5 MB and requests up to 32 MB; files
+	// travel base64-encoded (4/3 larger).
+	DefaultMaxFileBytes     = 5 << 20
+	DefaultMaxTurnFileBytes = 20 << 20
 	DefaultMaxFileTextChars = 20000
 	DefaultFileStoreBytes   = 1 << 30
 	// Linear's OAuth endpoints (linear.app/developers, "OAuth 2.0").

@@ -22,6 +22,9 @@ type Loader struct {
 	// MaxFileBytes caps a re-fetch; MaxTextChars the text of one file.
 	MaxFileBytes int64
 	MaxTextChars int
+	// MaxTurnBytes is the cap on one request's file content the wiring
+	// gives the engine (engine.Config.FileBudget).
+	MaxTurnBytes int64
 }
 
 var _ engine.Files = (*Loader)(nil)
