@@ -276,7 +276,9 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 			return nil // not for us
 		}
 		if !marked {
-			note = b.threadContext(ctx, m)
+			if note, err = b.threadContext(ctx, m); err != nil {
+				return err
+			}
 		}
 		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
 			Agent: b.cfg.Agent, Origin: engine.OriginSlack, ThreadKey: threadKey,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"brain/bot/filestore"
 	"brain/channels/slack"
@@ -14,6 +15,13 @@ import (
 
 // SourceSlack is the FileRef.Source of files shared in Slack.
 const SourceSlack = "slack"
+
+// downloadTimeout bounds one file's download, so a stalled one cannot
+// hold up the inbox worker (the file becomes a line in the thread).
+const downloadTimeout = time.Minute
+
+// threadTimeout bounds reading a thread's earlier messages.
+const threadTimeout = 30 * time.Second
 
 // fetchFiles downloads the files shared with a message, within the caps
 // of slack.files, keeps the readable ones in the file store and returns a
@@ -35,7 +43,9 @@ func (b *Bridge) fetchFiles(ctx context.Context, files []slackhook.File) ([]engi
 		case total+f.Size > limits.MaxTurnBytes:
 			ref.Error = fmt.Sprintf("the files of one message may total %s", filestore.Size(limits.MaxTurnBytes))
 		default:
-			data, err := b.reader.Download(ctx, f.URL, limits.MaxFileBytes)
+			dctx, cancel := context.WithTimeout(ctx, downloadTimeout)
+			data, err := b.reader.Download(dctx, f.URL, limits.MaxFileBytes)
+			cancel()
 			if ctx.Err() != nil {
 				return nil, nil, ctx.Err()
 			}
