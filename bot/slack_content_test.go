@@ -118,9 +118,11 @@ func TestSlack_FilesReachTheModel(t *testing.T) {
 			big := sa.slack.AddFile(slackfake.File{ID: "F3", Name: "dump.log", Data: []byte(strings.Repeat("x", 5000))})
 			zip := sa.slack.AddFile(slackfake.File{ID: "F4", Name: "report.txt", Mimetype: "text/plain", Data: []byte("PK\x03\x04\x14\x00\x00\x00\x08\x00binary")})
 
-			ts := sa.fileMessage("Ev1", "U1", "<@"+slackfake.BotUserID+"> what do you see?", "", png, notes, big, zip)
+			gone := slackfake.File{ID: "F5", Name: "gone.pdf", Size: 10, URL: sa.slack.URL() + "/files-pri/" + slackfake.TeamID + "-F5/download/gone.pdf"}
+			ts := sa.fileMessage("Ev1", "U1", "<@"+slackfake.BotUserID+"> what do you see?", "", png, notes, big, zip, gone)
 			lines := sa.waitThread(ts, "could not read")
-			for _, w := range []string{"dump.log", "too large", "report.txt* (application/zip, 16 bytes)", "cannot read files of this type"} {
+			for _, w := range []string{"dump.log", "too large", "report.txt* (application/zip, 16 bytes)", "cannot read files of this type",
+				"gone.pdf*: the download failed"} {
 				if !strings.Contains(lines.Text, w) {
 					t.Errorf("file lines lack %q: %s", w, lines.Text)
 				}
