@@ -386,3 +386,17 @@ func TestSlack_HomeTabAndGroupApprovers(t *testing.T) {
 		t.Fatalf("approvals = %+v, %v", a, err)
 	}
 }
+
+// TestSlack_ThreadUnreadableStillStarts: when Slack refuses the thread
+// (a missing scope), the session starts and the model is told.
+func TestSlack_ThreadUnreadableStillStarts(t *testing.T) {
+	sa := newSlackApp(t)
+	root := sa.slack.AddMessage(slackfake.Message{Channel: "C1", Author: "U1", Text: "earlier"})
+	sa.slack.Fail("conversations.replies", 1, "missing_scope")
+	sa.message("Ev1", "app_mention", "U2", "<@"+slackfake.BotUserID+"> summarise", root.TS)
+	sa.waitThread(root.TS, "echo:")
+	msgs := string(sa.waitRequests(1)[0].Messages)
+	if !strings.Contains(msgs, "could not be read (read thread "+root.TS+": missing_scope)") || strings.Contains(msgs, "earlier\\n") {
+		t.Fatalf("model context: %s", msgs)
+	}
+}
