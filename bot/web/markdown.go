@@ -1,0 +1,131 @@
+package web
+
+import (
+	"bytes"
+	"html/template"
+	"net/url"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// maxMarkdown bounds the text rendered as Markdown; the rest is shown as
+// plain text, so one huge message cannot make a page slow.
+const maxMarkdown = 64 << 10
+
+// markdown renders messages: CommonMark and GitHub tables and
+// strikethrough, raw HTML off (goldmark's default: it is omitted), links
+// kept only for http, https and mailto, and images shown as links, so a
+// message never makes the browser fetch anything.
+type markdown struct{ md goldmark.Markdown }
+
+func newMarkdown() *markdown {
+	return &markdown{md: goldmark.New(
+		goldmark.WithExtensions(extension.Table, extension.Strikethrough),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(safeLinks{}, 100))),
+	)}
+}
+
+// render returns src as safe HTML; on a render failure, or past
+// maxMarkdown, it falls back to escaped text.
+func (m *markdown) render(src string) template.HTML {
+	if len(src) > maxMarkdown {
+		return template.HTML("<pre class=\"plain\">" + template.HTMLEscapeString(src) + "</pre>")
+	}
+	var buf bytes.Buffer
+	if err := m.md.Convert([]byte(src), &buf); err != nil {
+		return template.HTML("<pre class=\"plain\">" + template.HTMLEscapeString(src) + "</pre>")
+	}
+	return template.HTML(buf.String()) // goldmark escaped it: raw HTML is off
+}
+
+// safeLink reports whether a link destination may be followed: relative,
+// or http, https or mailto.
+func safeLink(dest string) bool {
+	u, err := url.Parse(strings.TrimSpace(dest))
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "", "http", "https", "mailto":
+		// A scheme-less destination with a colon before any slash would
+		// be read by a browser as a scheme; url.Parse already took it as
+		// one, so only true relatives get here.
+		return true
+	}
+	return false
+}
+
+// safeLinks rewrites the tree before rendering: images become links to
+// their source, links with unsafe destinations become their text, and
+// every link opens outside the console without a referrer.
+type safeLinks struct{}
+
+func (safeLinks) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
+	source := reader.Source()
+	var images, unsafe []ast.Node
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Image:
+			images = append(images, n)
+		case *ast.Link:
+			if !safeLink(string(n.Destination)) {
+				unsafe = append(unsafe, n)
+			} else {
+				linkAttrs(n)
+			}
+		case *ast.AutoLink:
+			if !safeLink(string(n.URL(source))) {
+				unsafe = append(unsafe, n)
+			} else {
+				linkAttrs(n)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, n := range images {
+		img := n.(*ast.Image)
+		link := ast.NewLink()
+		link.Destination, link.Title = img.Destination, img.Title
+		for c := img.FirstChild(); c != nil; {
+			next := c.NextSibling()
+			link.AppendChild(link, c)
+			c = next
+		}
+		if !link.HasChildren() {
+			link.AppendChild(link, ast.NewString([]byte("image")))
+		}
+		img.Parent().ReplaceChild(img.Parent(), img, link)
+		if safeLink(string(link.Destination)) {
+			linkAttrs(link)
+		} else {
+			unsafe = append(unsafe, link)
+		}
+	}
+	for _, n := range unsafe {
+		parent := n.Parent()
+		if al, ok := n.(*ast.AutoLink); ok {
+			parent.ReplaceChild(parent, n, ast.NewString(al.URL(source)))
+			continue
+		}
+		for c := n.FirstChild(); c != nil; {
+			next := c.NextSibling()
+			parent.InsertBefore(parent, n, c)
+			c = next
+		}
+		parent.RemoveChild(parent, n)
+	}
+}
+
+func linkAttrs(n ast.Node) {
+	n.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
+	n.SetAttributeString("target", []byte("_blank"))
+}
