@@ -2,8 +2,8 @@ package web
 
 import (
 	"bytes"
+	"html"
 	"html/template"
-	"net/url"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -45,20 +45,31 @@ func (m *markdown) render(src string) template.HTML {
 }
 
 // safeLink reports whether a link destination may be followed: relative,
-// or http, https or mailto.
+// or http, https or mailto. The destination is read as a browser will:
+// entities decoded (goldmark decodes them when it writes the href), tabs
+// and newlines removed, leading spaces and controls trimmed, so
+// "java\tscript:" is seen for what it is.
 func safeLink(dest string) bool {
-	u, err := url.Parse(strings.TrimSpace(dest))
-	if err != nil {
-		return false
+	d := strings.Map(func(r rune) rune {
+		if r == '\t' || r == '\n' || r == '\r' {
+			return -1
+		}
+		return r
+	}, html.UnescapeString(dest))
+	d = strings.TrimLeftFunc(d, func(r rune) bool { return r <= ' ' })
+	for i, r := range d {
+		switch {
+		case r == ':':
+			switch strings.ToLower(d[:i]) {
+			case "http", "https", "mailto":
+				return true
+			}
+			return false
+		case r == '/' || r == '?' || r == '#':
+			return true // a relative reference: no scheme
+		}
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "", "http", "https", "mailto":
-		// A scheme-less destination with a colon before any slash would
-		// be read by a browser as a scheme; url.Parse already took it as
-		// one, so only true relatives get here.
-		return true
-	}
-	return false
+	return true
 }
 
 // safeLinks rewrites the tree before rendering: images become links to
