@@ -21,12 +21,13 @@ type approvalsView struct {
 	History  []engine.Approval
 	Status   string
 	Statuses []engine.ApprovalStatus
+	Notice   string
 }
 
 // approvalsPage shows the pending approvals first, then the history
 // (decided and expired), filtered by status.
 func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request, v visitor) {
-	vw := approvalsView{Status: r.URL.Query().Get("status"), Statuses: historyStatuses}
+	vw := approvalsView{Status: r.URL.Query().Get("status"), Statuses: historyStatuses, Notice: r.URL.Query().Get("notice")}
 	pending, err := s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, Limit: 200})
 	if err != nil {
 		s.internal(w, r, v, err)

@@ -41,7 +41,7 @@ func timelineItem(ev engine.Event) (it item, ok bool) {
 	}
 	switch p := p.(type) {
 	case engine.Input:
-		it.Kind, it.Title, it.Markdown = "user", orDefault(p.Author, "someone"), p.Text
+		it.Kind, it.Title, it.Markdown = "user", orDefault(p.Author, "user"), p.Text
 		if p.Answer != nil {
 			it.Title += " answered"
 			if p.Text == "" {
