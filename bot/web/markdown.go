@@ -10,6 +10,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -19,15 +20,18 @@ import (
 const maxMarkdown = 64 << 10
 
 // markdown renders messages: CommonMark and GitHub tables and
-// strikethrough, raw HTML off (goldmark's default: it is omitted), links
-// kept only for http, https and mailto, and images shown as links, so a
-// message never makes the browser fetch anything.
+// strikethrough, raw HTML off (shown as the text it is, escaped, rather
+// than dropped, so a reader sees what was written), links kept only for
+// http, https and mailto, and images shown as links, so a message never
+// makes the browser fetch anything.
 type markdown struct{ md goldmark.Markdown }
 
 func newMarkdown() *markdown {
 	return &markdown{md: goldmark.New(
 		goldmark.WithExtensions(extension.Table, extension.Strikethrough),
 		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(safeLinks{}, 100))),
+		// Before goldmark's own renderer (priority 1000), so it wins.
+		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(escapedHTML{}, 100))),
 	)}
 }
 
@@ -139,4 +143,41 @@ func (safeLinks) Transform(doc *ast.Document, reader text.Reader, _ parser.Conte
 func linkAttrs(n ast.Node) {
 	n.SetAttributeString("rel", []byte("nofollow noopener noreferrer"))
 	n.SetAttributeString("target", []byte("_blank"))
+}
+
+// escapedHTML renders raw HTML, inline or as a block, as escaped text.
+type escapedHTML struct{}
+
+func (escapedHTML) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(ast.KindHTMLBlock, renderHTMLBlock)
+	reg.Register(ast.KindRawHTML, renderRawHTML)
+}
+
+func renderHTMLBlock(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	n := node.(*ast.HTMLBlock)
+	if entering {
+		_, _ = w.WriteString(`<pre class="raw">`)
+		for i := range n.Lines().Len() {
+			line := n.Lines().At(i)
+			_, _ = w.Write(util.EscapeHTML(line.Value(source)))
+		}
+		return ast.WalkContinue, nil
+	}
+	if n.HasClosure() {
+		_, _ = w.Write(util.EscapeHTML(n.ClosureLine.Value(source)))
+	}
+	_, _ = w.WriteString("</pre>\n")
+	return ast.WalkContinue, nil
+}
+
+func renderRawHTML(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
+	if !entering {
+		return ast.WalkSkipChildren, nil
+	}
+	n := node.(*ast.RawHTML)
+	for i := range n.Segments.Len() {
+		seg := n.Segments.At(i)
+		_, _ = w.Write(util.EscapeHTML(seg.Value(source)))
+	}
+	return ast.WalkSkipChildren, nil
 }

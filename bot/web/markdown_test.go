@@ -15,8 +15,9 @@ func TestMarkdown_Safe(t *testing.T) {
 		not      []string
 	}{
 		{"emphasis and code", "**bold** and `code`", []string{"<strong>bold</strong>", "<code>code</code>"}, nil},
-		{"raw html is omitted", "<script>alert(1)</script><b onclick=x>hi</b>", []string{"raw HTML omitted"}, []string{"<script", "<b", "onclick"}},
-		{"onerror image tag", `<img src=x onerror=alert(1)>`, nil, []string{"<img", "onerror"}},
+		{"raw html is shown as text", "<script>alert(1)</script><b onclick=x>hi</b>", []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;b onclick=x&gt;"}, []string{"<script", "<b"}},
+		{"inline raw html", "a <b onclick=x>b</b> c", []string{"a &lt;b onclick=x&gt;b&lt;/b&gt; c"}, []string{"<b"}},
+		{"onerror image tag", `<img src=x onerror=alert(1)>`, []string{"&lt;img src=x onerror=alert(1)&gt;"}, []string{"<img"}},
 		{"javascript link", "[click](javascript:alert(1))", []string{"click"}, []string{"href", "javascript"}},
 		{"upper-case scheme", "[click](JavaScript:alert(1))", []string{"click"}, []string{"href"}},
 		{"entity-encoded scheme", "[click](javascript&#58;alert(1))", []string{"click"}, []string{"href"}},

@@ -268,7 +268,7 @@ func (r *rig) waitFor(what string, cond func() bool) {
 // $BRAIN_CONSOLE_SCREENSHOT too for the one the README shows.
 func (r *rig) screenshot(name string, readme bool) {
 	r.t.Helper()
-	png := get(r, "screenshot "+name, chromedp.FullScreenshot(90))
+	png := get(r, "screenshot "+name, chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(r.shots, name+".png"), png, 0o600); err != nil {
 		r.t.Fatal(err)
 	}
