@@ -140,7 +140,9 @@ func (f *fakeEngine) ResumeWith(ctx context.Context, id string, _ engine.ResumeO
 	return engine.Resumed{Session: s}, err
 }
 
-func (f *fakeEngine) Cancel(ctx context.Context, id string) (engine.Session, error) { return f.Session(ctx, id) }
+func (f *fakeEngine) Cancel(ctx context.Context, id string) (engine.Session, error) {
+	return f.Session(ctx, id)
+}
 
 func (f *fakeEngine) Approvals(_ context.Context, af engine.ApprovalFilter) ([]engine.Approval, error) {
 	f.mu.Lock()

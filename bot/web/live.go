@@ -96,19 +96,18 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 
 // writeItem writes ev's server-sent events to buf.
 func (s *Server) writeItem(buf *bytes.Buffer, ev engine.Event) error {
-	it, ok := timelineItem(ev)
+	html, ok, err := s.pages.renderItem(ev)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		fmt.Fprintf(buf, "id: %d\nevent: skip\ndata: %d\n\n", ev.Seq, ev.Seq)
 		return nil
 	}
-	var html bytes.Buffer
-	if err := s.pages.item.ExecuteTemplate(&html, "item", it); err != nil {
-		return err
-	}
 	fmt.Fprintf(buf, "id: %d\nevent: item\n", ev.Seq)
 	// A CR would end an event's line early; HTML reads it as a newline
 	// anyway.
-	for _, line := range strings.Split(strings.ReplaceAll(html.String(), "\r", ""), "\n") {
+	for _, line := range strings.Split(strings.ReplaceAll(string(html), "\r", ""), "\n") {
 		fmt.Fprintf(buf, "data: %s\n", line)
 	}
 	buf.WriteString("\n")

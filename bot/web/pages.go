@@ -21,6 +21,7 @@ type pages struct {
 	md     *markdown
 	byName map[string]*template.Template
 	item   *template.Template
+	cache  itemCache
 }
 
 func loadPages() (*pages, error) {

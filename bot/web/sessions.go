@@ -2,6 +2,7 @@ package web
 
 import (
 	"errors"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -134,7 +135,7 @@ type sessionView struct {
 	Session engine.Session
 	summary
 	OriginLink string
-	Items      []item
+	Items      []template.HTML
 	// After is the seq the live stream continues from; Earlier links the
 	// events before the window.
 	After     int64
@@ -169,8 +170,13 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 			return
 		}
 		for _, ev := range evs {
-			if it, ok := timelineItem(ev); ok {
-				vw.Items = append(vw.Items, it)
+			h, ok, err := s.pages.renderItem(ev)
+			if err != nil {
+				s.internal(w, r, v, err)
+				return
+			}
+			if ok {
+				vw.Items = append(vw.Items, h)
 			}
 			summarize([]engine.Event{ev}, &vw.summary)
 			after = ev.Seq
