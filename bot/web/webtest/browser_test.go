@@ -414,5 +414,17 @@ func TestConsole_InABrowser(t *testing.T) {
 
 	r.do("the sessions list", chromedp.Navigate(r.base+"/sessions"), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
 	r.screenshot("sessions", false)
+
+	// On a phone's width no page scrolls sideways (wide tables scroll in
+	// their own box).
+	r.do("a phone's viewport", chromedp.EmulateViewport(390, 844))
+	for _, path := range []string{"/sessions", "/sessions/" + s.ID, "/approvals", "/schedules", "/status"} {
+		r.do("open "+path+" on a phone", chromedp.Navigate(r.base+path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+		if wide := get(r, "measure "+path, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)); wide {
+			r.screenshot("phone-wide", false)
+			t.Errorf("%s is wider than a phone's screen", path)
+		}
+	}
+	r.screenshot("phone-session", false)
 	t.Logf("screenshots in %s", r.shots)
 }
