@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -289,5 +290,73 @@ func TestConsole_SchedulesRunNow(t *testing.T) {
 	resp, _ := c.post("/schedules/digest/run", url.Values{"csrf": {c.csrf(page)}})
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/sessions/ses-run" || len(c.sched.runs) != 1 {
 		t.Fatalf("run now: %d %s %v", resp.StatusCode, resp.Header.Get("Location"), c.sched.runs)
+	}
+}
+
+func TestConsole_StartSessionAndActions(t *testing.T) {
+	c := newConsole(t, keyed())
+	c.signIn(testKey)
+	_, page := c.get("/sessions")
+	idem := regexp.MustCompile(`name="idem" value="([0-9a-f]+)"`).FindStringSubmatch(page)
+	if idem == nil {
+		t.Fatal("the start form has no idempotency key")
+	}
+	resp, _ := c.post("/sessions", url.Values{"csrf": {c.csrf(page)}, "idem": {idem[1]}, "agent": {"default"}, "text": {"  hello there  "}})
+	if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/sessions/ses") {
+		t.Fatalf("start: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if s := c.eng.sent; len(s) != 1 || s[0].Text != "hello there" || s[0].Author != "ops" || s[0].IdempotencyKey != "console:"+idem[1] {
+		t.Fatalf("first message %+v", s)
+	}
+	ss := c.eng.sessions[0]
+	if ss.Origin != engine.OriginConsole || ss.StartedBy != "ops" || !ss.Interactive {
+		t.Fatalf("session %+v", ss)
+	}
+	if resp, body := c.post("/sessions", url.Values{"csrf": {c.csrf(page)}, "text": {strings.Repeat("x", maxMessage+1)}}); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("an oversized message: %d %s", resp.StatusCode, body)
+	}
+
+	c.eng.addSession(engine.Session{ID: "slk", Origin: engine.OriginSlack, Status: engine.StatusInterrupted})
+	_, page = c.get("/sessions/slk")
+	if strings.Contains(page, `action="/sessions/slk/messages"`) || !strings.Contains(page, `action="/sessions/slk/resume"`) {
+		t.Fatal("a Slack session's page offers sending (it lives in Slack) or lacks Resume")
+	}
+	if resp, _ := c.post("/sessions/slk/messages", url.Values{"csrf": {c.csrf(page)}, "text": {"hi"}}); resp.StatusCode != http.StatusConflict {
+		t.Fatalf("message to a Slack session: %d", resp.StatusCode)
+	}
+	if resp, _ := c.post("/sessions/slk/resume", url.Values{"csrf": {c.csrf(page)}, "retry": {"1"}}); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "notice=resumed") {
+		t.Fatalf("resume: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, _ := c.get("/sessions/nope"); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown session: %d", resp.StatusCode)
+	}
+}
+
+func TestConsole_SessionsFilters(t *testing.T) {
+	c := newConsole(t, Config{Agents: []string{"default", "triage"}, DefaultAgent: "default"})
+	for i, o := range []string{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
+		c.eng.addSession(engine.Session{ID: "s" + strconv.Itoa(i), Agent: []string{"default", "triage", "triage"}[i], Origin: o, Status: engine.StatusIdle,
+			ThreadKey: "slack:T1:C1:1700000000.0001"})
+	}
+	_, page := c.get("/sessions?origin=slack&agent=triage")
+	if !strings.Contains(page, `href="/sessions/s2"`) || strings.Contains(page, `href="/sessions/s0"`) || strings.Contains(page, `href="/sessions/s1"`) {
+		t.Fatalf("filtered list:\n%s", page)
+	}
+	if !strings.Contains(page, `href="https://app.slack.com/client/T1/C1/thread/C1-1700000000.0001"`) {
+		t.Fatal("no link to the Slack thread")
+	}
+	if resp, _ := c.get("/sessions?status=bogus"); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("bad status filter: %d", resp.StatusCode)
+	}
+	for i := 3; i < 3+pageSize+2; i++ {
+		c.eng.addSession(engine.Session{ID: "s" + strconv.Itoa(i), Agent: "default", Origin: engine.OriginAPI, Status: engine.StatusIdle})
+	}
+	_, page = c.get("/sessions")
+	if !strings.Contains(page, "older →") || strings.Contains(page, `href="/sessions/s0"`) {
+		t.Fatal("the first page is not paged")
+	}
+	_, page = c.get("/sessions?page=2")
+	if !strings.Contains(page, `href="/sessions/s0"`) || !strings.Contains(page, "← newer") {
+		t.Fatal("the second page lacks the oldest session")
 	}
 }
