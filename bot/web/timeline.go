@@ -84,6 +84,13 @@ func timelineItem(ev engine.Event) (it item, ok bool) {
 			verb = "denied"
 		}
 		it.Kind, it.Title, it.Approval = "approval", fmt.Sprintf("%s %s: %s", p.By, verb, orDefault(p.Title, p.Tool)), p.ApprovalID
+		// The approver's comment or reason, where the event records one.
+		var c struct {
+			Comment string `json:"comment"`
+		}
+		if json.Unmarshal(ev.Data, &c) == nil {
+			it.Markdown = c.Comment
+		}
 	case engine.ApplySucceeded:
 		it.Kind, it.Title, it.Pre, it.Fold, it.Approval = "approval", "applied: "+p.Tool, pretty(p.Output), len(p.Output) > 0, p.ApprovalID
 	case engine.ApplyFailed:
