@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
@@ -426,5 +427,22 @@ func TestConsole_InABrowser(t *testing.T) {
 		}
 	}
 	r.screenshot("phone-session", false)
+
+	// Without JavaScript the pages still read: the timeline is in the HTML.
+	noJS, closeNoJS := chromedp.NewContext(first)
+	defer closeNoJS()
+	if err := chromedp.Do(noJS); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(noJS, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+		t.Fatal(err)
+	}
+	r.ctx = noJS
+	r.do("read a session without JavaScript", chromedp.Navigate(r.base+"/sessions/"+s.ID),
+		chromedp.WaitVisible(`//li[contains(@class,"kind-agent")]//strong[text()="42"]`))
+	if note := get(r, "read the live note", chromedp.Text(chromedp.CSS(`#live-note`))); !strings.HasPrefix(note, "Reload to see new events") {
+		t.Fatalf("without JavaScript the note says %q", note)
+	}
+	r.ctx = first
 	t.Logf("screenshots in %s", r.shots)
 }
