@@ -24,9 +24,15 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 	for _, ag := range cfg.Agents {
 		agents = append(agents, ag.Name)
 	}
+	// Successes are trusted for a while, as /readyz does, so viewing the
+	// status page does not turn into a stream of calls to Slack or Linear.
+	checks := map[string]func(context.Context) error{}
+	for name, r := range remote {
+		checks[name] = cacheSuccess(clock, remoteReadyTTL, r.Ready)
+	}
 	wc := web.Config{
 		Engine: a.engine, Schedules: a.schedules, Logger: a.log.With("component", "console"),
-		Status:       consoleStatus{cfg: cfg, store: a.store, remote: remote, mcps: mcps, now: clock},
+		Status:       consoleStatus{cfg: cfg, store: a.store, ready: checks, mcps: mcps, now: clock},
 		APIKeys:      cfg.APIKeys,
 		SessionTTL:   cfg.Console.SessionTTL.Std(),
 		PublicURL:    cfg.PublicURL,
@@ -49,11 +55,11 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 // consoleStatus is what the console's status page shows of Slack, Linear
 // and the MCP servers.
 type consoleStatus struct {
-	cfg    *config.Config
-	store  durable.LinearTokens
-	remote map[string]readier
-	mcps   *mcpCatalog
-	now    func() time.Time
+	cfg   *config.Config
+	store durable.LinearTokens
+	ready map[string]func(context.Context) error
+	mcps  *mcpCatalog
+	now   func() time.Time
 }
 
 func (c consoleStatus) StatusSections(ctx context.Context) []web.Section {
@@ -64,7 +70,7 @@ func (c consoleStatus) StatusSections(ctx context.Context) []web.Section {
 		if sl.AppToken != "" {
 			mode = "Socket Mode"
 		}
-		sec.Rows = append(sec.Rows, web.Row{Label: "Mode", Value: mode}, c.ready(ctx, "slack", &sec))
+		sec.Rows = append(sec.Rows, web.Row{Label: "Mode", Value: mode}, c.connection(ctx, "slack", &sec))
 		out = append(out, sec)
 	}
 	if c.cfg.Linear != nil {
@@ -76,15 +82,15 @@ func (c consoleStatus) StatusSections(ctx context.Context) []web.Section {
 	return out
 }
 
-// ready is a readiness row: "connected", or the check's error.
-func (c consoleStatus) ready(ctx context.Context, name string, sec *web.Section) web.Row {
-	r, ok := c.remote[name]
+// connection is a readiness row: "connected", or the check's error.
+func (c consoleStatus) connection(ctx context.Context, name string, sec *web.Section) web.Row {
+	check, ok := c.ready[name]
 	if !ok {
 		return web.Row{Label: "Connection", Value: "not started"}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	if err := r.Ready(ctx); err != nil {
+	if err := check(ctx); err != nil {
 		sec.State = "down"
 		return web.Row{Label: "Connection", Value: err.Error()}
 	}
@@ -93,7 +99,7 @@ func (c consoleStatus) ready(ctx context.Context, name string, sec *web.Section)
 
 func (c consoleStatus) linear(ctx context.Context) web.Section {
 	sec := web.Section{Title: "Linear", State: "ok"}
-	sec.Rows = append(sec.Rows, c.ready(ctx, "linear", &sec))
+	sec.Rows = append(sec.Rows, c.connection(ctx, "linear", &sec))
 	if c.cfg.Linear.AccessToken != "" {
 		sec.Rows = append(sec.Rows, web.Row{Label: "Static token", Value: "linear.access_token (never refreshed)"})
 	}

@@ -426,7 +426,9 @@ func TestConsole_InABrowser(t *testing.T) {
 			t.Errorf("%s is wider than a phone's screen", path)
 		}
 	}
-	r.screenshot("phone-session", false)
+	r.do("the status page shows Slack", chromedp.WaitVisible(`//article[.//h3[contains(.,"Slack")]]//dd[contains(.,"Events API over HTTP")]`),
+		chromedp.WaitVisible(`//article[.//h3[contains(.,"Slack")]]//dd[text()="connected"]`))
+	r.screenshot("phone-status", false)
 
 	// Without JavaScript the pages still read: the timeline is in the HTML.
 	noJS, closeNoJS := chromedp.NewContext(first)
