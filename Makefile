@@ -33,9 +33,10 @@ demo: deps build
 # Installs what the tests need (idempotent), then runs the whole suite with
 # the race detector, then a short smoke run of every fuzz target.
 # BRAIN_REQUIRE_POSTGRES makes the PostgreSQL tests fail, not skip, when
-# their throwaway server cannot start.
+# their throwaway server cannot start; BRAIN_REQUIRE_CHROMIUM does the same
+# for the web console's browser tests when Chromium is missing.
 test: deps test-deps vet lint
-	BRAIN_REQUIRE_POSTGRES=1 $(GO) test -race -count=1 -timeout 20m ./...
+	BRAIN_REQUIRE_POSTGRES=1 BRAIN_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=8s
 
 # gcc for cgo (SQLite) is the only system dependency to build brain.
@@ -44,12 +45,15 @@ deps:
 
 # What the tests need beyond the build: bubblewrap for the sandbox tests,
 # Debian's PostgreSQL server for store/postgres (its tests start a throwaway
-# cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH) and
-# the pinned MCP test peer (@modelcontextprotocol/server-everything).
+# cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH),
+# Debian's Chromium for the web console's browser tests (bot/web/webtest,
+# driven by chromedp) and the pinned MCP test peer
+# (@modelcontextprotocol/server-everything).
 PEER := tools/mcp/testdata/peer
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
+	@command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
 
@@ -76,6 +80,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZTIME) ./bot/web/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseIDToken$$' -fuzztime $(FUZZTIME) ./bot/web/
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/ ./bot/web/

@@ -196,7 +196,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	var posters outcomePosters
 	remote := map[string]readier{}
 	if cfg.Slack != nil {
-		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
 		slack.SetContent(content.reader, content.files)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
@@ -223,6 +223,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	// The scheduler posts outcomes through the bridges: it starts after them.
 	a.services = append(a.services, a.schedules)
 	a.registerReadiness(clock, remote, mcps)
+	if err := a.mountConsole(clock, remote, mcps); err != nil {
+		return nil, err
+	}
 	registerInbox(reg, a.store, inboxSources(cfg), clock, a.log)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil

@@ -36,6 +36,10 @@ var layers = []struct {
 	// API shows the scheduler's own views, so it sees schedule (and what
 	// schedule sees), but no store, channel, webhook or bot.
 	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/metrics", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The web console, like the API, works on interfaces.
+	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// Its browser tests drive a whole brain, as a user would.
+	{"brain/bot/web/webtest", []string{"*"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},

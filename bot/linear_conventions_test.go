@@ -33,7 +33,7 @@ func TestLinear_CreatedLinksGuidanceAndMovesToStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	ups := oa.linear.SessionUpdates(sidA)
-	if len(ups) == 0 || !strings.Contains(string(ups[0].Input), `"url":"`+oauthPublicURL+`/v1/sessions/`+s.ID+`"`) {
+	if len(ups) == 0 || !strings.Contains(string(ups[0].Input), `"url":"`+oauthPublicURL+`/sessions/`+s.ID+`"`) {
 		t.Fatalf("session updates %+v, want an external url to the brain session", ups)
 	}
 	is, _ := oa.linear.Issue("i-1")

@@ -88,6 +88,8 @@ type Decision struct {
 	// ViaAPI is true for a caller holding an API key: it may decide
 	// approvals of sessions started through the API or the console.
 	ViaAPI bool
+	// Comment is the approver's comment (approve) or the reason (deny).
+	Comment string
 }
 
 // Decide records the first decision on an approval; later ones get a

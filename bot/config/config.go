@@ -32,6 +32,7 @@ type Config struct {
 	Log        LogConfig              `yaml:"log"`
 	Storage    StorageConfig          `yaml:"storage"`
 	Telemetry  TelemetryConfig        `yaml:"telemetry"`
+	Console    ConsoleConfig          `yaml:"console"`
 
 	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default

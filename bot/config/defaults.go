@@ -60,6 +60,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Telemetry.ServiceName, "brain")
 	setDefault(&c.Storage.Synchronous, "full")
+	c.applyConsoleDefaults()
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))
 	}

@@ -9,7 +9,8 @@ import (
 // duplicates, longest first so a scrubber replaces "abc123" before "abc":
 // model api keys, api_keys, values substituted from the environment into
 // tools.http headers, Slack and Linear tokens and secrets, MCP bearer tokens
-// and env values, the web_search api key and the GitHub token.
+// and env values, the console's Slack sign-in client secret, the web_search
+// api key and the GitHub token.
 func (c *Config) Secrets() []string {
 	var s []string
 	for _, m := range c.Models {
@@ -33,6 +34,9 @@ func (c *Config) Secrets() []string {
 	}
 	if w := c.Tools.WebSearch; w != nil {
 		s = append(s, w.APIKey)
+	}
+	if sl := c.Console.SlackSignIn; sl != nil {
+		s = append(s, sl.ClientSecret)
 	}
 	if g := c.Tools.GitHub; g != nil {
 		s = append(s, g.Token)

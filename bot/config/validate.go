@@ -44,6 +44,7 @@ func (c *Config) Validate() error {
 	c.validateSchedules(&p)
 	c.validateTools(&p)
 	c.validateMCP(&p)
+	c.validateConsole(&p)
 
 	for i, a := range c.Approvals.Approvers {
 		if a == "" {

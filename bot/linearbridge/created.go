@@ -66,8 +66,8 @@ func prompt(it linearhook.Item) string {
 // session for: failures are logged.
 func (b *Bridge) startSession(ctx context.Context, c *linear.Client, it linearhook.Item, s engine.Session) {
 	if b.publicURL != "" {
-		// The web console will serve this page; until then, the API's.
-		if err := c.AddExternalURL(ctx, it.SessionID, "brain session", b.publicURL+"/v1/sessions/"+s.ID); err != nil {
+		// The session's page in the web console.
+		if err := c.AddExternalURL(ctx, it.SessionID, "brain session", b.publicURL+"/sessions/"+s.ID); err != nil {
 			b.log.Warn("link linear session to brain", logErr, err)
 		}
 	}

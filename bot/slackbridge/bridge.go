@@ -98,13 +98,14 @@ type Bridge struct {
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
 
-// New builds the Slack bridge from its config.
-func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+// New builds the Slack bridge from its config; opts configure its poster
+// (slack.WithConsoleURL).
+func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger, opts ...slack.Option) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
 	log = log.With(tools.LogPlatform, "slack")
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
-		poster: slack.New(client, log),
+		poster: slack.New(client, log, opts...),
 		reader: slack.NewReader(client, now),
 		wake:   make(chan struct{}, 1),
 	}

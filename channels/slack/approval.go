@@ -90,6 +90,9 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 	if !a.ExpiresAt.IsZero() && (a.Status == engine.ApprovalPending || a.Status == engine.ApprovalExpired) {
 		meta = append(meta, "expires "+slackDate(a.ExpiresAt))
 	}
+	if link := p.consoleLink("/approvals/", a.ID, "open in brain"); link != "" {
+		meta = append(meta, link)
+	}
 	if len(meta) > 0 {
 		blocks = append(blocks, contextLine(p.blockID("meta"), strings.Join(meta, " · ")))
 	}

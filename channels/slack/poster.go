@@ -75,6 +75,8 @@ type Poster struct {
 	interval time.Duration
 	idPrefix string
 	idSeq    atomic.Uint64
+	// consoleURL is the web console's base URL (see WithConsoleURL).
+	consoleURL string
 
 	base   context.Context // cancelled by Close
 	cancel context.CancelFunc

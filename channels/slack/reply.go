@@ -88,6 +88,9 @@ func (p *Poster) PostError(ctx context.Context, channel, threadTS, code, message
 	first, _, _ := strings.Cut(strings.TrimSpace(message), "\n")
 	text := fmt.Sprintf(":warning: `%s` %s", Escape(code), Escape(truncate(first, maxErrorText)))
 	blocks := []slack.Block{section(p.blockID("error"), text)}
+	if link := p.consoleLink("/sessions/", sessionID, "see the session in brain"); link != "" {
+		blocks = append(blocks, contextLine(p.blockID("session"), link))
+	}
 	if sessionID != "" {
 		v, err := encodeValue(ButtonValue{Session: sessionID})
 		if err != nil {

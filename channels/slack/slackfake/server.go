@@ -83,6 +83,7 @@ type Server struct {
 	calls       []Call
 	faults      map[string][]*fault
 	changed     chan struct{} // closed and replaced on every recorded change
+	oidc        *oidc         // nil until EnableOIDC
 	fakeContent               // users, files, groups, views: content.go
 }
 
@@ -220,6 +221,10 @@ func (s *Server) notifyLocked() {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == AuthorizePath {
+		s.authorize(w, r)
+		return
+	}
 	method, ok := strings.CutPrefix(r.URL.Path, "/api/")
 	if !ok {
 		s.serveFile(w, r)
@@ -250,7 +255,7 @@ func (s *Server) handle(method string, params url.Values, bearer bool) (status i
 		resp = apiError("ratelimited")
 	case f != nil:
 		resp = apiError(f.code)
-	case params.Get("token") == "" && !bearer:
+	case params.Get("token") == "" && !bearer && method != "openid.connect.token": // the client secret authenticates it
 		resp = apiError("not_authed")
 	default:
 		resp = s.dispatchLocked(method, params)
@@ -284,6 +289,8 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 			"user": "brain", "team_id": TeamID, "user_id": BotUserID, "bot_id": BotID}
 	case "chat.postMessage":
 		return s.postLocked(p)
+	case "openid.connect.token":
+		return s.tokenLocked(p)
 	case "chat.update":
 		return s.updateLocked(p)
 	case "chat.postEphemeral":

@@ -1,0 +1,227 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"brain/bot/schedule"
+	"brain/engine"
+)
+
+// fakeEngine is an in-memory Engine: sessions, their events and
+// approvals, with the calls the console made. Decide follows the
+// engine's single-use rule; DecideFunc, when set, answers instead.
+type fakeEngine struct {
+	mu        sync.Mutex
+	sessions  []engine.Session
+	events    map[string][]engine.Event
+	approvals map[string]engine.Approval
+	changed   map[string]chan struct{}
+	decisions []engine.Decision
+	sent      []engine.Input
+
+	DecideFunc func(id string, d engine.Decision) (engine.Approval, error)
+}
+
+var _ Engine = (*fakeEngine)(nil)
+
+func newFakeEngine() *fakeEngine {
+	return &fakeEngine{events: map[string][]engine.Event{}, approvals: map[string]engine.Approval{}, changed: map[string]chan struct{}{}}
+}
+
+var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+func (f *fakeEngine) addSession(s engine.Session) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if s.CreatedAt.IsZero() {
+		s.CreatedAt, s.UpdatedAt = t0, t0
+	}
+	f.sessions = append([]engine.Session{s}, f.sessions...)
+}
+
+// appendEvent adds an event with the payload p to session id and wakes
+// its watchers.
+func (f *fakeEngine) appendEvent(t testing.TB, id string, p engine.Payload) engine.Event {
+	t.Helper()
+	ev, err := engine.NewEvent(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ev.SessionID = id
+	ev.Seq = int64(len(f.events[id]) + 1)
+	ev.ID = fmt.Sprintf("ev%d", ev.Seq)
+	ev.CreatedAt = t0.Add(time.Duration(ev.Seq) * time.Second)
+	f.events[id] = append(f.events[id], ev)
+	for i := range f.sessions {
+		if f.sessions[i].ID == id {
+			f.sessions[i].LastSeq = ev.Seq
+		}
+	}
+	if ch, ok := f.changed[id]; ok {
+		close(ch)
+		delete(f.changed, id)
+	}
+	return ev
+}
+
+func (f *fakeEngine) Stats() engine.Stats { return engine.Stats{RunningTurns: 1, QueuedTurns: 2} }
+
+func (f *fakeEngine) Session(_ context.Context, id string) (engine.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range f.sessions {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return engine.Session{}, engine.Errorf(engine.CodeNotFound, "session %s not found", id)
+}
+
+func (f *fakeEngine) Sessions(_ context.Context, sf engine.SessionFilter) ([]engine.Session, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Session
+	for _, s := range f.sessions {
+		if len(sf.Statuses) == 0 || s.Status == sf.Statuses[0] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) Events(_ context.Context, id string, after int64, limit int) ([]engine.Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Event
+	for _, ev := range f.events[id] {
+		if ev.Seq > after && len(out) < limit {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) Changed(id string) <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ch, ok := f.changed[id]
+	if !ok {
+		ch = make(chan struct{})
+		f.changed[id] = ch
+	}
+	return ch
+}
+
+func (f *fakeEngine) CreateSessionWithInput(_ context.Context, n engine.NewSession, in engine.Input) (engine.Session, engine.Event, bool, error) {
+	s := engine.Session{ID: fmt.Sprintf("ses%d", len(f.sessions)+1), Agent: n.Agent, Origin: n.Origin, StartedBy: n.StartedBy, Interactive: n.Interactive, Status: engine.StatusIdle}
+	f.addSession(s)
+	f.mu.Lock()
+	f.sent = append(f.sent, in)
+	f.mu.Unlock()
+	return s, engine.Event{}, true, nil
+}
+
+func (f *fakeEngine) Send(_ context.Context, id string, in engine.Input) (engine.Event, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, in)
+	return engine.Event{}, false, nil
+}
+
+func (f *fakeEngine) ResumeWith(ctx context.Context, id string, _ engine.ResumeOptions) (engine.Resumed, error) {
+	s, err := f.Session(ctx, id)
+	return engine.Resumed{Session: s}, err
+}
+
+func (f *fakeEngine) Cancel(ctx context.Context, id string) (engine.Session, error) {
+	return f.Session(ctx, id)
+}
+
+func (f *fakeEngine) Approvals(_ context.Context, af engine.ApprovalFilter) ([]engine.Approval, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []engine.Approval
+	for _, a := range f.approvals {
+		keep := len(af.Statuses) == 0
+		for _, st := range af.Statuses {
+			keep = keep || a.Status == st
+		}
+		if keep && (af.SessionID == "" || a.SessionID == af.SessionID) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeEngine) Approval(_ context.Context, id string) (engine.Approval, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	a, ok := f.approvals[id]
+	if !ok {
+		return engine.Approval{}, engine.Errorf(engine.CodeNotFound, "approval %s not found", id)
+	}
+	return a, nil
+}
+
+func (f *fakeEngine) Decide(_ context.Context, id string, d engine.Decision) (engine.Approval, error) {
+	if f.DecideFunc != nil {
+		return f.DecideFunc(id, d)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.decisions = append(f.decisions, d)
+	a, ok := f.approvals[id]
+	if !ok {
+		return engine.Approval{}, engine.Errorf(engine.CodeNotFound, "approval %s not found", id)
+	}
+	if a.Status != engine.ApprovalPending {
+		return engine.Approval{}, engine.Errorf(engine.CodeConflict, "approval %s was already decided by %s", id, a.DecidedBy)
+	}
+	a.Status, a.DecidedBy = engine.ApprovalDenied, d.By
+	if d.Approve {
+		a.Status = engine.ApprovalApplied
+	}
+	f.approvals[id] = a
+	return a, nil
+}
+
+func (f *fakeEngine) Retry(ctx context.Context, id string, d engine.Decision) (engine.Approval, error) {
+	return f.Approval(ctx, id)
+}
+
+// fakeSchedules is a Schedules with one schedule and its runs.
+type fakeSchedules struct {
+	mu   sync.Mutex
+	runs []string
+}
+
+func (f *fakeSchedules) Status(context.Context) ([]schedule.Status, error) {
+	next := t0.Add(time.Hour)
+	return []schedule.Status{{Name: "digest", Cron: "0 9 * * 1-5", Timezone: "UTC", Agent: "default", Enabled: true, Overlap: "skip",
+		NextFire: &next, LastRuns: []schedule.Run{{Schedule: "digest", FireTime: t0, Trigger: "cron", SessionID: "ses-sched", Status: "completed", Outcome: "Posted the digest."}}}}, nil
+}
+
+func (f *fakeSchedules) RunNow(_ context.Context, name string) (schedule.Run, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if name != "digest" {
+		return schedule.Run{}, engine.Errorf(engine.CodeNotFound, "no schedule %s", name)
+	}
+	f.runs = append(f.runs, name)
+	return schedule.Run{Schedule: name, SessionID: "ses-run", Status: "running"}, nil
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,122 @@
+package web
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"brain/engine"
+)
+
+// liveHeartbeat keeps idle streams (and proxies) alive.
+const liveHeartbeat = 15 * time.Second
+
+// live streams a session's new timeline entries as server-sent events:
+// "item" events carry an entry's HTML, rendered by the same template as
+// the page (so it is escaped the same way), "status" events the session's
+// new status. The EventSource reconnects with Last-Event-ID.
+func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	if _, err := s.cfg.Engine.Session(ctx, id); err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	if last, err := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64); err == nil {
+		after = last
+	}
+	after = max(after, 0)
+	rc := http.NewResponseController(w)
+	extend := func() {
+		if s.cfg.WriteTimeout > 0 {
+			_ = rc.SetWriteDeadline(time.Now().Add(s.cfg.WriteTimeout))
+		}
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no")
+	extend()
+	w.WriteHeader(http.StatusOK)
+	if err := rc.Flush(); err != nil {
+		return
+	}
+	heartbeat := time.NewTicker(liveHeartbeat)
+	defer heartbeat.Stop()
+	for {
+		changed := s.cfg.Engine.Changed(id) // before reading, so no commit is missed
+		evs, err := s.cfg.Engine.Events(ctx, id, after, 500)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("console live timeline", logSession, id, logErr, err)
+			}
+			return
+		}
+		extend()
+		var buf bytes.Buffer
+		for _, ev := range evs {
+			after = ev.Seq
+			if err := s.writeItem(&buf, ev); err != nil {
+				s.log.Error("render console timeline item", logSession, id, logErr, err)
+				return
+			}
+		}
+		if buf.Len() > 0 {
+			if _, err := w.Write(buf.Bytes()); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+		if len(evs) == 500 {
+			continue
+		}
+		select {
+		case <-changed:
+		case <-heartbeat.C:
+			extend()
+			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-s.cfg.Done:
+			return
+		}
+	}
+}
+
+// writeItem writes ev's server-sent events to buf.
+func (s *Server) writeItem(buf *bytes.Buffer, ev engine.Event) error {
+	html, ok, err := s.pages.renderItem(ev)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintf(buf, "id: %d\nevent: skip\ndata: %d\n\n", ev.Seq, ev.Seq)
+		return nil
+	}
+	fmt.Fprintf(buf, "id: %d\nevent: item\n", ev.Seq)
+	// A CR would end an event's line early; HTML reads it as a newline
+	// anyway.
+	for _, line := range strings.Split(strings.ReplaceAll(string(html), "\r", ""), "\n") {
+		fmt.Fprintf(buf, "data: %s\n", line)
+	}
+	buf.WriteString("\n")
+	if ev.Type == engine.EventSessionStatus {
+		if p, err := ev.Decode(); err == nil {
+			if st, ok := p.(engine.SessionStatus); ok {
+				fmt.Fprintf(buf, "event: status\ndata: %s\n\n", st.Status)
+			}
+		}
+	}
+	return nil
+}

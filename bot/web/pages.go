@@ -1,0 +1,132 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"net/http"
+	"time"
+
+	"brain/engine"
+)
+
+// pageNames are the templates/NAME.html pages; each defines "content"
+// (and may define "head") inside templates/layout.html.
+var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "login", "bounce", "error"}
+
+// pages are the parsed templates: one set per page, and the timeline item
+// on its own for the live stream.
+type pages struct {
+	md     *markdown
+	byName map[string]*template.Template
+	item   *template.Template
+	cache  itemCache
+}
+
+func loadPages() (*pages, error) {
+	p := &pages{md: newMarkdown(), byName: map[string]*template.Template{}}
+	funcs := template.FuncMap{
+		"md":     p.md.render,
+		"when":   when,
+		"pretty": pretty,
+		"clip":   clip,
+		"idem":   func() string { return newToken()[:24] },
+		"cardOf": func(a engine.Approval, csrf, back string) cardArgs { return cardArgs{A: a, CSRF: csrf, Back: back} },
+	}
+	for _, name := range pageNames {
+		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
+		if err != nil {
+			return nil, fmt.Errorf("console template %s: %w", name, err)
+		}
+		p.byName[name] = t
+	}
+	item, err := template.New("item").Funcs(funcs).ParseFS(templateFS, "templates/parts.html")
+	if err != nil {
+		return nil, fmt.Errorf("console template parts: %w", err)
+	}
+	p.item = item
+	return p, nil
+}
+
+// view is what the layout gets: the page's data and who looks at it.
+type view struct {
+	Page     string
+	SignedIn bool
+	Who      string
+	Open     bool
+	CSRF     string
+	Data     any
+}
+
+// render writes page name with data; a template failure is logged and
+// answered 500 (it is a bug: the data is ours).
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, v visitor, data any) {
+	var buf bytes.Buffer
+	vw := view{Page: name, SignedIn: v.signedIn, Who: v.name, Open: !v.signedIn && s.open(r), CSRF: v.csrf, Data: data}
+	if err := s.pages.byName[name].ExecuteTemplate(&buf, "layout", vw); err != nil {
+		s.log.Error("render console page", logPath, r.URL.Path, logErr, err)
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// fail answers with the error page.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, v visitor, status int, msg string) {
+	s.render(w, r, status, "error", v, errorView{Status: status, Message: msg})
+}
+
+type errorView struct {
+	Status  int
+	Message string
+}
+
+type bounceView struct{ Target string }
+
+// cardArgs are the "card" template's: an approval and its forms' CSRF
+// token and return page.
+type cardArgs struct {
+	A    engine.Approval
+	CSRF string
+	Back string
+}
+
+// when formats a time for people: UTC, to the second.
+func when(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// maxPretty bounds the JSON shown for one tool call's arguments or output.
+const maxPretty = 16 << 10
+
+// pretty indents JSON for reading, clipped to maxPretty.
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return clip(string(raw), maxPretty)
+	}
+	return clip(buf.String(), maxPretty)
+}
+
+// clip cuts s to at most n bytes on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (clipped)"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }

@@ -1,0 +1,301 @@
+package web
+
+import (
+	"errors"
+	"html/template"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+
+	"brain/engine"
+)
+
+// Sessions list limits.
+const (
+	pageSize = 25
+	// listWindow is how many of the newest sessions the list filters and
+	// pages through.
+	listWindow = 1000
+	// timelineWindow is how many of a session's newest events its page
+	// shows; earlier ones are a link away.
+	timelineWindow = 2000
+	// maxMessage caps a message typed in the console.
+	maxMessage = 16 << 10
+)
+
+var sessionStatuses = []engine.Status{engine.StatusIdle, engine.StatusRunning, engine.StatusAwaitingInput, engine.StatusInterrupted, engine.StatusFailed}
+
+var origins = []string{engine.OriginSlack, engine.OriginLinear, engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
+
+type sessionsView struct {
+	Rows                  []sessionRow
+	Status, Origin, Agent string
+	Statuses              []engine.Status
+	Origins, Agents       []string
+	Page                  int
+	Prev, Next            string
+	CanStart              bool
+	DefaultAgent          string
+}
+
+type sessionRow struct {
+	engine.Session
+	summary
+	OriginLink string
+}
+
+func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor) {
+	q := r.URL.Query()
+	vw := sessionsView{Status: q.Get("status"), Origin: q.Get("origin"), Agent: q.Get("agent"),
+		Statuses: sessionStatuses, Origins: origins, Agents: s.cfg.Agents, Page: 1,
+		CanStart: len(s.cfg.Agents) > 0, DefaultAgent: s.cfg.DefaultAgent}
+	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 0 {
+		vw.Page = n
+	}
+	f := engine.SessionFilter{Limit: listWindow}
+	if vw.Status != "" {
+		if !slices.Contains(sessionStatuses, engine.Status(vw.Status)) {
+			s.fail(w, r, v, http.StatusBadRequest, "Unknown status "+strconv.Quote(vw.Status)+".")
+			return
+		}
+		f.Statuses = []engine.Status{engine.Status(vw.Status)}
+	}
+	list, err := s.cfg.Engine.Sessions(r.Context(), f)
+	if err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
+	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
+		return (vw.Origin != "" && ss.Origin != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
+	})
+	start := min((vw.Page-1)*pageSize, len(list))
+	end := min(start+pageSize, len(list))
+	for _, ss := range list[start:end] {
+		row := sessionRow{Session: ss, OriginLink: originLink(ss)}
+		if err := s.summarize(r, ss.ID, &row.summary); err != nil {
+			s.internal(w, r, v, err)
+			return
+		}
+		vw.Rows = append(vw.Rows, row)
+	}
+	link := func(page int) string {
+		u := url.Values{}
+		for k, val := range map[string]string{"status": vw.Status, "origin": vw.Origin, "agent": vw.Agent} {
+			if val != "" {
+				u.Set(k, val)
+			}
+		}
+		u.Set("page", strconv.Itoa(page))
+		return "/sessions?" + u.Encode()
+	}
+	if vw.Page > 1 {
+		vw.Prev = link(vw.Page - 1)
+	}
+	if end < len(list) {
+		vw.Next = link(vw.Page + 1)
+	}
+	s.render(w, r, http.StatusOK, "sessions", v, vw)
+}
+
+// summarize reads the session's whole log, a page at a time.
+func (s *Server) summarize(r *http.Request, id string, sum *summary) error {
+	var after int64
+	for {
+		evs, err := s.cfg.Engine.Events(r.Context(), id, after, summaryPage)
+		if err != nil {
+			return err
+		}
+		summarize(evs, sum)
+		if len(evs) < summaryPage {
+			return nil
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+// originLink is where a session's conversation lives: its Slack thread,
+// or the schedules page; "" when there is no page to open.
+func originLink(ss engine.Session) string {
+	switch ss.Origin {
+	case engine.OriginSlack:
+		parts := strings.Split(ss.ThreadKey, ":")
+		if len(parts) == 4 && parts[0] == "slack" {
+			return "https://app.slack.com/client/" + url.PathEscape(parts[1]) + "/" + url.PathEscape(parts[2]) +
+				"/thread/" + url.PathEscape(parts[2]+"-"+parts[3])
+		}
+	case engine.OriginSchedule:
+		return "/schedules"
+	}
+	return ""
+}
+
+type sessionView struct {
+	Session engine.Session
+	summary
+	OriginLink string
+	Items      []template.HTML
+	// After is the seq the live stream continues from; Earlier links the
+	// events before the window.
+	After     int64
+	Earlier   string
+	Question  *engine.Question
+	Approvals []engine.Approval
+	CanSend   bool
+	CanCancel bool
+	CanResume bool
+	Notice    string
+}
+
+func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) {
+	ss, err := s.cfg.Engine.Session(r.Context(), r.PathValue("id"))
+	if err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	vw := sessionView{Session: ss, OriginLink: originLink(ss), Question: ss.OpenQuestion(), Notice: r.URL.Query().Get("notice")}
+	from := max(0, ss.LastSeq-timelineWindow)
+	if a, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && a >= 0 {
+		from = a
+	}
+	if from > 0 {
+		vw.Earlier = "/sessions/" + url.PathEscape(ss.ID) + "?from=" + strconv.FormatInt(max(0, from-timelineWindow), 10)
+	}
+	after := from
+	for {
+		evs, err := s.cfg.Engine.Events(r.Context(), ss.ID, after, summaryPage)
+		if err != nil {
+			s.internal(w, r, v, err)
+			return
+		}
+		for _, ev := range evs {
+			h, ok, err := s.pages.renderItem(ev)
+			if err != nil {
+				s.internal(w, r, v, err)
+				return
+			}
+			if ok {
+				vw.Items = append(vw.Items, h)
+			}
+			summarize([]engine.Event{ev}, &vw.summary)
+			after = ev.Seq
+		}
+		if len(evs) < summaryPage || len(vw.Items) >= 4*timelineWindow {
+			break
+		}
+	}
+	vw.After = after
+	vw.Approvals, err = s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{SessionID: ss.ID,
+		Statuses: []engine.ApprovalStatus{engine.ApprovalPending, engine.ApprovalUnconfirmed, engine.ApprovalFailed}, Limit: 50})
+	if err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
+	vw.CanSend = (ss.Origin == engine.OriginAPI || ss.Origin == engine.OriginConsole) &&
+		ss.Status != engine.StatusInterrupted && ss.Status != engine.StatusFailed
+	vw.CanCancel = ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput
+	vw.CanResume = ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed
+	s.render(w, r, http.StatusOK, "session", v, vw)
+}
+
+// startSession starts a console session with its first message.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, v visitor) {
+	text := strings.TrimSpace(r.PostForm.Get("text"))
+	agent := orDefault(r.PostForm.Get("agent"), s.cfg.DefaultAgent)
+	if text == "" || len(text) > maxMessage {
+		s.fail(w, r, v, http.StatusBadRequest, "Write a message of 1 to 16384 bytes.")
+		return
+	}
+	by, _ := v.identity()
+	n := engine.NewSession{Agent: agent, Origin: engine.OriginConsole, Interactive: true, StartedBy: by}
+	in := engine.Input{Text: text, Author: by}
+	if idem := r.PostForm.Get("idem"); idem != "" {
+		// The form's key: a double submit starts one session.
+		n.IdempotencyKey, in.IdempotencyKey = "console:"+idem, "console:"+idem
+	}
+	ss, _, _, err := s.cfg.Engine.CreateSessionWithInput(r.Context(), n, in)
+	if err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(ss.ID), http.StatusSeeOther)
+}
+
+// sendMessage sends a message, or an answer to the open question, to an
+// API or console session.
+func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) {
+	id := r.PathValue("id")
+	ss, err := s.cfg.Engine.Session(r.Context(), id)
+	if err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	if ss.Origin != engine.OriginAPI && ss.Origin != engine.OriginConsole {
+		s.fail(w, r, v, http.StatusConflict, "This session lives in "+ss.Origin+": answer it there.")
+		return
+	}
+	by, _ := v.identity()
+	in := engine.Input{Text: strings.TrimSpace(r.PostForm.Get("text")), Author: by, IdempotencyKey: r.PostForm.Get("idem")}
+	if qid := r.PostForm.Get("question_id"); qid != "" {
+		in.Answer = &engine.Answer{QuestionID: qid, Value: r.PostForm.Get("value")}
+		in.Text = ""
+	} else if in.Text == "" || len(in.Text) > maxMessage {
+		s.fail(w, r, v, http.StatusBadRequest, "Write a message of 1 to 16384 bytes.")
+		return
+	}
+	if _, _, err := s.cfg.Engine.Send(r.Context(), id, in); err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v visitor) {
+	id := r.PathValue("id")
+	if _, err := s.cfg.Engine.Cancel(r.Context(), id); err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	s.log.Info("console cancelled a session", logSession, id, logWho, v.name)
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(id)+"?notice=cancelled", http.StatusSeeOther)
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request, v visitor) {
+	id := r.PathValue("id")
+	res, err := s.cfg.Engine.ResumeWith(r.Context(), id, engine.ResumeOptions{Retry: r.PostForm.Get("retry") != ""})
+	if err != nil {
+		s.engineError(w, r, v, err)
+		return
+	}
+	notice := "resumed"
+	if n := len(res.Retried); n > 0 {
+		notice = "resumed; " + strconv.Itoa(n) + " input(s) queued again"
+	}
+	http.Redirect(w, r, "/sessions/"+url.PathEscape(id)+"?notice="+url.QueryEscape(notice), http.StatusSeeOther)
+}
+
+// engineError answers an engine failure with its code's status and its
+// message, fit for people; anything else is an internal error.
+func (s *Server) engineError(w http.ResponseWriter, r *http.Request, v visitor, err error) {
+	var ee *engine.Error
+	if !errors.As(err, &ee) {
+		s.internal(w, r, v, err)
+		return
+	}
+	status := map[string]int{
+		engine.CodeInvalid: http.StatusBadRequest, engine.CodeUnauthorized: http.StatusUnauthorized,
+		engine.CodeForbidden: http.StatusForbidden, engine.CodeNotFound: http.StatusNotFound,
+		engine.CodeConflict: http.StatusConflict, engine.CodeOverloaded: http.StatusTooManyRequests,
+	}[ee.Code]
+	if status == 0 {
+		s.internal(w, r, v, err)
+		return
+	}
+	s.fail(w, r, v, status, ee.Message)
+}
+
+func (s *Server) internal(w http.ResponseWriter, r *http.Request, v visitor, err error) {
+	s.log.Error("console request failed", logPath, r.URL.Path, logErr, err)
+	s.fail(w, r, v, http.StatusInternalServerError, "Internal error; the log has the details.")
+}
