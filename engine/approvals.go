@@ -5,19 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"brain/engine/policy"
 	"brain/tools"
 )
 
 // proposeCall runs an approval tool's preview and returns the outcome that
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
+	pol, matched := e.policies.Match(tool.Name, call.Input)
+	if matched && pol.Action == policy.Deny {
+		e.count("approvals_refused")
+		return failed("refused by policy %q: %s", pol.Name, pol.Message)
+	}
 	if !t.session.Interactive {
-		return failed("%s", nobodyThere(t.session, "approve this change"))
+		why := nobodyThere(t.session, "approve this change")
+		if matched {
+			why += fmt.Sprintf(" (policy %q matches this call, but only deny policies apply when nobody is in the session)", pol.Name)
+		}
+		return failed("%s", why)
 	}
 	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
 		card, err := tool.Preview(ctx, tc)
@@ -51,6 +60,11 @@ func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, cal
 		ExpiresAt:   now.Add(e.approvalTTL),
 		UpdatedAt:   now,
 	}
+	if matched {
+		if done, ok := e.applyPolicy(a, pol, now); ok {
+			return done
+		}
+	}
 	return toolOutcome{
 		Text: fmt.Sprintf("Recorded for approval as %s: %q. Nothing has been applied: the change runs only if a person approves it, "+
 			"and you will see the decision in a later message. Do not report it as done.", a.ID, card.Title),
@@ -79,113 +93,6 @@ func clipRunes(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n-1]) + "…"
-}
-
-// Decision is a person's answer to an approval.
-type Decision struct {
-	Approve bool
-	// By names who decided: a platform user id, or any label via the API.
-	By string
-	// ViaAPI is true for a caller holding an API key: it may decide
-	// approvals of sessions started through the API or the console.
-	ViaAPI bool
-}
-
-// Decide records the first decision on an approval; later ones get a
-// conflict naming who decided. Approving starts the apply in the
-// background, with the decision id as its idempotency key.
-func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (Approval, error) {
-	if strings.TrimSpace(d.By) == "" {
-		return Approval{}, Errorf(CodeInvalid, "by is required: who decides")
-	}
-	a, err := e.store.Approval(ctx, approvalID)
-	if err != nil {
-		return Approval{}, err
-	}
-	if err := e.authorize(ctx, a, d); err != nil {
-		return Approval{}, err
-	}
-	if a.Status == ApprovalPending && !e.now().Before(a.ExpiresAt) {
-		e.expire(ctx, a.ID)
-		return Approval{}, Errorf(CodeConflict, "approval %s expired at %s", a.ID, a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
-	}
-	decision, status := DecisionDeny, ApprovalDenied
-	if d.Approve {
-		decision, status = DecisionApprove, ApprovalApplying
-	}
-	decisionID := e.newID("dec")
-	now := e.now()
-	evs, err := e.events("", ApprovalDecided{ApprovalID: a.ID, Decision: decision, By: d.By, DecisionID: decisionID, Tool: a.Tool, Title: a.Card.Title})
-	if err != nil {
-		return Approval{}, err
-	}
-	got, _, err := e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: now,
-		Update: func(a *Approval) error {
-			if a.Status != ApprovalPending {
-				return alreadyDecided(*a)
-			}
-			a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt = status, decisionID, d.By, now
-			if d.Approve {
-				a.Attempts = 1
-			}
-			return nil
-		},
-		Events: evs,
-	})
-	if err != nil {
-		return Approval{}, err
-	}
-	e.count("approvals_" + decision)
-	if d.Approve {
-		e.startApply(got)
-	}
-	return got, nil
-}
-
-func alreadyDecided(a Approval) error {
-	switch a.Status {
-	case ApprovalExpired:
-		return Errorf(CodeConflict, "approval %s has expired", a.ID)
-	case ApprovalDenied:
-		return Errorf(CodeConflict, "approval %s was already denied by %s", a.ID, a.DecidedBy)
-	default:
-		return Errorf(CodeConflict, "approval %s was already approved by %s (now %s)", a.ID, a.DecidedBy, a.Status)
-	}
-}
-
-// authorize says whether d.By may decide a: the agent's approvers when
-// configured, else the person who started the session; an API key holder
-// may decide for sessions started through the API or the console.
-func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
-	s, err := e.store.Session(ctx, a.SessionID)
-	if err != nil {
-		return err
-	}
-	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
-		return nil
-	}
-	var approvers []string
-	if agent, ok := e.agents[a.Agent]; ok {
-		approvers = agent.Approvers
-	}
-	if len(approvers) > 0 {
-		if slices.Contains(approvers, d.By) {
-			return nil
-		}
-		return Errorf(CodeForbidden, "%s may not decide this approval; the approvers are %s", d.By, strings.Join(approvers, ", "))
-	}
-	if s.StartedBy != "" && d.By == s.StartedBy {
-		return nil
-	}
-	return Errorf(CodeForbidden, "%s may not decide this approval; only %s, who started the session, may", d.By, orNobody(s.StartedBy))
-}
-
-func orNobody(s string) string {
-	if s == "" {
-		return "a configured approver"
-	}
-	return s
 }
 
 // Retry re-runs the apply of an unconfirmed or failed approval with the
