@@ -64,7 +64,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 					d.By, a.ID, a.Needed()-len(a.Votes))
 			}
 			if a.Needed() > 1 {
-				a.Votes = append(a.Votes, Vote{By: d.By, At: now, Comment: comment})
+				a.Votes = append(a.Votes, Vote{By: d.By, At: now.UTC(), Comment: comment})
 				if len(a.Votes) < a.Needed() {
 					return nil // still pending: recorded as approval.voted
 				}
