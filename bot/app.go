@@ -151,6 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if newID == nil {
 		newID = NewID
 	}
+	policies, err := cfg.Approvals.PolicySet()
+	if err != nil {
+		return nil, fmt.Errorf("approvals.policies: %w", err)
+	}
 	a.engine, err = engine.New(engine.Config{
 		Store:             a.store,
 		Agents:            agents,
@@ -163,6 +167,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
+		Policies:          policies,
+		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 	})
@@ -194,6 +200,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.services = append(a.services, slack)
 		remote["slack"] = slack
 		slack.SetDeliveryObserver(tel.observeDelivery(engine.OriginSlack))
+		slack.SetAudience(approvalAudience(cfg))
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {

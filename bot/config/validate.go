@@ -45,12 +45,7 @@ func (c *Config) Validate() error {
 	c.validateTools(&p)
 	c.validateMCP(&p)
 
-	for i, a := range c.Approvals.Approvers {
-		if a == "" {
-			p.add(fmt.Sprintf("approvals.approvers[%d]", i), "must not be empty")
-		}
-	}
-	atLeast(&p, "approvals.ttl", int64(c.Approvals.TTL), 1, "a positive duration")
+	c.validateApprovals(&p)
 	l := c.Limits
 	atLeast(&p, "limits.max_running_turns", int64(l.MaxRunningTurns), 1, "")
 	atLeast(&p, "limits.max_queued_turns", int64(l.MaxQueuedTurns), 1, "")

@@ -78,6 +78,19 @@ type compiled struct {
 	res   []*regexp.Regexp
 }
 
+// FieldError is a policy that does not compile: Field names the part
+// that is wrong ("tool", "when[0].path" ...), so config can name its key.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Compile checks and compiles the policies, in order. An error names the
 // policy (by index and name) and the field that is wrong.
 func Compile(ps []Policy) (*Set, error) {
@@ -97,38 +110,47 @@ func Compile(ps []Policy) (*Set, error) {
 	return s, nil
 }
 
-func compile(p Policy) (compiled, error) {
+// Check reports what is wrong with one policy, or nil.
+func Check(p Policy) *FieldError {
+	_, err := compile(p)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+func compile(p Policy) (compiled, *FieldError) {
 	c := compiled{Policy: p}
 	if strings.TrimSpace(p.Name) == "" {
-		return c, errors.New("name: required")
+		return c, fieldErr("name", "required")
 	}
 	if p.Tool == "" {
-		return c, errors.New("tool: required (a tool name or a glob)")
+		return c, fieldErr("tool", "required (a tool name or a glob)")
 	}
 	if _, err := path.Match(p.Tool, ""); err != nil {
-		return c, fmt.Errorf("tool: bad glob %q: %v", p.Tool, err)
+		return c, fieldErr("tool", "bad glob %q: %v", p.Tool, err)
 	}
 	switch p.Action {
 	case AutoApprove:
 	case Deny:
 		if strings.TrimSpace(p.Message) == "" {
-			return c, errors.New("message: required with deny (it is the tool error the model sees)")
+			return c, fieldErr("message", "required with deny (it is the tool error the model sees)")
 		}
 	case Review:
 		if p.Require < 1 {
-			return c, errors.New("require: must be at least 1")
+			return c, fieldErr("require", "must be at least 1")
 		}
 	default:
-		return c, fmt.Errorf("action: %q is not auto_approve, deny or review", p.Action)
+		return c, fieldErr("action", "%q is not auto_approve, deny or review", p.Action)
 	}
 	for j, cond := range p.When {
 		steps, err := parsePath(cond.Path)
 		if err != nil {
-			return c, fmt.Errorf("when[%d].path: %v", j, err)
+			return c, fieldErr(fmt.Sprintf("when[%d].path", j), "%v", err)
 		}
 		re, err := checkCondition(cond)
 		if err != nil {
-			return c, fmt.Errorf("when[%d]: %v", j, err)
+			return c, fieldErr(fmt.Sprintf("when[%d]", j), "%v", err)
 		}
 		c.steps = append(c.steps, steps)
 		c.res = append(c.res, re)

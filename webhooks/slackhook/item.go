@@ -27,7 +27,8 @@ type Item struct {
 	//   - "event:<event_id>" for Events API deliveries (retries reuse it);
 	//   - "msg:<channel>:<ts>" for messages, because one mention arrives as
 	//     both app_mention and message with different event ids;
-	//   - "action:<message_ts>:<action_ts>:<user>:<action_id>" for clicks.
+	//   - "action:<message_ts>:<action_ts>:<user>:<action_id>" for clicks;
+	//   - "view:<view_id>:<user>" for submitted modals.
 	DedupeKeys []string `json:"dedupe_keys"`
 
 	// ThreadKey names the conversation: "slack:<team>:<channel>:<root ts>",
@@ -35,8 +36,9 @@ type Item struct {
 	// work the same way.
 	ThreadKey string `json:"thread_key"`
 
-	Message *Message `json:"message,omitempty"`
-	Action  *Action  `json:"action,omitempty"`
+	Message    *Message    `json:"message,omitempty"`
+	Action     *Action     `json:"action,omitempty"`
+	Submission *Submission `json:"submission,omitempty"`
 }
 
 // Message is a person's message in a channel, group, DM or group DM.

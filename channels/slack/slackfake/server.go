@@ -76,6 +76,7 @@ type Server struct {
 	calls      []Call
 	faults     map[string][]*fault
 	changed    chan struct{} // closed and replaced on every recorded change
+	views      []View
 }
 
 // New starts a fake server; Close it when done.
@@ -281,6 +282,10 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 		return s.ephemeralLocked(p)
 	case "chat.delete":
 		return s.deleteLocked(p)
+	case "views.open":
+		return s.viewsOpenLocked(p)
+	case "conversations.open":
+		return s.conversationsOpenLocked(p)
 	case "assistant.threads.setStatus":
 		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
 			return apiError("invalid_arguments")
