@@ -200,7 +200,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.services = append(a.services, slack)
 		remote["slack"] = slack
 		slack.SetDeliveryObserver(tel.observeDelivery(engine.OriginSlack))
-		slack.SetAudience(approvalAudience(cfg))
+		slack.SetAudience(slackbridge.AudienceOf(cfg))
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {
@@ -439,3 +439,4 @@ var _ schedule.OutcomePoster = slackOutcomes{}
 func (o slackOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
 	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }
+

@@ -107,6 +107,10 @@ func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time,
 	return b
 }
 
+// SetAudience sets who gets copies of approval cards besides the thread
+// (approvals.notify); call it before Start.
+func (b *Bridge) SetAudience(a slack.Audience) { b.renderer.Audience = a }
+
 // HTTP is the Events API and interactivity endpoint (/slack/...).
 func (b *Bridge) HTTP() http.Handler { return b.handler }
 
