@@ -439,4 +439,3 @@ var _ schedule.OutcomePoster = slackOutcomes{}
 func (o slackOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
 	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }
-

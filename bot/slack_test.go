@@ -61,6 +61,12 @@ func newSlackApp(t *testing.T) *slackApp {
 // newSlackAppWith adds top-level YAML (e.g. schedules) to the config.
 func newSlackAppWith(t *testing.T, more string) *slackApp {
 	t.Helper()
+	return newSlackAppApprovals(t, "{ttl: 1h}", more)
+}
+
+// newSlackAppApprovals is newSlackAppWith with the approvals block given.
+func newSlackAppApprovals(t *testing.T, approvals, more string) *slackApp {
+	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
 	t.Cleanup(sa.slack.Close)
 	deploy := tools.Definition{
@@ -81,8 +87,8 @@ slack:
   bot_token: xoxb-test-bot-token
   signing_secret: %s
   api_url: %s/api/
-approvals: {ttl: 1h}
-`, signingSecret, sa.slack.URL()) + more
+approvals: %s
+`, signingSecret, sa.slack.URL(), approvals) + more
 	sa.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa

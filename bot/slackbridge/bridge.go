@@ -210,6 +210,8 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return b.onMessage(ctx, it.ThreadKey, *it.Message)
 	case it.Action != nil:
 		return b.onAction(ctx, *it.Action)
+	case it.Submission != nil:
+		return b.onSubmission(ctx, *it.Submission)
 	}
 	return nil
 }
@@ -300,6 +302,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 	case slack.ActionApprove, slack.ActionDeny:
 		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User})
 		return explain(err, notify)
+	case slack.ActionApproveComment, slack.ActionDenyReason:
+		return b.openDecisionForm(ctx, a, v.Approval, a.ActionID == slack.ActionApproveComment, notify)
 	case slack.ActionRetry:
 		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
 		return explain(err, notify)

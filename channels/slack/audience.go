@@ -24,7 +24,7 @@ type Audience struct {
 }
 
 // reDMUser is a Slack user id a DM can be opened with.
-var reDMUser = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+var reDMUser = regexp.MustCompile(`^[UW][A-Z0-9]+$`)
 
 // cardCopy is one posted copy of a card.
 type cardCopy struct{ channel, ts string }
@@ -141,9 +141,9 @@ func (r *Renderer) updateApproval(ctx context.Context, channel, id string) error
 	return nil
 }
 
-// remindApproval replies under every copy of a pending card that it is
-// about to expire.
-func (r *Renderer) remindApproval(ctx context.Context, channel string, d engine.ApprovalReminder) error {
+// remindApproval replies in the thread, and under every other copy of a
+// pending card, that it is about to expire.
+func (r *Renderer) remindApproval(ctx context.Context, channel, threadTS string, d engine.ApprovalReminder) error {
 	a, err := r.Engine.Approval(ctx, d.ApprovalID)
 	if err != nil || a.Status != engine.ApprovalPending {
 		return err // decided since: nothing to remind of
@@ -161,7 +161,11 @@ func (r *Renderer) remindApproval(ctx context.Context, channel string, d engine.
 		text += fmt.Sprintf(" It has %d of %d approvals.", len(a.Votes), a.Needed())
 	}
 	for i, c := range parseCopies(ref, channel) {
-		if _, err := r.Poster.post(ctx, c.channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(c.ts)); err != nil {
+		under := c.ts
+		if i == 0 {
+			under = threadTS
+		}
+		if _, err := r.Poster.post(ctx, c.channel, slack.MsgOptionText(text, false), slack.MsgOptionTS(under)); err != nil {
 			if i == 0 {
 				return fmt.Errorf("post approval reminder: %w", err)
 			}

@@ -99,7 +99,7 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 	case engine.ApprovalRequested:
 		return r.postApproval(ctx, s, channel, threadTS, d.ApprovalID)
 	case engine.ApprovalReminder:
-		return r.remindApproval(ctx, channel, d)
+		return r.remindApproval(ctx, channel, threadTS, d)
 	case engine.ApprovalUpdate:
 		return r.updateApproval(ctx, channel, d.UpdatedApproval())
 	case engine.SessionError:
