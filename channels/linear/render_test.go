@@ -24,11 +24,11 @@ func TestApprovalBody(t *testing.T) {
 		Title: "Create ticket\nNew  login",
 		Facts: []tools.Fact{{Label: "Title", Value: "Login\nbroken"}, {Label: "Team", Value: "ENG"}},
 	}}
-	want := "**Approval needed:** Create ticket New login\n- **Title:** Login broken\n- **Team:** ENG\n\nPick Approve or Deny."
+	want := "**Approval needed:** Create ticket New login\n- **Title:** Login broken\n- **Team:** ENG\n\nPick Approve or Deny." + replyHint
 	if got := ApprovalBody(a); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny." {
+	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny." + replyHint {
 		t.Fatalf("got %q", got)
 	}
 }
