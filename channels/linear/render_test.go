@@ -28,7 +28,7 @@ func TestApprovalBody(t *testing.T) {
 	if got := ApprovalBody(a); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny." + replyHint {
+	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny."+replyHint {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -66,4 +66,25 @@ func TestClient_ApprovalElicitation(t *testing.T) {
 		t.Fatalf("activities %+v", acts)
 	}
 	jsonEqual(t, acts[0].SignalMetadata, `{"options":[{"value":"approve:appr_1","label":"Approve"},{"value":"deny:appr_1","label":"Deny"}]}`)
+}
+
+func TestParseApprovalReply(t *testing.T) {
+	tests := []struct {
+		body, id, comment string
+		approve, ok       bool
+	}{
+		{"deny: too risky", "", "too risky", false, true},
+		{"  Approve:go ahead ", "", "go ahead", true, true},
+		{"deny:apr_12 not now", "apr_12", "not now", false, true},
+		{"approve:apr_12", "apr_12", "", true, true},
+		{"deny access for bob", "", "", false, false},
+		{"maybe: later", "", "", false, false},
+		{"", "", "", false, false},
+	}
+	for _, tt := range tests {
+		id, approve, comment, ok := ParseApprovalReply(tt.body)
+		if id != tt.id || approve != tt.approve || comment != tt.comment || ok != tt.ok {
+			t.Errorf("ParseApprovalReply(%q) = %q, %v, %q, %v", tt.body, id, approve, comment, ok)
+		}
+	}
 }
