@@ -3,22 +3,9 @@ package engine
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 )
-
-// Decision is a person's answer to an approval.
-type Decision struct {
-	Approve bool
-	// By names who decided: a platform user id, or any label via the API.
-	By string
-	// ViaAPI is true for a caller holding an API key: it may decide
-	// approvals of sessions started through the API or the console.
-	ViaAPI bool
-	// Comment is the approver's comment (approve) or the reason (deny).
-	Comment string
-}
 
 // MaxComment bounds a decision's comment or reason, in characters.
 const MaxComment = 2000
@@ -117,77 +104,6 @@ func (e *Engine) cleanComment(s string) (string, error) {
 		return "", Errorf(CodeInvalid, "comment is %d characters; at most %d", n, MaxComment)
 	}
 	return e.scrub.String(s), nil
-}
-
-func alreadyDecided(a Approval) error {
-	switch a.Status {
-	case ApprovalExpired:
-		return Errorf(CodeConflict, "approval %s has expired", a.ID)
-	case ApprovalDenied:
-		return Errorf(CodeConflict, "approval %s was already denied by %s", a.ID, a.DecidedBy)
-	default:
-		return Errorf(CodeConflict, "approval %s was already approved by %s (now %s)", a.ID, a.DecidedBy, a.Status)
-	}
-}
-
-// authorize is the one rule of who may decide a, for every way in (API,
-// console, Slack cards, the Home tab, Linear): the agent's approvers when
-// configured, else the person who started the session; an API key holder
-// (who decides under the key's name) may decide for sessions started
-// through the API or the console. A policy's forbid_self then keeps the
-// requester from approving their own request.
-func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
-	if err := e.mayDecide(ctx, a, d); err != nil {
-		return err
-	}
-	if d.Approve && a.ForbidSelf && a.RequestedBy != "" && d.By == a.RequestedBy {
-		return Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
-	}
-	return nil
-}
-
-// mayDecide says whether d.By is someone who decides a's approvals.
-func (e *Engine) mayDecide(ctx context.Context, a Approval, d Decision) error {
-	s, err := e.store.Session(ctx, a.SessionID)
-	if err != nil {
-		return err
-	}
-	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
-		return nil
-	}
-	approvers := e.approversOf(a)
-	if len(approvers) > 0 {
-		if e.isApprover(ctx, approvers, d.By) {
-			return nil
-		}
-		return Errorf(CodeForbidden, "%s may not decide this approval; the approvers are %s", d.By, strings.Join(approvers, ", "))
-	}
-	if s.StartedBy != "" && d.By == s.StartedBy {
-		return nil
-	}
-	return Errorf(CodeForbidden, "%s may not decide this approval; only %s, who started the session, may", d.By, orNobody(s.StartedBy))
-}
-
-// approversOf is the configured approvers of a's agent.
-func (e *Engine) approversOf(a Approval) []string {
-	if agent, ok := e.agents[a.Agent]; ok {
-		return agent.Approvers
-	}
-	return nil
-}
-
-// isApprover reports whether by is one of approvers. It is the one place a
-// person is matched against the list, so other kinds of entries (a group
-// of people) are resolved here.
-func (e *Engine) isApprover(_ context.Context, approvers []string, by string) bool {
-	return slices.Contains(approvers, by)
-}
-
-func orNobody(s string) string {
-	if s == "" {
-		return "a configured approver"
-	}
-	return s
 }
 
 // policyBy is the DecidedBy of an approval a policy decided.
