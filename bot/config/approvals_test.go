@@ -2,6 +2,7 @@ package config
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 )
@@ -96,6 +97,36 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 		_, err := loadYAML(t, "models: {default: {provider: fake}}\nagents: [{name: default}]\napprovals:\n  "+bad.yaml+"\n", nil)
 		if err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("Load(%s) = %v; want %q", bad.yaml, err, bad.want)
+		}
+	}
+}
+
+// TestREADME_PolicyExamples loads the README's worked examples as written,
+// so the documentation cannot drift from what brain accepts.
+func TestREADME_PolicyExamples(t *testing.T) {
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(raw), "Three worked examples:\n\n```yaml\n")
+	block, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("the README has no worked policy examples")
+	}
+	c := mustLoadYAML(t, "models: {default: {provider: fake}}\nagents: [{name: default}]\n"+block, nil)
+	set, err := c.Approvals.PolicySet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ tool, input, want string }{
+		{"credit_lookup", `{}`, "lookups-are-reads"},
+		{"github_create_pull_request", `{"repo":"acme/api","head":"x","base":"main","title":"t"}`, "two-for-the-api"},
+		{"github_create_pull_request", `{"repo":"acme/web"}`, ""},
+		{"create_ticket", `{"priority":"P0"}`, "no-p0-from-the-agent"},
+		{"create_ticket", `{"priority":"P1"}`, ""},
+	} {
+		if p, _ := set.Match(tt.tool, json.RawMessage(tt.input)); p.Name != tt.want {
+			t.Errorf("Match(%s, %s) = %q, want %q", tt.tool, tt.input, p.Name, tt.want)
 		}
 	}
 }
