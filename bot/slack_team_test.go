@@ -226,3 +226,15 @@ func blockText(raw json.RawMessage) string {
 	walk(v)
 	return strings.Join(out, "\n")
 }
+
+func TestSlack_FormOpensOnlyForSomeoneWhoMayDecide(t *testing.T) {
+	sa := newSlackApp(t)
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Proposed."))
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> deploy api", "")
+	card := sa.waitThread(ts, "Deploy api")
+	sa.click("U2", card, "brain_deny_reason")
+	sa.waitEphemeral("U2", "may not decide")
+	if n := len(sa.slack.Views()); n != 0 {
+		t.Fatalf("%d forms opened for someone who may not decide", n)
+	}
+}

@@ -108,3 +108,14 @@ func (e *Engine) cleanComment(s string) (string, error) {
 
 // policyBy is the DecidedBy of an approval a policy decided.
 func policyBy(name string) string { return fmt.Sprintf("policy:%s", name) }
+
+// MayDecide reports, as Decide would, whether d.By may make decision d on
+// the approval: channels ask before they open a form for a comment, so
+// nobody writes a reason that cannot count. It does not check the status.
+func (e *Engine) MayDecide(ctx context.Context, approvalID string, d Decision) error {
+	a, err := e.store.Approval(ctx, approvalID)
+	if err != nil {
+		return err
+	}
+	return e.authorize(ctx, a, d)
+}

@@ -48,6 +48,7 @@ type Engine interface {
 	Resume(ctx context.Context, sessionID string) (engine.Session, error)
 	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 }
 

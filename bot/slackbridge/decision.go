@@ -23,6 +23,9 @@ func (b *Bridge) openDecisionForm(ctx context.Context, a slackhook.Action, appro
 	if ap.Status != engine.ApprovalPending {
 		return notify("This approval is already " + string(ap.Status) + ".")
 	}
+	if err := b.eng.MayDecide(ctx, ap.ID, engine.Decision{Approve: approve, By: a.User}); err != nil {
+		return explain(err, notify)
+	}
 	f := slack.DecisionForm{Approval: ap.ID, Approve: approve, Channel: a.Channel, ThreadTS: a.ThreadTS}
 	if err := b.poster.OpenDecisionForm(ctx, a.TriggerID, ap, f); err != nil {
 		// The trigger lasts about 3 seconds; a slow inbox can miss it.
