@@ -238,3 +238,17 @@ func TestSlack_FormOpensOnlyForSomeoneWhoMayDecide(t *testing.T) {
 		t.Fatalf("%d forms opened for someone who may not decide", n)
 	}
 }
+
+func TestSlack_AutoApprovedCardSaysWhichPolicy(t *testing.T) {
+	sa := newSlackAppApprovals(t, "{ttl: 1h, policies: [{name: deploys-are-routine, tool: deploy, auto_approve: true}]}", "")
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Deploying."))
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> deploy api", "")
+	card := sa.waitThread(ts, "Deploy api")
+	sa.waitMessage("C1", card.TS, "applied under policy deploys-are-routine")
+	if m, _ := sa.slack.Message("C1", card.TS); strings.Contains(string(m.Blocks), "brain_approve") {
+		t.Fatalf("an auto-approved card has buttons: %s", m.Blocks)
+	}
+	if sa.applied.Load() != 1 {
+		t.Fatalf("applied %d times", sa.applied.Load())
+	}
+}
