@@ -151,9 +151,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if newID == nil {
 		newID = NewID
 	}
-	policies, err := cfg.Approvals.PolicySet()
+	policies, err := approvalPolicies(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("approvals.policies: %w", err)
+		return nil, err
 	}
 	a.engine, err = engine.New(engine.Config{
 		Store:             a.store,

@@ -10,7 +10,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -18,7 +17,7 @@ import (
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
 	pol, matched := e.policies.Match(tool.Name, call.Input)
-	if matched && pol.Action == policy.Deny {
+	if matched && pol.Action == PolicyDeny {
 		e.count("approvals_refused")
 		return failed("refused by policy %q: %s", pol.Name, pol.Message)
 	}

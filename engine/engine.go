@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -48,7 +47,7 @@ type Config struct {
 	ExpirySweep time.Duration
 	// Policies decide, per approval tool call, whether a person is asked
 	// and how many (approvals.policies); nil asks one person every time.
-	Policies *policy.Set
+	Policies *PolicySet
 	// RemindBefore, when positive, records a reminder this long before a
 	// pending approval expires.
 	RemindBefore time.Duration
@@ -76,7 +75,7 @@ type Engine struct {
 	toolTimeout    time.Duration
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
-	policies       *policy.Set
+	policies       *PolicySet
 	remindBefore   time.Duration
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber

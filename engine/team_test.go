@@ -12,12 +12,11 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/engine/policy"
 	"brain/tools"
 )
 
-func withPolicies(t *testing.T, ps ...policy.Policy) harnessOption {
-	set, err := policy.Compile(ps)
+func withPolicies(t *testing.T, ps ...engine.ApprovalPolicy) harnessOption {
+	set, err := engine.CompilePolicies(ps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func TestEngine_PolicyAutoApprovesOneToolNotAnother(t *testing.T) {
 	d := &deployTool{}
 	var restarts atomic.Int64
 	h := newHarness(t, withTools(d.def(), restartTool(&restarts)),
-		withPolicies(t, policy.Policy{Name: "restarts-are-safe", Tool: "rest*", Action: policy.AutoApprove}))
+		withPolicies(t, engine.ApprovalPolicy{Name: "restarts-are-safe", Tool: "rest*", Action: engine.PolicyAutoApprove}))
 	s := h.session()
 	h.fake.Push(fakemodel.ToolCalls(
 		fakemodel.Call{ID: "c_restart", Name: "restart", Input: `{"service":"api"}`},
@@ -141,9 +140,9 @@ func TestEngine_PolicyAutoApprovesOneToolNotAnother(t *testing.T) {
 
 func TestEngine_PolicyArgumentMatcherDenies(t *testing.T) {
 	d := &deployTool{}
-	h := newHarness(t, withTools(d.def()), withPolicies(t, policy.Policy{
-		Name: "no-db-deploys", Tool: "deploy", Action: policy.Deny, Message: "the database is deployed by the DBA team",
-		When: []policy.Condition{{Path: "$.service", Regexp: "^db"}},
+	h := newHarness(t, withTools(d.def()), withPolicies(t, engine.ApprovalPolicy{
+		Name: "no-db-deploys", Tool: "deploy", Action: engine.PolicyDeny, Message: "the database is deployed by the DBA team",
+		When: []engine.PolicyCondition{{Path: "$.service", Regexp: "^db"}},
 	}))
 	s := h.session()
 	h.fake.Push(fakemodel.ToolCalls(
@@ -167,7 +166,7 @@ func TestEngine_PolicyArgumentMatcherDenies(t *testing.T) {
 func TestEngine_PolicyForbidSelf(t *testing.T) {
 	d := &deployTool{}
 	h := newHarness(t, withTools(d.def()), withApprovers("tester", "ops"),
-		withPolicies(t, policy.Policy{Name: "four-eyes", Tool: "deploy", Action: policy.Review, Require: 1, ForbidSelf: true}))
+		withPolicies(t, engine.ApprovalPolicy{Name: "four-eyes", Tool: "deploy", Action: engine.PolicyReview, Require: 1, ForbidSelf: true}))
 	s := h.session() // started by tester
 	a := propose(t, h, s)
 	if !a.ForbidSelf || a.Policy != "four-eyes" {
@@ -186,7 +185,7 @@ func TestEngine_PolicyForbidSelf(t *testing.T) {
 func TestEngine_TwoApproversConcurrentClicksApplyOnce(t *testing.T) {
 	d := &deployTool{}
 	h := newHarness(t, withTools(d.def()), withApprovers("ann", "bob", "cy"),
-		withPolicies(t, policy.Policy{Name: "two", Tool: "deploy", Action: policy.Review, Require: 2}))
+		withPolicies(t, engine.ApprovalPolicy{Name: "two", Tool: "deploy", Action: engine.PolicyReview, Require: 2}))
 	s := h.session()
 	a := propose(t, h, s)
 	people := []string{"ann", "bob", "cy"}
@@ -222,7 +221,7 @@ func TestEngine_TwoApproversConcurrentClicksApplyOnce(t *testing.T) {
 func TestEngine_OneDenyEndsATwoPersonApproval(t *testing.T) {
 	d := &deployTool{}
 	opts := []harnessOption{withTools(d.def()), withApprovers("ann", "bob", "cy"),
-		withPolicies(t, policy.Policy{Name: "two", Tool: "deploy", Action: policy.Review, Require: 2})}
+		withPolicies(t, engine.ApprovalPolicy{Name: "two", Tool: "deploy", Action: engine.PolicyReview, Require: 2})}
 	h := newHarness(t, opts...)
 	s := h.session()
 	a := propose(t, h, s)
@@ -283,7 +282,7 @@ func TestEngine_ReminderThenExpiry(t *testing.T) {
 func TestEngine_ScheduleRefusesAnAutoApprovedTool(t *testing.T) {
 	var restarts atomic.Int64
 	h := newHarness(t, withTools(restartTool(&restarts)),
-		withPolicies(t, policy.Policy{Name: "restarts-are-safe", Tool: "restart", Action: policy.AutoApprove}))
+		withPolicies(t, engine.ApprovalPolicy{Name: "restarts-are-safe", Tool: "restart", Action: engine.PolicyAutoApprove}))
 	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "c1", Name: "restart", Input: `{}`}), fakemodel.Text("could not"))
 	s, _, err := h.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Origin: engine.OriginSchedule, StartedBy: "nightly"})
 	if err != nil {

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-
-	"brain/engine/policy"
 )
 
 // ApprovalsConfig is the approvals block.
@@ -95,40 +93,6 @@ func (s *Scalar) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Policy is the engine's form of the policy.
-func (p PolicyConfig) Policy() policy.Policy {
-	out := policy.Policy{Name: p.Name, Tool: p.Tool, Message: p.Message, Require: p.Require, ForbidSelf: p.ForbidSelf}
-	switch {
-	case p.AutoApprove:
-		out.Action = policy.AutoApprove
-	case p.Deny:
-		out.Action = policy.Deny
-	case p.Require > 0 || p.ForbidSelf:
-		out.Action = policy.Review
-		out.Require = max(p.Require, 1)
-	}
-	for _, c := range p.When {
-		cond := policy.Condition{Path: c.Path, Regexp: c.Regexp, GT: c.GT, GTE: c.GTE, LT: c.LT, LTE: c.LTE}
-		if c.Equals != nil {
-			cond.Equals, cond.HasEquals = c.Equals.Value, true
-		}
-		out.When = append(out.When, cond)
-	}
-	return out
-}
-
-// PolicySet compiles approvals.policies for the engine (nil when none).
-func (a ApprovalsConfig) PolicySet() (*policy.Set, error) {
-	if len(a.Policies) == 0 {
-		return nil, nil
-	}
-	ps := make([]policy.Policy, len(a.Policies))
-	for i, p := range a.Policies {
-		ps[i] = p.Policy()
-	}
-	return policy.Compile(ps)
-}
-
 func (c *Config) validateApprovals(p *problems) {
 	for i, a := range c.Approvals.Approvers {
 		if a == "" {
@@ -166,9 +130,18 @@ func (c *Config) validateApprovals(p *problems) {
 		case pc.Message != "" && !pc.Deny:
 			p.add(key+".message", "only a deny policy has a message")
 		}
-		if err := policy.Check(pc.Policy()); err != nil {
-			p.add(key+"."+err.Field, "%s", err.Msg)
+		if strings.TrimSpace(pc.Name) == "" {
+			p.add(key+".name", "required")
 		}
+		if pc.Tool == "" {
+			p.add(key+".tool", "required (a tool name or a glob)")
+		}
+		if pc.Deny && strings.TrimSpace(pc.Message) == "" {
+			p.add(key+".message", "required with deny (it is the tool error the model sees)")
+		}
+		// The tool glob, the paths and the tests are compiled by the
+		// engine's matcher when brain starts (and by brain config check),
+		// with errors that name their key.
 	}
 }
 

@@ -1,8 +1,6 @@
 package config
 
 import (
-	"encoding/json"
-	"os"
 	"strings"
 	"testing"
 )
@@ -39,27 +37,16 @@ func TestLoad_ApprovalPolicies(t *testing.T) {
 	if c.Approvals.RemindBefore.Std().Hours() != 2 || c.Approvals.Notify.SlackChannel != "C0APPROVERS" || !c.Approvals.Notify.DMApprovers {
 		t.Fatalf("approvals = %+v", c.Approvals)
 	}
-	set, err := c.Approvals.PolicySet()
-	if err != nil || set.Len() != 4 {
-		t.Fatalf("PolicySet: %v, %d", err, set.Len())
+	ps := c.Approvals.Policies
+	if len(ps) != 4 || !ps[0].AutoApprove || ps[1].Require != 2 || !ps[1].ForbidSelf || !ps[2].Deny || ps[2].Message == "" {
+		t.Fatalf("policies %+v", ps)
 	}
-	tests := []struct{ tool, input, want string }{
-		{"lookup_customer", `{}`, "reads"},
-		{"github_create_pull_request", `{"repo":"acme/api"}`, "two-for-api"},
-		{"github_create_pull_request", `{"repo":"acme/web"}`, ""},
-		{"create_ticket", `{"priority":"P0"}`, "no-p0"},
-		{"refund", `{"amount":20,"currency":"EUR","test":false}`, "small"},
-		{"refund", `{"amount":20,"currency":"GBP","test":false}`, ""},
-		{"refund", `{"amount":20,"currency":"EUR","test":"false"}`, ""},
+	if e := ps[2].When[0].Equals; e == nil || e.Value != "P0" {
+		t.Errorf("quoted equals %+v, want the string P0", e)
 	}
-	for _, tt := range tests {
-		p, _ := set.Match(tt.tool, json.RawMessage(tt.input))
-		if p.Name != tt.want {
-			t.Errorf("Match(%s, %s) = %q, want %q", tt.tool, tt.input, p.Name, tt.want)
-		}
-	}
-	if p, _ := set.Match("github_create_pull_request", json.RawMessage(`{"repo":"acme/api"}`)); p.Require != 2 || !p.ForbidSelf {
-		t.Errorf("review policy %+v", p)
+	small := ps[3].When
+	if *small[0].GT != 0 || *small[0].LTE != 50 || small[1].Regexp != "^(EUR|USD)$" || small[2].Equals.Value != false {
+		t.Errorf("conditions %+v", small)
 	}
 }
 
@@ -71,13 +58,9 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 		{"two actions", `[{name: a, tool: t, auto_approve: true, deny: true, message: m}]`, "approvals.policies[0]: set exactly one action"},
 		{"no name", `[{tool: t, auto_approve: true}]`, "approvals.policies[0].name: required"},
 		{"no tool", `[{name: a, auto_approve: true}]`, "approvals.policies[0].tool: required"},
-		{"bad glob", `[{name: a, tool: "[", auto_approve: true}]`, "approvals.policies[0].tool: bad glob"},
 		{"deny without message", `[{name: a, tool: t, deny: true}]`, "approvals.policies[0].message: required with deny"},
-		{"message without deny", `[{name: a, tool: t, auto_approve: true, message: m}]`, "approvals.policies[0].message: only a deny policy"},
 		{"negative require", `[{name: a, tool: t, require: -1}]`, "approvals.policies[0].require: must be at least 1"},
-		{"bad path", `[{name: a, tool: t, auto_approve: true}, {name: b, tool: t, auto_approve: true, when: [{path: "$.a[", equals: 1}]}]`, "approvals.policies[1].when[0].path:"},
-		{"bad regexp", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "("}]}]`, "approvals.policies[0].when[0]: regexp"},
-		{"two tests", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "x", equals: 1}]}]`, "approvals.policies[0].when[0]: set exactly one"},
+		{"message without deny", `[{name: a, tool: t, auto_approve: true, message: m}]`, "approvals.policies[0].message: only a deny policy"},
 		{"duplicate", `[{name: a, tool: t, auto_approve: true}, {name: a, tool: u, auto_approve: true}]`, "approvals.policies[1].name: \"a\" is also the name of approvals.policies[0]"},
 		{"list equals", `[{name: a, tool: t, auto_approve: true, when: [{path: a, equals: [1]}]}]`, "line 4: want a string, number, boolean or null"},
 		{"unknown key", `[{name: a, tool: t, auto_approve: true, always: true}]`, "approvals.policies[0].always: unknown key"},
@@ -101,32 +84,3 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 	}
 }
 
-// TestREADME_PolicyExamples loads the README's worked examples as written,
-// so the documentation cannot drift from what brain accepts.
-func TestREADME_PolicyExamples(t *testing.T) {
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(raw), "Three worked examples:\n\n```yaml\n")
-	block, _, ok2 := strings.Cut(after, "```")
-	if !ok || !ok2 {
-		t.Fatal("the README has no worked policy examples")
-	}
-	c := mustLoadYAML(t, "models: {default: {provider: fake}}\nagents: [{name: default}]\n"+block, nil)
-	set, err := c.Approvals.PolicySet()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct{ tool, input, want string }{
-		{"credit_lookup", `{}`, "lookups-are-reads"},
-		{"github_create_pull_request", `{"repo":"acme/api","head":"x","base":"main","title":"t"}`, "two-for-the-api"},
-		{"github_create_pull_request", `{"repo":"acme/web"}`, ""},
-		{"create_ticket", `{"priority":"P0"}`, "no-p0-from-the-agent"},
-		{"create_ticket", `{"priority":"P1"}`, ""},
-	} {
-		if p, _ := set.Match(tt.tool, json.RawMessage(tt.input)); p.Name != tt.want {
-			t.Errorf("Match(%s, %s) = %q, want %q", tt.tool, tt.input, p.Name, tt.want)
-		}
-	}
-}

@@ -1,13 +1,11 @@
-// Package policy is the small matcher behind approvals.policies: which
-// policy, if any, applies to one call of an approval tool. A policy names a
-// tool (exactly, or with a path.Match glob such as "lookup_*") and may test
-// the call's arguments with conditions on a JSON path: equals, regexp, or a
+// This file is the small matcher behind approvals.policies: which policy,
+// if any, applies to one call of an approval tool. A policy names a tool
+// (exactly, or with a path.Match glob such as "lookup_*") and may test the
+// call's arguments with conditions on a JSON path: equals, regexp, or a
 // numeric comparison. Policies are tried in order; the first that matches
-// wins.
-//
-// It imports only the standard library; the engine decides what the
-// matched policy's action means.
-package policy
+// wins. approvalpolicy.go decides what the matched policy's action means.
+
+package engine
 
 import (
 	"encoding/json"
@@ -20,37 +18,37 @@ import (
 
 // Actions a policy takes.
 const (
-	// AutoApprove applies the call at once, recorded as decided by the
+	// PolicyAutoApprove applies the call at once, recorded as decided by the
 	// policy.
-	AutoApprove = "auto_approve"
-	// Deny refuses the call before a card is posted, with Message as the
+	PolicyAutoApprove = "auto_approve"
+	// PolicyDeny refuses the call before a card is posted, with Message as the
 	// tool error.
-	Deny = "deny"
-	// Review sends the call to people, with Require and ForbidSelf.
-	Review = "review"
+	PolicyDeny = "deny"
+	// PolicyReview sends the call to people, with Require and ForbidSelf.
+	PolicyReview = "review"
 )
 
-// Policy is one entry of approvals.policies.
-type Policy struct {
+// ApprovalPolicy is one entry of approvals.policies.
+type ApprovalPolicy struct {
 	Name string
 	// Tool is a tool name or a path.Match glob over tool names.
 	Tool string
 	// When holds conditions on the arguments; all must hold.
-	When []Condition
-	// Action is AutoApprove, Deny or Review.
+	When []PolicyCondition
+	// Action is PolicyAutoApprove, PolicyDeny or PolicyReview.
 	Action string
-	// Require is how many distinct people must approve (Review; >= 1).
+	// Require is how many distinct people must approve (PolicyReview; >= 1).
 	Require int
-	// ForbidSelf keeps the requester from approving (Review).
+	// ForbidSelf keeps the requester from approving (PolicyReview).
 	ForbidSelf bool
-	// Message is the tool error of a Deny.
+	// Message is the tool error of a PolicyDeny.
 	Message string
 }
 
-// Condition tests the value at Path in a call's arguments. Exactly one of
+// PolicyCondition tests the value at Path in a call's arguments. Exactly one of
 // Equals, Regexp or a comparison (GT, GTE, LT, LTE; several may be combined
 // into a range) is set.
-type Condition struct {
+type PolicyCondition struct {
 	// Path is a JSON path: "$", then ".key" or "[index]" steps, e.g.
 	// "$.repo", "$.labels[0]", "$.owner.login". A leading "$." may be
 	// left out.
@@ -67,37 +65,37 @@ type Condition struct {
 	GT, GTE, LT, LTE *float64
 }
 
-// Set is a compiled, ordered list of policies.
-type Set struct {
-	list []compiled
+// PolicySet is a compiledPolicy, ordered list of policies.
+type PolicySet struct {
+	list []compiledPolicy
 }
 
-type compiled struct {
-	Policy
-	steps [][]step
+type compiledPolicy struct {
+	ApprovalPolicy
+	steps [][]pathStep
 	res   []*regexp.Regexp
 }
 
-// FieldError is a policy that does not compile: Field names the part
+// PolicyFieldError is a policy that does not compile: Field names the part
 // that is wrong ("tool", "when[0].path" ...), so config can name its key.
-type FieldError struct {
+type PolicyFieldError struct {
 	Field string
 	Msg   string
 }
 
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+func (e *PolicyFieldError) Error() string { return e.Field + ": " + e.Msg }
 
-func fieldErr(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func policyFieldErr(field, format string, args ...any) *PolicyFieldError {
+	return &PolicyFieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // Compile checks and compiles the policies, in order. An error names the
 // policy (by index and name) and the field that is wrong.
-func Compile(ps []Policy) (*Set, error) {
-	s := &Set{}
+func CompilePolicies(ps []ApprovalPolicy) (*PolicySet, error) {
+	s := &PolicySet{}
 	var errs []error
 	for i, p := range ps {
-		c, err := compile(p)
+		c, err := compilePolicy(p)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err))
 			continue
@@ -111,46 +109,46 @@ func Compile(ps []Policy) (*Set, error) {
 }
 
 // Check reports what is wrong with one policy, or nil.
-func Check(p Policy) *FieldError {
-	_, err := compile(p)
+func CheckPolicy(p ApprovalPolicy) *PolicyFieldError {
+	_, err := compilePolicy(p)
 	if err != nil {
 		return err
 	}
 	return nil
 }
 
-func compile(p Policy) (compiled, *FieldError) {
-	c := compiled{Policy: p}
+func compilePolicy(p ApprovalPolicy) (compiledPolicy, *PolicyFieldError) {
+	c := compiledPolicy{ApprovalPolicy: p}
 	if strings.TrimSpace(p.Name) == "" {
-		return c, fieldErr("name", "required")
+		return c, policyFieldErr("name", "required")
 	}
 	if p.Tool == "" {
-		return c, fieldErr("tool", "required (a tool name or a glob)")
+		return c, policyFieldErr("tool", "required (a tool name or a glob)")
 	}
 	if _, err := path.Match(p.Tool, ""); err != nil {
-		return c, fieldErr("tool", "bad glob %q: %v", p.Tool, err)
+		return c, policyFieldErr("tool", "bad glob %q: %v", p.Tool, err)
 	}
 	switch p.Action {
-	case AutoApprove:
-	case Deny:
+	case PolicyAutoApprove:
+	case PolicyDeny:
 		if strings.TrimSpace(p.Message) == "" {
-			return c, fieldErr("message", "required with deny (it is the tool error the model sees)")
+			return c, policyFieldErr("message", "required with deny (it is the tool error the model sees)")
 		}
-	case Review:
+	case PolicyReview:
 		if p.Require < 1 {
-			return c, fieldErr("require", "must be at least 1")
+			return c, policyFieldErr("require", "must be at least 1")
 		}
 	default:
-		return c, fieldErr("action", "%q is not auto_approve, deny or review", p.Action)
+		return c, policyFieldErr("action", "%q is not auto_approve, deny or review", p.Action)
 	}
 	for j, cond := range p.When {
 		steps, err := parsePath(cond.Path)
 		if err != nil {
-			return c, fieldErr(fmt.Sprintf("when[%d].path", j), "%v", err)
+			return c, policyFieldErr(fmt.Sprintf("when[%d].path", j), "%v", err)
 		}
-		re, err := checkCondition(cond)
+		re, err := checkPolicyCondition(cond)
 		if err != nil {
-			return c, fieldErr(fmt.Sprintf("when[%d]", j), "%v", err)
+			return c, policyFieldErr(fmt.Sprintf("when[%d]", j), "%v", err)
 		}
 		c.steps = append(c.steps, steps)
 		c.res = append(c.res, re)
@@ -158,7 +156,7 @@ func compile(p Policy) (compiled, *FieldError) {
 	return c, nil
 }
 
-func checkCondition(c Condition) (*regexp.Regexp, error) {
+func checkPolicyCondition(c PolicyCondition) (*regexp.Regexp, error) {
 	compare := c.GT != nil || c.GTE != nil || c.LT != nil || c.LTE != nil
 	n := 0
 	for _, set := range []bool{c.HasEquals, c.Regexp != "", compare} {
@@ -187,7 +185,7 @@ func checkCondition(c Condition) (*regexp.Regexp, error) {
 }
 
 // Len is how many policies the set holds.
-func (s *Set) Len() int {
+func (s *PolicySet) Len() int {
 	if s == nil {
 		return 0
 	}
@@ -197,9 +195,9 @@ func (s *Set) Len() int {
 // Match returns the first policy that applies to a call of tool with
 // input, and false when none does. Arguments that are not a JSON document
 // match no policy with conditions.
-func (s *Set) Match(tool string, input json.RawMessage) (Policy, bool) {
+func (s *PolicySet) Match(tool string, input json.RawMessage) (ApprovalPolicy, bool) {
 	if s == nil {
-		return Policy{}, false
+		return ApprovalPolicy{}, false
 	}
 	var doc any
 	parsed := false
@@ -214,23 +212,23 @@ func (s *Set) Match(tool string, input json.RawMessage) (Policy, bool) {
 			parsed = true
 		}
 		if c.matches(doc) {
-			return c.Policy, true
+			return c.ApprovalPolicy, true
 		}
 	}
-	return Policy{}, false
+	return ApprovalPolicy{}, false
 }
 
-func (c compiled) matches(doc any) bool {
+func (c compiledPolicy) matches(doc any) bool {
 	for i, cond := range c.When {
-		v, ok := lookup(doc, c.steps[i])
-		if !ok || !test(cond, c.res[i], v) {
+		v, ok := lookupPath(doc, c.steps[i])
+		if !ok || !holds(cond, c.res[i], v) {
 			return false
 		}
 	}
 	return true
 }
 
-func test(c Condition, re *regexp.Regexp, v any) bool {
+func holds(c PolicyCondition, re *regexp.Regexp, v any) bool {
 	switch {
 	case c.HasEquals:
 		return v == c.Equals

@@ -1,4 +1,4 @@
-package policy
+package engine
 
 import (
 	"encoding/json"
@@ -9,16 +9,16 @@ import (
 func num(f float64) *float64 { return &f }
 
 func TestSet_Match(t *testing.T) {
-	set, err := Compile([]Policy{
-		{Name: "no-p0", Tool: "create_ticket", Action: Deny, Message: "P0 goes to on-call",
-			When: []Condition{{Path: "$.priority", Equals: "P0", HasEquals: true}}},
-		{Name: "two-for-api", Tool: "github_create_pull_request", Action: Review, Require: 2, ForbidSelf: true,
-			When: []Condition{{Path: "repo", Regexp: `^acme/api$`}}},
-		{Name: "small-refunds", Tool: "issue_refund", Action: AutoApprove,
-			When: []Condition{{Path: "$.amount", GT: num(0), LTE: num(50)}}},
-		{Name: "first-label", Tool: "label", Action: AutoApprove,
-			When: []Condition{{Path: `$.labels[1]["odd key"]`, Equals: true, HasEquals: true}}},
-		{Name: "reads", Tool: "lookup_*", Action: AutoApprove},
+	set, err := CompilePolicies([]ApprovalPolicy{
+		{Name: "no-p0", Tool: "create_ticket", Action: PolicyDeny, Message: "P0 goes to on-call",
+			When: []PolicyCondition{{Path: "$.priority", Equals: "P0", HasEquals: true}}},
+		{Name: "two-for-api", Tool: "github_create_pull_request", Action: PolicyReview, Require: 2, ForbidSelf: true,
+			When: []PolicyCondition{{Path: "repo", Regexp: `^acme/api$`}}},
+		{Name: "small-refunds", Tool: "issue_refund", Action: PolicyAutoApprove,
+			When: []PolicyCondition{{Path: "$.amount", GT: num(0), LTE: num(50)}}},
+		{Name: "first-label", Tool: "label", Action: PolicyAutoApprove,
+			When: []PolicyCondition{{Path: `$.labels[1]["odd key"]`, Equals: true, HasEquals: true}}},
+		{Name: "reads", Tool: "lookup_*", Action: PolicyAutoApprove},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -51,9 +51,9 @@ func TestSet_Match(t *testing.T) {
 }
 
 func TestSet_FirstMatchWins(t *testing.T) {
-	set, err := Compile([]Policy{
-		{Name: "a", Tool: "t*", Action: AutoApprove},
-		{Name: "b", Tool: "tool", Action: Deny, Message: "no"},
+	set, err := CompilePolicies([]ApprovalPolicy{
+		{Name: "a", Tool: "t*", Action: PolicyAutoApprove},
+		{Name: "b", Tool: "tool", Action: PolicyDeny, Message: "no"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +61,7 @@ func TestSet_FirstMatchWins(t *testing.T) {
 	if p, _ := set.Match("tool", nil); p.Name != "a" {
 		t.Errorf("matched %q, want the first policy", p.Name)
 	}
-	var none *Set
+	var none *PolicySet
 	if _, ok := none.Match("tool", nil); ok || none.Len() != 0 {
 		t.Error("a nil set matched")
 	}
@@ -69,24 +69,24 @@ func TestSet_FirstMatchWins(t *testing.T) {
 
 func TestCompile_Errors(t *testing.T) {
 	tests := []struct {
-		p    Policy
+		p    ApprovalPolicy
 		want string
 	}{
-		{Policy{Tool: "t", Action: AutoApprove}, "name: required"},
-		{Policy{Name: "x", Action: AutoApprove}, "tool: required"},
-		{Policy{Name: "x", Tool: "[", Action: AutoApprove}, "tool: bad glob"},
-		{Policy{Name: "x", Tool: "t", Action: "maybe"}, "action:"},
-		{Policy{Name: "x", Tool: "t", Action: Deny}, "message: required"},
-		{Policy{Name: "x", Tool: "t", Action: Review}, "require: must be at least 1"},
-		{Policy{Name: "x", Tool: "t", Action: AutoApprove, When: []Condition{{Path: "$.a"}}}, "when[0]: set exactly one"},
-		{Policy{Name: "x", Tool: "t", Action: AutoApprove, When: []Condition{{Path: "$.a", Regexp: "("}}}, "when[0]: regexp"},
-		{Policy{Name: "x", Tool: "t", Action: AutoApprove, When: []Condition{{Path: "$.a[", Regexp: "a"}}}, "when[0].path"},
-		{Policy{Name: "x", Tool: "t", Action: AutoApprove, When: []Condition{{Path: "$.a", Equals: []any{}, HasEquals: true}}}, "equals:"},
+		{ApprovalPolicy{Tool: "t", Action: PolicyAutoApprove}, "name: required"},
+		{ApprovalPolicy{Name: "x", Action: PolicyAutoApprove}, "tool: required"},
+		{ApprovalPolicy{Name: "x", Tool: "[", Action: PolicyAutoApprove}, "tool: bad glob"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: "maybe"}, "action:"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyDeny}, "message: required"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyReview}, "require: must be at least 1"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyAutoApprove, When: []PolicyCondition{{Path: "$.a"}}}, "when[0]: set exactly one"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyAutoApprove, When: []PolicyCondition{{Path: "$.a", Regexp: "("}}}, "when[0]: regexp"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyAutoApprove, When: []PolicyCondition{{Path: "$.a[", Regexp: "a"}}}, "when[0].path"},
+		{ApprovalPolicy{Name: "x", Tool: "t", Action: PolicyAutoApprove, When: []PolicyCondition{{Path: "$.a", Equals: []any{}, HasEquals: true}}}, "equals:"},
 	}
 	for _, tt := range tests {
-		_, err := Compile([]Policy{{Name: "ok", Tool: "t", Action: AutoApprove}, tt.p})
+		_, err := CompilePolicies([]ApprovalPolicy{{Name: "ok", Tool: "t", Action: PolicyAutoApprove}, tt.p})
 		if err == nil || !strings.Contains(err.Error(), "policies[1]") || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("Compile(%+v) = %v; want policies[1] ... %s", tt.p, err, tt.want)
+			t.Errorf("CompilePolicies(%+v) = %v; want policies[1] ... %s", tt.p, err, tt.want)
 		}
 	}
 }
@@ -118,7 +118,7 @@ func FuzzParsePath(f *testing.F) {
 		}
 		var v any
 		if json.Unmarshal([]byte(doc), &v) == nil {
-			lookup(v, steps)
+			lookupPath(v, steps)
 		}
 	})
 }

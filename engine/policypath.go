@@ -1,4 +1,4 @@
-package policy
+package engine
 
 import (
 	"errors"
@@ -14,16 +14,16 @@ const (
 	maxPathSteps = 16
 )
 
-// step is one hop of a path: a key of an object, or an index of an array
+// pathStep is one hop of a path: a key of an object, or an index of an array
 // (key == "" and index >= 0).
-type step struct {
+type pathStep struct {
 	key   string
 	index int
 }
 
 // parsePath reads "$.a.b[2].c" (the "$." is optional). Keys are letters,
 // digits, '_' and '-'; a key with other characters is written ["key"].
-func parsePath(p string) ([]step, error) {
+func parsePath(p string) ([]pathStep, error) {
 	if p == "" {
 		return nil, errors.New("required, e.g. $.repo")
 	}
@@ -39,7 +39,7 @@ func parsePath(p string) ([]step, error) {
 	} else if !strings.HasPrefix(rest, "[") {
 		rest = "." + rest
 	}
-	var steps []step
+	var steps []pathStep
 	for rest != "" {
 		if len(steps) == maxPathSteps {
 			return nil, fmt.Errorf("%q has more than %d steps", p, maxPathSteps)
@@ -53,7 +53,7 @@ func parsePath(p string) ([]step, error) {
 			if n == 1 {
 				return nil, fmt.Errorf("%q: expected a key after '.'", p)
 			}
-			steps = append(steps, step{key: rest[1:n], index: -1})
+			steps = append(steps, pathStep{key: rest[1:n], index: -1})
 			rest = rest[n:]
 		case '[':
 			end := strings.IndexByte(rest, ']')
@@ -66,13 +66,13 @@ func parsePath(p string) ([]step, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%q: bad quoted key %s", p, inner)
 				}
-				steps = append(steps, step{key: key, index: -1})
+				steps = append(steps, pathStep{key: key, index: -1})
 			} else {
 				i, err := strconv.Atoi(inner)
 				if err != nil || i < 0 {
 					return nil, fmt.Errorf("%q: [%s] is not an index (0, 1, ...) or a quoted key", p, inner)
 				}
-				steps = append(steps, step{index: i})
+				steps = append(steps, pathStep{index: i})
 			}
 			rest = rest[end+1:]
 		default:
@@ -87,7 +87,7 @@ func keyChar(c byte) bool {
 }
 
 // lookup follows steps into a decoded JSON document.
-func lookup(doc any, steps []step) (any, bool) {
+func lookupPath(doc any, steps []pathStep) (any, bool) {
 	v := doc
 	for _, s := range steps {
 		if s.index < 0 {
