@@ -83,4 +83,3 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 		}
 	}
 }
-
