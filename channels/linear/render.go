@@ -2,6 +2,7 @@ package linear
 
 import (
 	"strings"
+	"unicode"
 
 	"brain/engine"
 )
@@ -99,7 +100,10 @@ func ParseApprovalReply(body string) (approvalID string, approve bool, comment s
 		return "", false, "", false
 	}
 	if strings.HasPrefix(rest, "apr_") {
-		id, text, _ := strings.Cut(rest, " ")
+		id, text := rest, ""
+		if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
+			id, text = rest[:i], rest[i:]
+		}
 		return id, approve, strings.TrimSpace(text), true
 	}
 	return "", approve, strings.TrimSpace(rest), true

@@ -2,7 +2,9 @@ package linear
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unicode"
 
 	"brain/engine"
 	"brain/tools"
@@ -87,4 +89,22 @@ func TestParseApprovalReply(t *testing.T) {
 			t.Errorf("ParseApprovalReply(%q) = %q, %v, %q, %v", tt.body, id, approve, comment, ok)
 		}
 	}
+}
+
+func FuzzParseApprovalReply(f *testing.F) {
+	for _, s := range []string{"deny: too risky", "approve:apr_1 ok", "Deny:", "approve", "deny:apr_ x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		id, _, comment, ok := ParseApprovalReply(body)
+		if !ok {
+			if id != "" || comment != "" {
+				t.Fatalf("%q: not a decision, yet %q %q", body, id, comment)
+			}
+			return
+		}
+		if strings.IndexFunc(id, unicode.IsSpace) >= 0 || (id != "" && !strings.HasPrefix(id, "apr_")) || comment != strings.TrimSpace(comment) {
+			t.Fatalf("%q: id %q comment %q", body, id, comment)
+		}
+	})
 }
