@@ -139,6 +139,7 @@ func (c *Config) validateApprovals(p *problems) {
 		if pc.Deny && strings.TrimSpace(pc.Message) == "" {
 			p.add(key+".message", "required with deny (it is the tool error the model sees)")
 		}
+		c.checkPolicyPeople(p, key, pc)
 		// The tool glob, the paths and the tests are compiled by the
 		// engine's matcher when brain starts (and by brain config check),
 		// with errors that name their key.
@@ -156,4 +157,26 @@ func validSlackChannel(s string) bool {
 		}
 	}
 	return true
+}
+
+// checkPolicyPeople refuses a review policy no agent could ever satisfy:
+// more distinct approvers than any agent has, or forbid_self where only
+// the requester (the session's starter) may decide. API sessions, whose
+// keys decide under their own names, are not the case to design for.
+func (c *Config) checkPolicyPeople(p *problems, key string, pc PolicyConfig) {
+	if pc.Require <= 1 && !pc.ForbidSelf {
+		return
+	}
+	most := 0
+	for _, a := range c.Agents {
+		most = max(most, len(a.Approvers))
+	}
+	switch {
+	case most == 0 && pc.ForbidSelf:
+		p.add(key+".forbid_self", "needs approvals.approvers (or agents[].approvers): without them only the requester may decide")
+	case most == 0 && pc.Require > 1:
+		p.add(key+".require", "needs %d distinct approvers, but none are configured (approvals.approvers, agents[].approvers): only the session's starter may decide", pc.Require)
+	case pc.Require > most:
+		p.add(key+".require", "needs %d distinct approvers, but no agent has more than %d", pc.Require, most)
+	}
 }

@@ -11,6 +11,7 @@ agents: [{name: default}]
 approvals:
   ttl: 24h
   remind_before: 2h
+  approvers: [U1, U2]
   notify: {slack_channel: C0APPROVERS, dm_approvers: true}
   policies:
     - name: reads
@@ -63,6 +64,8 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 		{"message without deny", `[{name: a, tool: t, auto_approve: true, message: m}]`, "approvals.policies[0].message: only a deny policy"},
 		{"duplicate", `[{name: a, tool: t, auto_approve: true}, {name: a, tool: u, auto_approve: true}]`, "approvals.policies[1].name: \"a\" is also the name of approvals.policies[0]"},
 		{"list equals", `[{name: a, tool: t, auto_approve: true, when: [{path: a, equals: [1]}]}]`, "line 4: want a string, number, boolean or null"},
+		{"require without approvers", `[{name: a, tool: t, require: 2}]`, "approvals.policies[0].require: needs 2 distinct approvers, but none are configured"},
+		{"forbid_self without approvers", `[{name: a, tool: t, forbid_self: true}]`, "approvals.policies[0].forbid_self: needs approvals.approvers"},
 		{"unknown key", `[{name: a, tool: t, auto_approve: true, always: true}]`, "approvals.policies[0].always: unknown key"},
 	}
 	for _, tt := range tests {
