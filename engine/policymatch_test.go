@@ -122,3 +122,26 @@ func FuzzParsePath(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPolicySet_Match is the cost a policy set adds to one approval
+// tool call: the README's three examples plus two more, the call matching
+// the last.
+func BenchmarkPolicySet_Match(b *testing.B) {
+	set, err := CompilePolicies([]ApprovalPolicy{
+		{Name: "reads", Tool: "*_lookup", Action: PolicyAutoApprove},
+		{Name: "two", Tool: "github_create_pull_request", Action: PolicyReview, Require: 2, When: []PolicyCondition{{Path: "$.repo", Equals: "acme/api", HasEquals: true}}},
+		{Name: "p0", Tool: "create_ticket", Action: PolicyDeny, Message: "no", When: []PolicyCondition{{Path: "$.priority", Equals: "P0", HasEquals: true}}},
+		{Name: "refunds", Tool: "issue_refund", Action: PolicyAutoApprove, When: []PolicyCondition{{Path: "$.amount", LTE: num(50)}}},
+		{Name: "labels", Tool: "label", Action: PolicyDeny, Message: "no", When: []PolicyCondition{{Path: "$.labels[0]", Regexp: "^(?i)security$"}}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	input := json.RawMessage(`{"issue":42,"labels":["Security","p1"],"note":"` + strings.Repeat("x", 200) + `"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if p, ok := set.Match("label", input); !ok || p.Name != "labels" {
+			b.Fatal("no match")
+		}
+	}
+}
