@@ -34,3 +34,21 @@ func TestLinear_DenyWithReasonByReply(t *testing.T) {
 	la.event("prompted", sidA, "approve: changed my mind", "")
 	la.waitActivity(sidA, "thought", "No approval is waiting")
 }
+
+// TestLinear_AutoApprovedShowsNoChoice: a policy-approved call is shown as
+// applied under the policy, with no Approve/Deny to pick.
+func TestLinear_AutoApprovedShowsNoChoice(t *testing.T) {
+	la := newLinearAppWith(t, "approvals: {policies: [{name: routine, tool: deploy, auto_approve: true}]}\n")
+	la.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "deploy"}), fakemodel.Text("Deploying."))
+	la.event("created", sidA, "@brain deploy", "")
+	la.waitActivity(sidA, "thought", "approved under policy routine")
+	la.waitActivity(sidA, "response", "Deploying.")
+	if la.applied.Load() != 1 {
+		t.Fatalf("applied %d times", la.applied.Load())
+	}
+	for _, a := range la.linear.Activities(sidA) {
+		if a.Type == "elicitation" {
+			t.Fatalf("an elicitation for an auto-approved call: %s", a.Body)
+		}
+	}
+}

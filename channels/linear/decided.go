@@ -38,3 +38,15 @@ func commentSuffix(label, comment string) string {
 	}
 	return fmt.Sprintf(" %s: %s", label, clipText(oneLine(comment), 500))
 }
+
+// decidedBody shows an approval that was decided before it was shown.
+func decidedBody(a engine.Approval) string {
+	title := oneLine(a.Card.Title)
+	if title == "" {
+		title = a.Tool
+	}
+	if a.Policy != "" && a.DecidedBy == "policy:"+a.Policy {
+		return fmt.Sprintf("**%s**: approved under policy %s.", title, a.Policy)
+	}
+	return fmt.Sprintf("**%s**: %s.", title, a.Status)
+}

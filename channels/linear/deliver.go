@@ -126,6 +126,11 @@ func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s
 		if err != nil {
 			return err
 		}
+		if a.Status != engine.ApprovalPending {
+			// Decided before it could be shown (a policy approved it):
+			// nothing to pick, so no elicitation.
+			return c.Thought(ctx, agentSession, id, decidedBody(a), false)
+		}
 		return c.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
 	case engine.ApprovalDecided:
 		return c.Thought(ctx, agentSession, id, decidedText(d), false)
