@@ -155,6 +155,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
+	policies, err := approvalPolicies(cfg)
+	if err != nil {
+		return nil, err
+	}
 	a.engine, err = engine.New(engine.Config{
 		Store:             a.store,
 		Agents:            agents,
@@ -167,6 +171,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
 		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
+		Policies:          policies,
+		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 		Files:             content.engineFiles(),
@@ -202,6 +208,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.services = append(a.services, slack)
 		remote["slack"] = slack
 		slack.SetDeliveryObserver(tel.observeDelivery(engine.OriginSlack))
+		slack.SetAudience(slackbridge.AudienceOf(cfg))
 		a.api.Mount("/slack/", slack.HTTP())
 	}
 	if cfg.Linear != nil {

@@ -152,13 +152,16 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 		case readEOF:
 			return after, err
 		}
-		answer := strings.ToLower(strings.TrimSpace(line))
+		// "n not on a Friday": the words after the answer are the
+		// comment (approve) or the reason (deny).
+		word, comment, _ := strings.Cut(strings.TrimSpace(line), " ")
+		answer := strings.ToLower(word)
 		approve := answer == "y" || answer == "yes"
 		if !approve && answer != "n" && answer != "no" {
-			fmt.Fprintln(out, "left pending (answer y or n to decide)")
+			fmt.Fprintln(out, "left pending (answer y or n to decide, optionally followed by a comment or reason)")
 			continue
 		}
-		if _, err := eng.Decide(ctx, a.ID, engine.Decision{Approve: approve, By: user, ViaAPI: true}); err != nil {
+		if _, err := eng.Decide(ctx, a.ID, engine.Decision{Approve: approve, By: user, ViaAPI: true, Comment: comment}); err != nil {
 			fmt.Fprintf(out, "! %v\n", err)
 			continue
 		}

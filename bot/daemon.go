@@ -108,13 +108,19 @@ func (d *Daemon) Approval(ctx context.Context, id string) (engine.Approval, erro
 
 // Decide approves or denies an approval as by ("" = the API key's name).
 func (d *Daemon) Decide(ctx context.Context, id string, approve bool, by string) (engine.Approval, error) {
+	return d.DecideWithComment(ctx, id, approve, by, "")
+}
+
+// DecideWithComment is Decide with the approver's comment (approve) or the
+// reason (deny).
+func (d *Daemon) DecideWithComment(ctx context.Context, id string, approve bool, by, comment string) (engine.Approval, error) {
 	decision := "deny"
 	if approve {
 		decision = "approve"
 	}
 	var ap engine.Approval
 	err := d.call(ctx, http.MethodPost, "/v1/approvals/"+url.PathEscape(id)+"/decision",
-		map[string]string{"decision": decision, "by": by}, &ap)
+		map[string]string{"decision": decision, "by": by, "comment": comment}, &ap)
 	return ap, err
 }
 

@@ -33,6 +33,12 @@ type linearApp struct {
 
 func newLinearApp(t *testing.T) *linearApp {
 	t.Helper()
+	return newLinearAppWith(t, "")
+}
+
+// newLinearAppWith adds top-level YAML (e.g. approvals) to the config.
+func newLinearAppWith(t *testing.T, more string) *linearApp {
+	t.Helper()
 	la := &linearApp{linear: linearfake.New(linearToken)}
 	t.Cleanup(la.linear.Close)
 	deploy := tools.Definition{
@@ -46,7 +52,7 @@ func newLinearApp(t *testing.T) *linearApp {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf("    tools: [ask, deploy]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s}\n", linearSecret, linearToken, la.linear.URL())
+	extra := fmt.Sprintf("    tools: [ask, deploy]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s}\n", linearSecret, linearToken, la.linear.URL()) + more
 	la.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}})
 	return la
 }

@@ -64,9 +64,21 @@ func newSlackAppWith(t *testing.T, more string) *slackApp {
 	return newSlackAppFor(t, "anthropic", "", "", more)
 }
 
+// newSlackAppApprovals is newSlackAppWith with the approvals block given.
+func newSlackAppApprovals(t *testing.T, approvals, more string) *slackApp {
+	t.Helper()
+	return newSlackAppConfig(t, "anthropic", "", "", approvals, more)
+}
+
 // newSlackAppFor is newSlackAppWith with the model's provider, YAML lines
 // added to the agent (indented 4) and to the slack block (indented 2).
 func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *slackApp {
+	t.Helper()
+	return newSlackAppConfig(t, provider, agentMore, slackMore, "{ttl: 1h}", more)
+}
+
+// newSlackAppConfig is newSlackAppFor with the approvals block given.
+func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, more string) *slackApp {
 	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
 	t.Cleanup(sa.slack.Close)
@@ -88,8 +100,8 @@ func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *
   bot_token: %s
   signing_secret: %s
   api_url: %s/api/
-%sapprovals: {ttl: 1h}
-`, agentMore, slackfake.BotToken, signingSecret, sa.slack.URL(), slackMore) + more
+%sapprovals: %s
+`, agentMore, slackfake.BotToken, signingSecret, sa.slack.URL(), slackMore, approvals) + more
 	sa.testApp = newTestAppFor(t, provider, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa

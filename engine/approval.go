@@ -49,6 +49,40 @@ type Approval struct {
 	CreatedAt time.Time       `json:"created_at"`
 	ExpiresAt time.Time       `json:"expires_at"`
 	UpdatedAt time.Time       `json:"updated_at"`
+
+	// Policy names the approvals.policies entry that applied, if any.
+	Policy string `json:"policy,omitempty"`
+	// Required is how many distinct people must approve; 0 means 1.
+	Required int `json:"required,omitempty"`
+	// ForbidSelf keeps the requester from approving their own request.
+	ForbidSelf bool `json:"forbid_self,omitempty"`
+	// Votes are the approvals recorded so far, in order; the apply starts
+	// when there are Required of them.
+	Votes []Vote `json:"votes,omitempty"`
+	// Comment is the deciding person's comment (approve) or reason (deny).
+	Comment string `json:"comment,omitempty"`
+	// RemindedAt is when the reminder before expiry was recorded.
+	RemindedAt time.Time `json:"reminded_at,omitzero"`
+}
+
+// Vote is one person's approval of an approval that needs several.
+type Vote struct {
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+	Comment string    `json:"comment,omitempty"`
+}
+
+// Needed is how many distinct approvals a needs (at least 1).
+func (a Approval) Needed() int { return max(a.Required, 1) }
+
+// VotedBy reports whether by has already approved a.
+func (a Approval) VotedBy(by string) bool {
+	for _, v := range a.Votes {
+		if v.By == by {
+			return true
+		}
+	}
+	return false
 }
 
 // ApprovalFilter narrows Store.Approvals; zero values mean "any".
@@ -66,11 +100,16 @@ type ApprovalCommit struct {
 	ID  string
 	Now time.Time
 	// Update runs inside the transaction on the current row and may change
-	// Status, DecisionID, DecidedBy, DecidedAt, Output, Error and Attempts.
-	// An error aborts the commit and is returned as is.
+	// Status, DecisionID, DecidedBy, DecidedAt, Output, Error, Attempts,
+	// Votes, Comment and RemindedAt. An error aborts the commit and is
+	// returned as is.
 	Update func(a *Approval) error
 	// Events are appended to the approval's session.
 	Events []Event
+	// Emit, when set, runs inside the transaction after Update with the
+	// updated row; its events are appended after Events. It lets what is
+	// recorded depend on what Update found (one more vote, or the last).
+	Emit func(a Approval) ([]Event, error)
 }
 
 // ApprovalStore is the part of Store that keeps approvals.

@@ -15,8 +15,17 @@ import (
 // proposeCall runs an approval tool's preview and returns the outcome that
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
+	pol, matched := e.policies.Match(tool.Name, call.Input)
+	if matched && pol.Action == PolicyDeny {
+		e.count("approvals_refused")
+		return failed("refused by policy %q: %s", pol.Name, pol.Message)
+	}
 	if !t.session.Interactive {
-		return failed("%s", nobodyThere(t.session, "approve this change"))
+		why := nobodyThere(t.session, "approve this change")
+		if matched {
+			why += fmt.Sprintf(" (policy %q matches this call, but only deny policies apply when nobody is in the session)", pol.Name)
+		}
+		return failed("%s", why)
 	}
 	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
 		card, err := tool.Preview(ctx, tc)
@@ -49,6 +58,11 @@ func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, cal
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(e.approvalTTL),
 		UpdatedAt:   now,
+	}
+	if matched {
+		if done, ok := e.applyPolicy(a, pol, now); ok {
+			return done
+		}
 	}
 	return toolOutcome{
 		Text: fmt.Sprintf("Recorded for approval as %s: %q. Nothing has been applied: the change runs only if a person approves it, "+
@@ -92,58 +106,6 @@ type Decision struct {
 	Comment string
 }
 
-// Decide records the first decision on an approval; later ones get a
-// conflict naming who decided. Approving starts the apply in the
-// background, with the decision id as its idempotency key.
-func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (Approval, error) {
-	if strings.TrimSpace(d.By) == "" {
-		return Approval{}, Errorf(CodeInvalid, "by is required: who decides")
-	}
-	a, err := e.store.Approval(ctx, approvalID)
-	if err != nil {
-		return Approval{}, err
-	}
-	if err := e.authorize(ctx, a, d); err != nil {
-		return Approval{}, err
-	}
-	if a.Status == ApprovalPending && !e.now().Before(a.ExpiresAt) {
-		e.expire(ctx, a.ID)
-		return Approval{}, Errorf(CodeConflict, "approval %s expired at %s", a.ID, a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
-	}
-	decision, status := DecisionDeny, ApprovalDenied
-	if d.Approve {
-		decision, status = DecisionApprove, ApprovalApplying
-	}
-	decisionID := e.newID("dec")
-	now := e.now()
-	evs, err := e.events("", ApprovalDecided{ApprovalID: a.ID, Decision: decision, By: d.By, DecisionID: decisionID, Tool: a.Tool, Title: a.Card.Title})
-	if err != nil {
-		return Approval{}, err
-	}
-	got, _, err := e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: now,
-		Update: func(a *Approval) error {
-			if a.Status != ApprovalPending {
-				return alreadyDecided(*a)
-			}
-			a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt = status, decisionID, d.By, now
-			if d.Approve {
-				a.Attempts = 1
-			}
-			return nil
-		},
-		Events: evs,
-	})
-	if err != nil {
-		return Approval{}, err
-	}
-	e.count("approvals_" + decision)
-	if d.Approve {
-		e.startApply(got)
-	}
-	return got, nil
-}
-
 func alreadyDecided(a Approval) error {
 	switch a.Status {
 	case ApprovalExpired:
@@ -155,10 +117,24 @@ func alreadyDecided(a Approval) error {
 	}
 }
 
-// authorize says whether d.By may decide a: the agent's approvers when
+// authorize is the one rule of who may decide a, for every way in (API,
+// console, Slack cards, the Home tab, Linear): the agent's approvers when
 // configured, else the person who started the session; an API key holder
-// may decide for sessions started through the API or the console.
+// (who decides under the key's name) may decide for sessions started
+// through the API or the console. A policy's forbid_self then keeps the
+// requester from approving their own request.
 func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
+	if err := e.mayDecide(ctx, a, d); err != nil {
+		return err
+	}
+	if d.Approve && a.ForbidSelf && a.RequestedBy != "" && d.By == a.RequestedBy {
+		return Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
+	}
+	return nil
+}
+
+// mayDecide says whether d.By is someone who decides a's approvals.
+func (e *Engine) mayDecide(ctx context.Context, a Approval, d Decision) error {
 	s, err := e.store.Session(ctx, a.SessionID)
 	if err != nil {
 		return err
@@ -166,10 +142,7 @@ func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
 	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
 		return nil
 	}
-	var approvers []string
-	if agent, ok := e.agents[a.Agent]; ok {
-		approvers = agent.Approvers
-	}
+	approvers := e.approversOf(a)
 	if len(approvers) > 0 {
 		if e.isApprover(ctx, approvers, d.By) {
 			return nil
@@ -180,6 +153,14 @@ func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
 		return nil
 	}
 	return Errorf(CodeForbidden, "%s may not decide this approval; only %s, who started the session, may", d.By, orNobody(s.StartedBy))
+}
+
+// approversOf is the configured approvers of a's agent.
+func (e *Engine) approversOf(a Approval) []string {
+	if agent, ok := e.agents[a.Agent]; ok {
+		return agent.Approvers
+	}
+	return nil
 }
 
 func orNobody(s string) string {

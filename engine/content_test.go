@@ -37,10 +37,10 @@ func TestEngine_ApproverGroups(t *testing.T) {
 	})
 	s := h.session()
 	a := propose(t, h, s)
-	if err := h.eng.MayDecide(context.Background(), a, "U8"); !errors.Is(err, &engine.Error{Code: engine.CodeForbidden}) {
+	if err := h.eng.MayDecideApproval(context.Background(), a, "U8"); !errors.Is(err, &engine.Error{Code: engine.CodeForbidden}) {
 		t.Fatalf("non-member: %v", err)
 	}
-	if err := h.eng.MayDecide(context.Background(), a, "tester"); err == nil {
+	if err := h.eng.MayDecideApproval(context.Background(), a, "tester"); err == nil {
 		t.Fatal("the starter may decide although approvers are configured")
 	}
 	if _, err := h.eng.Decide(context.Background(), a.ID, engine.Decision{Approve: true, By: "U8"}); !errors.Is(err, &engine.Error{Code: engine.CodeForbidden}) {

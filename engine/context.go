@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
 // buildMessages rebuilds the model's context from the event log. The log is
@@ -106,11 +108,7 @@ func inputMessageText(in Input) string {
 func approvalNote(p Payload) string {
 	switch p := p.(type) {
 	case ApprovalDecided:
-		verb := "approved"
-		if p.Denied() {
-			verb = "denied; it will not be applied"
-		}
-		return fmt.Sprintf("[approval %s (%s %q): %s by %s]", p.ApprovalID, p.Tool, p.Title, verb, p.By)
+		return decidedNote(p)
 	case ApplySucceeded:
 		return fmt.Sprintf("[approval %s: applied; output: %s]", p.ApprovalID, clip(string(p.Output), 2000))
 	case ApplyFailed:
@@ -121,6 +119,40 @@ func approvalNote(p Payload) string {
 		return fmt.Sprintf("[approval %s: expired without a decision; it was not applied]", p.ApprovalID)
 	}
 	return ""
+}
+
+// decidedNote is approvalNote's line for a decision: who decided, under
+// which policy, and what they wrote (a deny's reason is what the model
+// most needs to act on).
+func decidedNote(p ApprovalDecided) string {
+	verb := "approved"
+	if p.Denied() {
+		verb = "denied; it will not be applied"
+	}
+	by := p.By
+	if len(p.Approvals) > 1 {
+		names := make([]string, len(p.Approvals))
+		for i, v := range p.Approvals {
+			names[i] = v.By
+		}
+		by = strings.Join(names, " and ")
+	}
+	if p.Policy != "" && p.By == policyBy(p.Policy) {
+		by = "policy " + strconv.Quote(p.Policy) + " (applied without asking a person)"
+	}
+	note := fmt.Sprintf("[approval %s (%s %q): %s by %s", p.ApprovalID, p.Tool, p.Title, verb, by)
+	switch {
+	case p.Denied() && p.Comment != "":
+		note += fmt.Sprintf("; reason: %q", p.Comment)
+	case p.Comment != "":
+		note += fmt.Sprintf("; comment: %q", p.Comment)
+	}
+	for _, v := range p.Approvals {
+		if v.Comment != "" && v.By != p.By {
+			note += fmt.Sprintf("; %s commented: %q", v.By, v.Comment)
+		}
+	}
+	return note + "]"
 }
 
 func clip(s string, n int) string {

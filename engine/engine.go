@@ -45,6 +45,12 @@ type Config struct {
 	ApprovalTTL time.Duration
 	// ExpirySweep is how often pending approvals are checked for expiry (1m).
 	ExpirySweep time.Duration
+	// Policies decide, per approval tool call, whether a person is asked
+	// and how many (approvals.policies); nil asks one person every time.
+	Policies *PolicySet
+	// RemindBefore, when positive, records a reminder this long before a
+	// pending approval expires.
+	RemindBefore time.Duration
 	// Scrubber redacts configured secrets from every text the engine
 	// records or logs that came from outside: model output and provider
 	// errors, tool results, errors and progress, previews and applies. Nil
@@ -79,6 +85,8 @@ type Engine struct {
 	toolTimeout    time.Duration
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
+	policies       *PolicySet
+	remindBefore   time.Duration
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
 	observer       Observer
@@ -141,6 +149,8 @@ func New(cfg Config) (*Engine, error) {
 		toolTimeout:    cfg.ToolTimeout,
 		approvalTTL:    cfg.ApprovalTTL,
 		expirySweep:    cfg.ExpirySweep,
+		policies:       cfg.Policies,
+		remindBefore:   cfg.RemindBefore,
 		askTool:        newAskTool(),
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
@@ -276,6 +286,9 @@ func (e *Engine) sweepApprovals() {
 		case <-tick.C:
 			if err := e.ExpireApprovals(e.base); err != nil {
 				e.log.Error("expire approvals", logErr, err)
+			}
+			if err := e.RemindApprovals(e.base); err != nil {
+				e.log.Error("remind approvals", logErr, err)
 			}
 		case <-e.stopCh:
 			return

@@ -87,6 +87,10 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[ApprovalExpiry](e.Data)
 	case EventApprovalRetried:
 		p, err = decodeAs[ApprovalRetried](e.Data)
+	case EventApprovalVoted:
+		p, err = decodeAs[ApprovalVoted](e.Data)
+	case EventApprovalReminder:
+		p, err = decodeAs[ApprovalReminder](e.Data)
 	case EventResultCommitted:
 		p, err = decodeAs[ResultRecord](e.Data)
 	case EventSessionError:

@@ -118,6 +118,13 @@ type ApprovalDecided struct {
 	DecisionID string `json:"decision_id"`
 	Title      string `json:"title"`
 	Tool       string `json:"tool"`
+	// Comment is the decider's comment (approve) or reason (deny).
+	Comment string `json:"comment,omitempty"`
+	// Policy names the approvals policy that applied, if any; an
+	// auto-approval is By "policy:NAME".
+	Policy string `json:"policy,omitempty"`
+	// Approvals lists every approval of an N-person rule, in order.
+	Approvals []Vote `json:"approvals,omitempty"`
 }
 
 // Denied reports whether the decision was a denial.
@@ -177,6 +184,7 @@ func (p ApplyFailed) UpdatedApproval() string      { return p.ApprovalID }
 func (p ApplyUnconfirmed) UpdatedApproval() string { return p.ApprovalID }
 func (p ApprovalExpiry) UpdatedApproval() string   { return p.ApprovalID }
 func (p ApprovalRetried) UpdatedApproval() string  { return p.ApprovalID }
+func (p ApprovalVoted) UpdatedApproval() string    { return p.ApprovalID }
 
 // Codes of session.error events (and of failed turns) besides CodeInternal
 // and the provider codes (ProviderAuth ...).

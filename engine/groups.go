@@ -41,8 +41,8 @@ func (e *Engine) isApprover(ctx context.Context, approvers []string, by string) 
 	return false
 }
 
-// MayDecide reports whether by may decide a (nil) or why not, by the rule
+// MayDecideApproval reports whether by may decide a (nil) or why not, by the rule
 // Decide applies; channels use it to show people what they may decide.
-func (e *Engine) MayDecide(ctx context.Context, a Approval, by string) error {
+func (e *Engine) MayDecideApproval(ctx context.Context, a Approval, by string) error {
 	return e.authorize(ctx, a, Decision{By: by})
 }

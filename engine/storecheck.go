@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // The checks below are the Store contract every implementation enforces
@@ -100,4 +101,21 @@ func validJSON(what string, b []byte) error {
 
 func invariant(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, args...))
+}
+
+// EventsFor is what Store.CommitApproval appends once c.Update has left
+// the row as a: c.Events, then what c.Emit makes of a, checked as Events
+// are. Stores call it inside the transaction, after Update.
+func (c ApprovalCommit) EventsFor(a Approval) ([]Event, error) {
+	if c.Emit == nil {
+		return c.Events, nil
+	}
+	more, err := c.Emit(a)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateEvents("commit approval "+c.ID, more); err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(c.Events), more...), nil
 }

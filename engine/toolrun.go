@@ -203,6 +203,7 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 	// data of their events: doc, set below once that event is built.
 	var opened Payload
 	var doc json.RawMessage
+	var decided []Event // an auto-approval's decision
 	switch {
 	case out.question != nil:
 		opened = *out.question
@@ -214,6 +215,15 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 			Input: a.Input, RequestedBy: a.RequestedBy, ExpiresAt: a.ExpiresAt,
 		}
 		c.NewApproval = a
+		if a.Status == ApprovalApplying {
+			// Auto-approved by a policy: the decision is committed with
+			// the proposal, so a crash before the apply starts leaves it
+			// applying, which start-up marks unconfirmed.
+			var err error
+			if decided, err = e.events(t.id, policyDecision(*a)); err != nil {
+				return fmt.Errorf("record tool result: %w", err)
+			}
+		}
 	case out.plan != nil:
 		opened = *out.plan
 	case out.result != nil:
@@ -239,13 +249,17 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 	if err != nil {
 		return fmt.Errorf("record tool result: %w", err)
 	}
-	c.Events = append(res, extra...)
+	c.Events = append(append(res, extra...), decided...)
 	_, err = e.commit(ctx, c)
 	if errors.Is(err, errTurnEnded) {
 		return e.recordResult(ctx, t, call, failed("%v", errTurnEnded))
 	}
 	if err != nil {
 		return fmt.Errorf("record tool result: %w", err)
+	}
+	if decided != nil {
+		e.count("approvals_" + DecisionApprove)
+		e.startApply(*out.approval)
 	}
 	return nil
 }

@@ -44,6 +44,8 @@ const (
 	EventApprovalUnconfirmed = "approval.unconfirmed"
 	EventApprovalExpired     = "approval.expired"
 	EventApprovalRetried     = "approval.retried"
+	EventApprovalVoted       = "approval.voted"
+	EventApprovalReminder    = "approval.reminder"
 	EventResultCommitted     = "result.committed"
 	EventSessionError        = "session.error"
 	EventSessionContext      = "session.context"

@@ -62,6 +62,8 @@ func (a *Server) getApproval(w http.ResponseWriter, r *http.Request) {
 type decisionRequest struct {
 	Decision string `json:"decision"`
 	By       string `json:"by"`
+	// Comment is the approver's comment (approve) or the reason (deny).
+	Comment string `json:"comment"`
 }
 
 // decide records the first decision; a later one gets 409 naming who
@@ -82,7 +84,7 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: by, ViaAPI: true})
+	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: by, ViaAPI: true, Comment: req.Comment})
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"brain/engine"
 )
 
 // apiDoc is one operation of the OpenAPI document: the route pattern as
@@ -69,9 +71,15 @@ var apiSchemas = map[string]any{
 		"id": str(), "session_id": str(), "tool": str(), "status": enum("pending", "approved", "denied", "expired", "applying", "applied", "failed", "unconfirmed"),
 		"card": ref("Object"), "input": ref("Object"), "requested_by": str(), "decided_by": str(),
 		"created_at": datetime(), "expires_at": datetime(),
+		"comment": str(), "policy": str(), "required": integer(), "forbid_self": boolean(),
+		"votes": map[string]any{"type": "array", "items": ref("Vote")}, "reminded_at": datetime(),
 	}, "id", "session_id", "tool", "status"),
+	"Vote":         obj(map[string]any{"by": str(), "at": datetime(), "comment": str()}, "by", "at"),
 	"ApprovalList": obj(map[string]any{"approvals": list("Approval")}, "approvals"),
-	"Decision":     obj(map[string]any{"decision": enum("approve", "deny"), "by": str()}, "decision"),
+	"Decision": obj(map[string]any{
+		"decision": enum("approve", "deny"), "by": str(),
+		"comment": map[string]any{"type": "string", "maxLength": engine.MaxComment, "description": "the approver's comment (approve) or the reason (deny); the agent sees it"},
+	}, "decision"),
 	"Retry":        obj(map[string]any{"by": str()}),
 	"ScheduleList": obj(map[string]any{"schedules": list("Object")}, "schedules"),
 	"ScheduleRun":  ref("Object"),

@@ -257,12 +257,6 @@ type MCPServerConfig struct {
 	BearerToken string            `yaml:"bearer_token"`
 }
 
-// ApprovalsConfig is the approvals block.
-type ApprovalsConfig struct {
-	Approvers []string `yaml:"approvers"` // empty = the person who started the session
-	TTL       Duration `yaml:"ttl"`       // default 168h
-}
-
 // LimitsConfig is the limits block.
 type LimitsConfig struct {
 	MaxRunningTurns   int      `yaml:"max_running_turns"`   // default 16

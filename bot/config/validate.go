@@ -46,10 +46,8 @@ func (c *Config) Validate() error {
 	c.validateMCP(&p)
 	c.validateConsole(&p)
 
+	c.validateApprovals(&p)
 	for i, a := range c.Approvals.Approvers {
-		if a == "" {
-			p.add(fmt.Sprintf("approvals.approvers[%d]", i), "must not be empty")
-		}
 		c.checkApproverGroup(&p, fmt.Sprintf("approvals.approvers[%d]", i), a)
 	}
 	for i, ag := range c.Agents {
@@ -57,7 +55,6 @@ func (c *Config) Validate() error {
 			c.checkApproverGroup(&p, fmt.Sprintf("agents[%d].approvers[%d]", i, j), a)
 		}
 	}
-	atLeast(&p, "approvals.ttl", int64(c.Approvals.TTL), 1, "a positive duration")
 	l := c.Limits
 	atLeast(&p, "limits.max_running_turns", int64(l.MaxRunningTurns), 1, "")
 	atLeast(&p, "limits.max_queued_turns", int64(l.MaxQueuedTurns), 1, "")

@@ -46,6 +46,7 @@ type Engine interface {
 	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -381,12 +382,19 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return b.retry(ctx, client, it, s, exists && s.ID == id)
 	}
 	if id, approve, ok := linear.ParseApprovalValue(it.Text); ok {
-		_, err := b.eng.Decide(ctx, id, engine.Decision{Approve: approve, By: it.UserID})
-		var ee *engine.Error
-		if errors.As(err, &ee) && ee.Code != engine.CodeInternal {
-			return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
+		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID})
+	}
+	if id, approve, comment, ok := linear.ParseApprovalReply(it.Text); ok && exists {
+		if id == "" {
+			var msg string
+			if id, msg, err = b.onlyPending(ctx, s.ID); err != nil {
+				return err
+			}
+			if msg != "" {
+				return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), msg, false)
+			}
 		}
-		return err
+		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID, Comment: comment})
 	}
 	if !exists {
 		// A prompted may arrive before its created: either one starts it.

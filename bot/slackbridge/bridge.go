@@ -49,9 +49,10 @@ type Engine interface {
 	Resume(ctx context.Context, sessionID string) (engine.Session, error)
 	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
-	MayDecide(ctx context.Context, a engine.Approval, by string) error
+	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
 	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
 }
 
@@ -127,6 +128,9 @@ func (b *Bridge) SetContent(r *slack.Reader, files *filestore.Store) {
 	}
 	b.files = files
 }
+// SetAudience sets who gets copies of approval cards besides the thread
+// (approvals.notify); call it before Start.
+func (b *Bridge) SetAudience(a slack.Audience) { b.renderer.Audience = a }
 
 // HTTP is the Events API and interactivity endpoint (/slack/...).
 func (b *Bridge) HTTP() http.Handler { return b.handler }
@@ -249,6 +253,8 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 	case it.Home != nil:
 		b.rememberHome(it.Home.User)
 		return b.publishHome(ctx, it.Home.User)
+	case it.Submission != nil:
+		return b.onSubmission(ctx, *it.Submission)
 	}
 	return nil
 }
@@ -351,6 +357,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 	case slack.ActionApprove, slack.ActionDeny:
 		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User})
 		return explain(err, notify)
+	case slack.ActionApproveComment, slack.ActionDenyReason:
+		return b.openDecisionForm(ctx, a, v.Approval, a.ActionID == slack.ActionApproveComment, notify)
 	case slack.ActionRetry:
 		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
 		return explain(err, notify)

@@ -77,7 +77,7 @@ func (b *Bridge) publishHome(ctx context.Context, user string) error {
 	url := b.workspaceURL()
 	view := slack.HomeView{Notice: b.homeNotice(user)}
 	for _, a := range pending {
-		if b.eng.MayDecide(ctx, a, user) != nil {
+		if b.eng.MayDecideApproval(ctx, a, user) != nil {
 			continue
 		}
 		ha := slack.HomeApproval{Approval: a}
@@ -151,7 +151,7 @@ func (h homeRefresher) Render(ctx context.Context, s engine.Session, ev engine.E
 		return err
 	}
 	for _, u := range users {
-		if h.b.eng.MayDecide(ctx, a, u) != nil {
+		if h.b.eng.MayDecideApproval(ctx, a, u) != nil {
 			continue
 		}
 		if err := h.b.publishHome(ctx, u); err != nil {

@@ -61,6 +61,17 @@ func (p Printer) Print(ev engine.Event) {
 			verb = "denied"
 		}
 		fmt.Fprintf(p.W, "  [approval %s] %s by %s\n", d.ApprovalID, verb, d.By)
+		if d.Comment != "" {
+			label := "comment"
+			if d.Denied() {
+				label = "reason"
+			}
+			fmt.Fprintf(p.W, "    %s: %s\n", label, clip(d.Comment))
+		}
+	case engine.ApprovalVoted:
+		fmt.Fprintf(p.W, "  [approval %s] %d of %d approvals (%s)\n", d.ApprovalID, d.Count, d.Required, d.By)
+	case engine.ApprovalReminder:
+		fmt.Fprintf(p.W, "  [approval %s] expires %s\n", d.ApprovalID, d.ExpiresAt.Local().Format("2006-01-02 15:04"))
 	case engine.ApplySucceeded:
 		fmt.Fprintf(p.W, "  [approval %s] applied: %s\n", d.ApprovalID, clip(string(d.Output)))
 	case engine.ApprovalExpiry:

@@ -69,3 +69,28 @@ Looking.
 		t.Errorf("printed\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestPrinter_ApprovalComments(t *testing.T) {
+	var out strings.Builder
+	p := console.Printer{W: &out}
+	for _, payload := range []engine.Payload{
+		engine.ApprovalVoted{ApprovalID: "apr_1", By: "ann", Count: 1, Required: 2},
+		engine.ApprovalDecided{ApprovalID: "apr_1", Decision: engine.DecisionDeny, By: "bob", Comment: "not today"},
+		engine.ApprovalDecided{ApprovalID: "apr_2", Decision: engine.DecisionApprove, By: "bob", Comment: "ship it"},
+	} {
+		ev, err := engine.NewEvent(payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Print(ev)
+	}
+	want := `  [approval apr_1] 1 of 2 approvals (ann)
+  [approval apr_1] denied by bob
+    reason: not today
+  [approval apr_2] approved by bob
+    comment: ship it
+`
+	if out.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
+	}
+}

@@ -126,13 +126,19 @@ func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s
 		if err != nil {
 			return err
 		}
+		if a.Status != engine.ApprovalPending {
+			// Decided before it could be shown (a policy approved it):
+			// nothing to pick, so no elicitation.
+			return c.Thought(ctx, agentSession, id, decidedBody(a), false)
+		}
 		return c.Elicitation(ctx, agentSession, id, ApprovalBody(a), ApprovalOptions(a))
 	case engine.ApprovalDecided:
-		verb := "Approved"
-		if d.Denied() {
-			verb = "Denied"
-		}
-		return c.Thought(ctx, agentSession, id, fmt.Sprintf("%s by %s.", verb, d.By), false)
+		return c.Thought(ctx, agentSession, id, decidedText(d), false)
+	case engine.ApprovalVoted:
+		return note(d.ApprovalID, fmt.Sprintf("%d of %d approvals, the latest by %s.%s", d.Count, d.Required, d.By, commentSuffix("Comment", d.Comment)))
+	case engine.ApprovalReminder:
+		return c.Thought(ctx, agentSession, id, fmt.Sprintf("Reminder: %q is still waiting for a decision and expires %s.",
+			oneLine(d.Title), d.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")), false)
 	case engine.ApplySucceeded:
 		return note(d.ApprovalID, "")
 	case engine.ApplyFailed:

@@ -2,6 +2,7 @@ package linear
 
 import (
 	"strings"
+	"unicode"
 
 	"brain/engine"
 )
@@ -34,7 +35,7 @@ func ApprovalBody(a engine.Approval) string {
 	for _, f := range a.Card.Facts {
 		b.WriteString("\n- **" + oneLine(f.Label) + ":** " + oneLine(f.Value))
 	}
-	b.WriteString("\n\nPick Approve or Deny.")
+	b.WriteString("\n\nPick Approve or Deny." + replyHint)
 	return b.String()
 }
 
@@ -74,6 +75,38 @@ func oneLine(s string) string {
 // resumes the session with retry (ParseRetryValue reads the choice).
 func RetryOptions(sessionID string) []Option {
 	return []Option{{Value: RetryVerb + ":" + sessionID, Label: "Run again"}}
+}
+
+// replyHint tells how to decide with a comment or a reason, which the
+// options cannot carry: a reply ParseApprovalReply reads.
+const replyHint = ` Or reply "approve: your comment" or "deny: your reason" (the agent sees it).`
+
+// ParseApprovalReply reads a typed reply that decides with a comment or
+// a reason: "deny: too risky", "approve: go ahead" (the verb, a colon, the
+// text), or "deny:apr_123 too risky" naming the approval. approvalID is
+// "" when the reply names none: it answers the session's only pending
+// approval. ok is false for anything else, so ordinary messages that begin
+// with "deny" are never taken for a decision.
+func ParseApprovalReply(body string) (approvalID string, approve bool, comment string, ok bool) {
+	verb, rest, found := strings.Cut(strings.TrimSpace(body), ":")
+	if !found {
+		return "", false, "", false
+	}
+	switch strings.ToLower(verb) {
+	case ApproveVerb:
+		approve = true
+	case DenyVerb:
+	default:
+		return "", false, "", false
+	}
+	if strings.HasPrefix(rest, "apr_") {
+		id, text := rest, ""
+		if i := strings.IndexFunc(rest, unicode.IsSpace); i >= 0 {
+			id, text = rest[:i], rest[i:]
+		}
+		return id, approve, strings.TrimSpace(text), true
+	}
+	return "", approve, strings.TrimSpace(rest), true
 }
 
 // ParseRetryValue reads a prompted body made by picking RetryOptions: the

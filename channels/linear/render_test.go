@@ -2,7 +2,9 @@ package linear
 
 import (
 	"reflect"
+	"strings"
 	"testing"
+	"unicode"
 
 	"brain/engine"
 	"brain/tools"
@@ -24,11 +26,11 @@ func TestApprovalBody(t *testing.T) {
 		Title: "Create ticket\nNew  login",
 		Facts: []tools.Fact{{Label: "Title", Value: "Login\nbroken"}, {Label: "Team", Value: "ENG"}},
 	}}
-	want := "**Approval needed:** Create ticket New login\n- **Title:** Login broken\n- **Team:** ENG\n\nPick Approve or Deny."
+	want := "**Approval needed:** Create ticket New login\n- **Title:** Login broken\n- **Team:** ENG\n\nPick Approve or Deny." + replyHint
 	if got := ApprovalBody(a); got != want {
 		t.Fatalf("got %q\nwant %q", got, want)
 	}
-	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny." {
+	if got := ApprovalBody(engine.Approval{Tool: "t"}); got != "**Approval needed:** t\n\nPick Approve or Deny."+replyHint {
 		t.Fatalf("got %q", got)
 	}
 }
@@ -66,4 +68,43 @@ func TestClient_ApprovalElicitation(t *testing.T) {
 		t.Fatalf("activities %+v", acts)
 	}
 	jsonEqual(t, acts[0].SignalMetadata, `{"options":[{"value":"approve:appr_1","label":"Approve"},{"value":"deny:appr_1","label":"Deny"}]}`)
+}
+
+func TestParseApprovalReply(t *testing.T) {
+	tests := []struct {
+		body, id, comment string
+		approve, ok       bool
+	}{
+		{"deny: too risky", "", "too risky", false, true},
+		{"  Approve:go ahead ", "", "go ahead", true, true},
+		{"deny:apr_12 not now", "apr_12", "not now", false, true},
+		{"approve:apr_12", "apr_12", "", true, true},
+		{"deny access for bob", "", "", false, false},
+		{"maybe: later", "", "", false, false},
+		{"", "", "", false, false},
+	}
+	for _, tt := range tests {
+		id, approve, comment, ok := ParseApprovalReply(tt.body)
+		if id != tt.id || approve != tt.approve || comment != tt.comment || ok != tt.ok {
+			t.Errorf("ParseApprovalReply(%q) = %q, %v, %q, %v", tt.body, id, approve, comment, ok)
+		}
+	}
+}
+
+func FuzzParseApprovalReply(f *testing.F) {
+	for _, s := range []string{"deny: too risky", "approve:apr_1 ok", "Deny:", "approve", "deny:apr_ x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		id, _, comment, ok := ParseApprovalReply(body)
+		if !ok {
+			if id != "" || comment != "" {
+				t.Fatalf("%q: not a decision, yet %q %q", body, id, comment)
+			}
+			return
+		}
+		if strings.IndexFunc(id, unicode.IsSpace) >= 0 || (id != "" && !strings.HasPrefix(id, "apr_")) || comment != strings.TrimSpace(comment) {
+			t.Fatalf("%q: id %q comment %q", body, id, comment)
+		}
+	})
 }

@@ -104,12 +104,14 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 	}
 	switch a.Status {
 	case engine.ApprovalPending:
-		blocks = append(blocks, slack.NewActionBlock(p.blockID("decide"),
-			slack.NewButtonBlockElement(ActionApprove, value, plain("Approve")).WithStyle(slack.StylePrimary),
-			slack.NewButtonBlockElement(ActionDeny, value, plain("Deny")).WithStyle(slack.StyleDanger)))
+		if line := votesLine(a); line != "" {
+			blocks = append(blocks, contextLine(p.blockID("votes"), line))
+		}
+		blocks = append(blocks, decideButtons(p.blockID("decide"), value))
 		return blocks, "Approval needed: " + truncate(title, maxHeader), nil
 	case engine.ApprovalApplied:
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
+		blocks = appendComment(blocks, p.blockID("comment"), a)
 		if out := outputExcerpt(a.Output); out != "" {
 			blocks = append(blocks, section(p.blockID("output"), "```\n"+out+"\n```"))
 		}
@@ -119,16 +121,14 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 				slack.NewButtonBlockElement(ActionRetry, value, plain("Retry"))))
 	default:
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
+		blocks = appendComment(blocks, p.blockID("comment"), a)
 	}
 	return blocks, truncate(title, maxHeader) + ": " + outcome, nil
 }
 
 // approvalOutcome is the status line of a decided card.
 func approvalOutcome(a engine.Approval) string {
-	by := "someone"
-	if a.DecidedBy != "" {
-		by = person(a.DecidedBy)
-	}
+	by := decidedBy(a)
 	reason := func() string {
 		first, _, _ := strings.Cut(strings.TrimSpace(a.Error), "\n")
 		if first == "" {
@@ -138,8 +138,14 @@ func approvalOutcome(a engine.Approval) string {
 	}
 	switch a.Status {
 	case engine.ApprovalApproved, engine.ApprovalApplying:
+		if byPolicy(a) {
+			return "approved under policy " + Escape(a.Policy) + ", applying…"
+		}
 		return "approved by " + by + ", applying…"
 	case engine.ApprovalApplied:
+		if byPolicy(a) {
+			return "applied under policy " + Escape(a.Policy)
+		}
 		return "approved by " + by + " · applied"
 	case engine.ApprovalFailed:
 		return "apply failed: " + reason()
@@ -148,7 +154,7 @@ func approvalOutcome(a engine.Approval) string {
 	case engine.ApprovalDenied:
 		return "denied by " + by
 	case engine.ApprovalExpired:
-		return "expired"
+		return expiredLine(a)
 	default:
 		return Escape(string(a.Status))
 	}

@@ -54,9 +54,11 @@ func TestPoster_ApprovalPending(t *testing.T) {
 	btns := buttons(t, m.Blocks)
 	want := []button{
 		{ActionID: ActionApprove, Value: `{"a":"apr_1"}`, Text: "Approve", Style: "primary"},
+		{ActionID: ActionApproveComment, Value: `{"a":"apr_1"}`, Text: "Approve with comment"},
+		{ActionID: ActionDenyReason, Value: `{"a":"apr_1"}`, Text: "Deny with reason"},
 		{ActionID: ActionDeny, Value: `{"a":"apr_1"}`, Text: "Deny", Style: "danger"},
 	}
-	if len(btns) != 2 {
+	if len(btns) != len(want) {
 		t.Fatalf("buttons = %+v", btns)
 	}
 	for i := range want {

@@ -37,6 +37,8 @@ type Renderer struct {
 	// Events, when set, lets the renderer put feedback buttons under
 	// final replies.
 	Events EventReader
+	// Audience gets copies of approval cards besides the thread.
+	Audience Audience
 }
 
 // Render renders one of the session's events in its thread; a session
@@ -97,25 +99,11 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		}
 		return nil
 	case engine.ApprovalRequested:
-		a, err := r.Engine.Approval(ctx, d.ApprovalID)
-		if err != nil {
-			return err
-		}
-		ts, err := r.Poster.PostApproval(ctx, channel, threadTS, a)
-		if err != nil {
-			return err
-		}
-		return r.Store.SetApprovalMessage(ctx, r.Now(), engine.OriginSlack, a.ID, ts)
+		return r.postApproval(ctx, s, channel, threadTS, d.ApprovalID)
+	case engine.ApprovalReminder:
+		return r.remindApproval(ctx, channel, threadTS, d)
 	case engine.ApprovalUpdate:
-		ts, ok, err := r.Store.ApprovalMessage(ctx, engine.OriginSlack, d.UpdatedApproval())
-		if err != nil || !ok {
-			return err
-		}
-		a, err := r.Engine.Approval(ctx, d.UpdatedApproval())
-		if err != nil {
-			return err
-		}
-		return r.Poster.UpdateApproval(ctx, channel, ts, a)
+		return r.updateApproval(ctx, channel, d.UpdatedApproval())
 	case engine.SessionError:
 		if d.Code == engine.CodeInputCancelled {
 			// Every acknowledged message is answered or reported: say

@@ -164,3 +164,54 @@ func TestSplitThreadKey(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderer_ApprovalCopiesPostedOnceAndAllUpdated: a card goes to the
+// thread, the approvers' channel and each approver's DM; delivering the
+// request again (a retry after a crash) posts no second copy, and an update
+// reaches every copy.
+func TestRenderer_ApprovalCopiesPostedOnceAndAllUpdated(t *testing.T) {
+	p, fake := newPoster(t)
+	evs := &enginetest.Events{}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log,
+		Audience: Audience{Channel: "C0APPR", DMs: func(agent string) []string {
+			if agent != "ops" {
+				t.Errorf("DMs asked for agent %q", agent)
+			}
+			return []string{"U0ANN", "not-a-user", "U0BOB"}
+		}}}
+	s := engine.Session{ID: "ses_1", Agent: "ops", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
+	a := testApproval()
+	evs.SetApproval(a)
+	evs.Add(t, engine.ApprovalRequested{ApprovalID: a.ID})
+	ctx := testCtx(t)
+	render := func(ev engine.Event) error { return r.Render(ctx, s, ev) }
+	last := evs.RenderAfter(t, 0, render)
+	evs.RenderAfter(t, 0, render) // delivered again
+	where := map[string]int{}
+	for _, ch := range []string{testChannel, "C0APPR", "DU0ANN", "DU0BOB"} {
+		for _, m := range fake.Messages(ch) {
+			if strings.Contains(string(m.Blocks), "Create issue in acme/api") {
+				where[ch]++
+			}
+		}
+	}
+	if len(where) != 4 || where[testChannel] != 1 || where["C0APPR"] != 1 || where["DU0ANN"] != 1 || where["DU0BOB"] != 1 {
+		t.Fatalf("cards per channel %v; want one in the thread, the approvers' channel and each DM", where)
+	}
+	ref := posted.cards[engine.OriginSlack+"/"+a.ID]
+	if copies := parseCopies(ref, testChannel); len(copies) != 4 || copies[0].channel != testChannel {
+		t.Fatalf("stored ref %q", ref)
+	}
+
+	a.Status, a.DecidedBy = engine.ApprovalDenied, "U0ANN"
+	evs.SetApproval(a)
+	evs.Add(t, engine.ApprovalDecided{ApprovalID: a.ID, By: "U0ANN", Decision: engine.DecisionDeny})
+	evs.RenderAfter(t, last, render)
+	for _, c := range parseCopies(ref, testChannel) {
+		m, _ := fake.Message(c.channel, c.ts)
+		if m.Updates != 1 || !strings.Contains(allText(t, m.Blocks), "denied by <@U0ANN>") {
+			t.Errorf("copy in %s: %d updates, %q", c.channel, m.Updates, allText(t, m.Blocks))
+		}
+	}
+}

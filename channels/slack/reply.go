@@ -147,7 +147,7 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 	switch actionID {
 	case ActionAnswer:
 		ok = v.Session != "" && v.Question != "" && v.Value != ""
-	case ActionApprove, ActionDeny, ActionRetry:
+	case ActionApprove, ActionDeny, ActionRetry, ActionApproveComment, ActionDenyReason:
 		ok = v.Approval != ""
 	case ActionResume:
 		ok = v.Session != ""

@@ -30,8 +30,8 @@ func approvals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	synopsis := map[string]string{
 		"list":    "brain approvals list [--config FILE] [--status S] [--json]",
 		"show":    "brain approvals show [--config FILE] [--json] ID",
-		"approve": "brain approvals approve [--config FILE] [--as NAME] ID",
-		"deny":    "brain approvals deny [--config FILE] [--as NAME] ID",
+		"approve": "brain approvals approve [--config FILE] [--as NAME] [--comment TEXT] ID",
+		"deny":    "brain approvals deny [--config FILE] [--as NAME] [--comment REASON] ID",
 	}[sub]
 	if synopsis == "" {
 		return fmt.Errorf("unknown approvals subcommand %q (want list, show, approve or deny)", sub)
@@ -40,6 +40,7 @@ func approvals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	status := fs.String("status", "pending,unconfirmed", "list: only these statuses (comma-separated; \"\" for all)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	as := fs.String("as", "", "approve/deny: decide as this person (default: the API key's name; needs act_for)")
+	comment := fs.String("comment", "", "approve/deny: a comment (approve) or the reason (deny); the agent sees it")
 	if err := parseFlags(fs, args[1:]); err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ func approvals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		printApproval(stdout, a)
 		return nil
 	default:
-		a, err := d.Decide(ctx, fs.Arg(0), sub == "approve", *as)
+		a, err := d.DecideWithComment(ctx, fs.Arg(0), sub == "approve", *as, *comment)
 		if err != nil {
 			return err
 		}
@@ -99,6 +100,7 @@ func printApproval(w io.Writer, a engine.Approval) {
 	if a.DecidedBy != "" {
 		fmt.Fprintf(w, "  decided by: %s at %s\n", a.DecidedBy, a.DecidedAt.Local().Format(time.DateTime))
 	}
+	printTeamFields(w, a)
 	if a.Error != "" {
 		fmt.Fprintf(w, "  error: %s\n", a.Error)
 	}
@@ -108,4 +110,20 @@ func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printTeamFields shows the policy, the approvals so far and the comment.
+func printTeamFields(w io.Writer, a engine.Approval) {
+	if a.Policy != "" {
+		fmt.Fprintf(w, "  policy: %s\n", a.Policy)
+	}
+	if a.Needed() > 1 {
+		fmt.Fprintf(w, "  approvals: %d of %d\n", len(a.Votes), a.Needed())
+		for _, v := range a.Votes {
+			fmt.Fprintf(w, "    %s at %s %s\n", v.By, v.At.Local().Format(time.DateTime), v.Comment)
+		}
+	}
+	if a.Comment != "" {
+		fmt.Fprintf(w, "  comment: %s\n", a.Comment)
+	}
 }

@@ -18,7 +18,7 @@ var commandWords = map[string][]string{
 	"completion": {"bash", "zsh"},
 }
 
-const commonFlags = "--config --help --json --status --limit --agent --session --as --grace"
+const commonFlags = "--config --help --json --status --limit --agent --session --as --comment --grace"
 
 const bashCompletion = `# brain completion for bash: source <(brain completion bash)
 _brain() {

@@ -35,6 +35,8 @@ type PostedMessages interface {
 	// approval's card on platform; ok is false when none was posted.
 	ApprovalMessage(ctx context.Context, platform, approvalID string) (ref string, ok bool, err error)
 	// SetApprovalMessage records ref as the approval's card on platform.
+	// A platform that posts several copies of a card (a thread, an
+	// approvers' channel, DMs) keeps them all in ref, its own format.
 	SetApprovalMessage(ctx context.Context, now time.Time, platform, approvalID, ref string) error
 	// PostedQuestion returns the session's open question as posted on
 	// platform; ok is false when none is open.

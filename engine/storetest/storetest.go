@@ -67,6 +67,10 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CommitApprovalUpdateErrorAborts", testCommitApprovalUpdateErrorAborts},
 		{"CommitApprovalRejects", testCommitApprovalRejects},
 		{"CommitApprovalRace", testCommitApprovalRace},
+		{"ApprovalTeamFieldsRoundTrip", testApprovalTeamFieldsRoundTrip},
+		{"CommitApprovalEmit", testCommitApprovalEmit},
+		{"ApprovalVotesRace", testApprovalVotesRace},
+		{"ApprovalVoteThenDeny", testApprovalVoteThenDeny},
 
 		{"InboundDedupeAndOrder", testInboundDedupeAndOrder},
 		{"InboundPerSource", testInboundPerSource},

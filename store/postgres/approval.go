@@ -16,7 +16,8 @@ import (
 // order scanApproval reads them.
 const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, card, requested_by,
 	status, decision_id, decided_by, decided_at, output, error, attempts,
-	created_at, expires_at, updated_at`
+	created_at, expires_at, updated_at,
+	policy, required, forbid_self, votes, comment, reminded_at`
 
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
@@ -99,6 +100,17 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 		next.Output = upd.Output
 		next.Error = upd.Error
 		next.Attempts = upd.Attempts
+		next.Votes = upd.Votes
+		next.Comment = upd.Comment
+		next.RemindedAt = upd.RemindedAt
+	}
+	votes, err := json.Marshal(nonNilVotes(next.Votes))
+	if err != nil {
+		return engine.Approval{}, nil, fmt.Errorf("approval %s: votes: %w", c.ID, err)
+	}
+	evs, err := c.EventsFor(next)
+	if err != nil {
+		return engine.Approval{}, nil, updateError{err}
 	}
 	if err := c.ValidateOutput(next.Output); err != nil {
 		return engine.Approval{}, nil, err
@@ -108,16 +120,18 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 	}
 	now := c.Now.UTC()
 	if _, err := tx.Exec(ctx, `UPDATE approvals SET status = $1, decision_id = $2, decided_by = $3,
-			decided_at = $4, output = $5, error = $6, attempts = $7, updated_at = $8
-		WHERE id = $9`,
+			decided_at = $4, output = $5, error = $6, attempts = $7, updated_at = $8,
+			votes = $9, comment = $10, reminded_at = $11
+		WHERE id = $12`,
 		string(next.Status), next.DecisionID, next.DecidedBy, optionalTime(next.DecidedAt),
-		nullJSON(next.Output), next.Error, next.Attempts, formatTime(now), c.ID); err != nil {
+		nullJSON(next.Output), next.Error, next.Attempts, formatTime(now),
+		string(votes), next.Comment, optionalTime(next.RemindedAt), c.ID); err != nil {
 		return engine.Approval{}, nil, fmt.Errorf("update approval: %w", err)
 	}
 
 	var events []engine.Event
-	if len(c.Events) > 0 {
-		if events, err = appendToSession(ctx, tx, cur.SessionID, now, c.Events); err != nil {
+	if len(evs) > 0 {
+		if events, err = appendToSession(ctx, tx, cur.SessionID, now, evs); err != nil {
 			return engine.Approval{}, nil, err
 		}
 	}
@@ -173,11 +187,17 @@ func insertApproval(ctx context.Context, tx pgx.Tx, sessionID string, now time.T
 	if err != nil {
 		return fmt.Errorf("insert approval %s: card: %w", a.ID, err)
 	}
+	votes, err := json.Marshal(nonNilVotes(a.Votes))
+	if err != nil {
+		return fmt.Errorf("insert approval %s: votes: %w", a.ID, err)
+	}
 	_, err = tx.Exec(ctx, `INSERT INTO approvals (`+approvalColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
+			$20, $21, $22, $23, $24, $25)`,
 		a.ID, a.SessionID, a.TurnID, a.CallID, a.Tool, a.Agent, objectJSON(a.Input), string(card), a.RequestedBy,
 		string(a.Status), a.DecisionID, a.DecidedBy, optionalTime(a.DecidedAt), nullJSON(a.Output), a.Error, a.Attempts,
-		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt))
+		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt),
+		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, optionalTime(a.RemindedAt))
 	if isConstraint(err) {
 		return engine.Errorf(engine.CodeConflict, "approval %s already exists", a.ID)
 	}
@@ -205,12 +225,14 @@ func scanApproval(r pgx.Row) (engine.Approval, error) {
 		status                    string
 		input, card               string
 		output                    *string
-		decided                   *string
+		decided, reminded         *string
 		created, expires, updated string
+		votes                     string
 	)
 	err := r.Scan(&a.ID, &a.SessionID, &a.TurnID, &a.CallID, &a.Tool, &a.Agent, &input, &card, &a.RequestedBy,
 		&status, &a.DecisionID, &a.DecidedBy, &decided, &output, &a.Error, &a.Attempts,
-		&created, &expires, &updated)
+		&created, &expires, &updated,
+		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded)
 	if err != nil {
 		return engine.Approval{}, err
 	}
@@ -223,6 +245,15 @@ func scanApproval(r pgx.Row) (engine.Approval, error) {
 	if a.DecidedAt, err = parseOptionalTime(decided); err != nil {
 		return engine.Approval{}, err
 	}
+	if err := json.Unmarshal([]byte(votes), &a.Votes); err != nil {
+		return engine.Approval{}, fmt.Errorf("approval %s: votes: %w", a.ID, err)
+	}
+	if len(a.Votes) == 0 {
+		a.Votes = nil
+	}
+	if a.RemindedAt, err = parseOptionalTime(reminded); err != nil {
+		return engine.Approval{}, err
+	}
 	if a.CreatedAt, err = parseTime(created); err != nil {
 		return engine.Approval{}, err
 	}
@@ -233,4 +264,12 @@ func scanApproval(r pgx.Row) (engine.Approval, error) {
 		return engine.Approval{}, err
 	}
 	return a, nil
+}
+
+// nonNilVotes stores "no votes" as [] rather than null.
+func nonNilVotes(v []engine.Vote) []engine.Vote {
+	if v == nil {
+		return []engine.Vote{}
+	}
+	return v
 }

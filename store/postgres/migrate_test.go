@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -46,9 +47,15 @@ func allVersions(t *testing.T) []int {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v, %v", files, err)
 	}
+	// Versions are the files' NNNN prefixes; they need not be contiguous.
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		prefix, _, _ := strings.Cut(filepath.Base(f), "_")
+		v, err := strconv.Atoi(prefix)
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
 	return out
 }

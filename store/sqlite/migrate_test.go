@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,9 +85,15 @@ func allVersions(t *testing.T) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Versions are the files' NNNN prefixes; they need not be contiguous.
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		prefix, _, _ := strings.Cut(filepath.Base(f), "_")
+		v, err := strconv.Atoi(prefix)
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
 	return out
 }

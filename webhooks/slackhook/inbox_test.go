@@ -100,6 +100,15 @@ func checkWellFormed(t testing.TB, it Item) {
 		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) {
 			t.Fatalf("thread key %q does not match action %+v", it.ThreadKey, a)
 		}
+	case KindSubmission:
+		s := it.Submission
+		if s == nil || it.Action != nil || it.Message != nil || s.User == "" || s.ViewID == "" || s.CallbackID == "" ||
+			len(s.Metadata) > maxMetadata || len(s.Values) > maxInputs {
+			t.Fatalf("bad submission item: %+v", it)
+		}
+		if want := "view:" + s.ViewID + ":" + s.User; len(it.DedupeKeys) != 1 || it.DedupeKeys[0] != want {
+			t.Fatalf("submission keys %v, want [%s]", it.DedupeKeys, want)
+		}
 	default:
 		t.Fatalf("bad kind %q", it.Kind)
 	}

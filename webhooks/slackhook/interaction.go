@@ -47,9 +47,10 @@ type interaction struct {
 }
 
 // ParseInteraction parses an interactivity request body: form-encoded with
-// the JSON in the "payload" field. Only block_actions clicks on a message
-// become Items (one per action); other interaction types, and clicks in
-// modals or App Home, yield none. It never panics.
+// the JSON in the "payload" field. block_actions clicks on a message become
+// Items (one per action) and a view_submission one KindSubmission Item;
+// other interaction types, and clicks in modals or App Home, yield none.
+// It never panics.
 func ParseInteraction(body []byte) ([]Item, error) {
 	form, err := url.ParseQuery(string(body))
 	if err != nil {
@@ -72,10 +73,16 @@ func parseInteractionPayload(payload []byte) ([]Item, error) {
 		var typeOnly struct {
 			Type string `json:"type"`
 		}
+		if json.Unmarshal(payload, &typeOnly) == nil && typeOnly.Type == "view_submission" {
+			return parseSubmission(payload)
+		}
 		if json.Unmarshal(payload, &typeOnly) == nil && typeOnly.Type != "block_actions" {
 			return nil, nil
 		}
 		return nil, fmt.Errorf("parse slack interaction: %w", err)
+	}
+	if in.Type == "view_submission" {
+		return parseSubmission(payload)
 	}
 	if in.Type != "block_actions" {
 		return nil, nil

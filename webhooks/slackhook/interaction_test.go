@@ -3,6 +3,7 @@ package slackhook
 import (
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -93,6 +94,40 @@ func TestParseInteraction_Errors(t *testing.T) {
 	} {
 		if items, err := ParseInteraction([]byte(body)); err == nil {
 			t.Errorf("ParseInteraction(%q) = %+v, want error", body, items)
+		}
+	}
+}
+
+// viewSubmissionJSON is a view_submission as Slack sends it for a modal
+// with one plain_text_input.
+const viewSubmissionJSON = `{"type":"view_submission","team":{"id":"T1","domain":"acme"},"user":{"id":"U2","username":"bob","team_id":"T1"},` +
+	`"api_app_id":"A1","token":"x","trigger_id":"1.2.x","view":{"id":"V123","team_id":"T1","type":"modal","callback_id":"brain_decision",` +
+	`"private_metadata":"{\"a\":\"apr_1\"}","blocks":[],"state":{"values":{"brain_comment":{"comment":{"type":"plain_text_input","value":"not on a Friday"}}}},` +
+	`"hash":"1.abc","title":{"type":"plain_text","text":"Deny"}},"response_urls":[]}`
+
+func TestParseInteraction_ViewSubmission(t *testing.T) {
+	items, err := ParseInteraction(formBody(t, viewSubmissionJSON))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Item{{
+		Kind:       KindSubmission,
+		DedupeKeys: []string{"view:V123:U2"},
+		ThreadKey:  "slack:T1:view:U2",
+		Submission: &Submission{CallbackID: "brain_decision", Metadata: `{"a":"apr_1"}`, ViewID: "V123", User: "U2", Team: "T1",
+			Values: map[string]string{"brain_comment.comment": "not on a Friday"}},
+	}}
+	if !reflect.DeepEqual(items, want) {
+		t.Fatalf("items\n got %s\nwant %s", mustJSON(t, items), mustJSON(t, want))
+	}
+	checkWellFormed(t, items[0])
+
+	// Oversized input is refused, not cut; no ids, no item.
+	big := strings.Replace(viewSubmissionJSON, "not on a Friday", strings.Repeat("x", maxInputValue+1), 1)
+	noUser := strings.Replace(viewSubmissionJSON, `"id":"U2"`, `"id":""`, 1)
+	for _, payload := range []string{big, noUser} {
+		if items, err := ParseInteraction(formBody(t, payload)); err != nil || len(items) != 0 {
+			t.Errorf("items %+v, %v; want none", items, err)
 		}
 	}
 }

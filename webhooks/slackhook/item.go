@@ -28,7 +28,8 @@ type Item struct {
 	//   - "event:<event_id>" for Events API deliveries (retries reuse it);
 	//   - "msg:<channel>:<ts>" for messages, because one mention arrives as
 	//     both app_mention and message with different event ids;
-	//   - "action:<message_ts>:<action_ts>:<user>:<action_id>" for clicks.
+	//   - "action:<message_ts>:<action_ts>:<user>:<action_id>" for clicks;
+	//   - "view:<view_id>:<user>" for submitted modals.
 	DedupeKeys []string `json:"dedupe_keys"`
 
 	// ThreadKey names the conversation: "slack:<team>:<channel>:<root ts>",
@@ -39,6 +40,7 @@ type Item struct {
 	Message *Message `json:"message,omitempty"`
 	Action  *Action  `json:"action,omitempty"`
 	Home    *Home    `json:"home,omitempty"`
+	Submission *Submission `json:"submission,omitempty"`
 }
 
 // Home is an app_home_opened event on the Home tab.

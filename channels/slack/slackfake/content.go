@@ -13,9 +13,6 @@ import (
 // serves url_private_download only with the bot token).
 const BotToken = "xoxb-test"
 
-// maxViewBlocks is Slack's limit on the blocks of a Home tab view.
-const maxViewBlocks = 100
-
 // File is a file the fake serves at its url_private_download.
 type File struct {
 	ID       string
@@ -48,12 +45,12 @@ type fakeContent struct {
 	files     map[string]File
 	downloads map[string]int
 	groups    map[string][]string
-	views     map[string]json.RawMessage
+	homeViews map[string]json.RawMessage
 }
 
 func newContent() fakeContent {
 	return fakeContent{users: map[string]User{}, files: map[string]File{}, downloads: map[string]int{},
-		groups: map[string][]string{}, views: map[string]json.RawMessage{}}
+		groups: map[string][]string{}, homeViews: map[string]json.RawMessage{}}
 }
 
 // AddMessage seeds a message a person or another bot wrote (set Author or
@@ -110,12 +107,12 @@ func (s *Server) SetGroup(id string, members ...string) {
 func (s *Server) HomeView(user string) (json.RawMessage, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	v, ok := s.views[user]
+	v, ok := s.homeViews[user]
 	return v, ok
 }
 
-// Views counts views.publish successes.
-func (s *Server) Views() int { return len(s.Calls("views.publish")) }
+// HomePublishes counts views.publish successes.
+func (s *Server) HomePublishes() int { return len(s.Calls("views.publish")) }
 
 func (s *Server) dispatchContentLocked(method string, p url.Values) map[string]any {
 	switch method {
@@ -153,8 +150,8 @@ func (s *Server) publishLocked(p url.Values) map[string]any {
 	if code := checkBlocksUpTo(string(view.Blocks), maxViewBlocks); code != "" {
 		return apiError(code)
 	}
-	s.views[user] = json.RawMessage(p.Get("view"))
-	return map[string]any{"ok": true, "view": map[string]any{"id": "V" + strconv.Itoa(len(s.views)), "type": "home"}}
+	s.homeViews[user] = json.RawMessage(p.Get("view"))
+	return map[string]any{"ok": true, "view": map[string]any{"id": "V" + strconv.Itoa(len(s.homeViews)), "type": "home"}}
 }
 
 // repliesLocked answers conversations.replies: the thread oldest first,

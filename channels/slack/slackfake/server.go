@@ -84,6 +84,7 @@ type Server struct {
 	faults      map[string][]*fault
 	changed     chan struct{} // closed and replaced on every recorded change
 	oidc        *oidc         // nil until EnableOIDC
+	views       []View
 	fakeContent               // users, files, groups, views: content.go
 }
 
@@ -297,6 +298,10 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 		return s.ephemeralLocked(p)
 	case "chat.delete":
 		return s.deleteLocked(p)
+	case "views.open":
+		return s.viewsOpenLocked(p)
+	case "conversations.open":
+		return s.conversationsOpenLocked(p)
 	case "assistant.threads.setStatus":
 		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
 			return apiError("invalid_arguments")
