@@ -52,6 +52,9 @@ type Config struct {
 	Scrubber *tools.Scrubber
 	// Observer, when set, is told about turns and tool calls (metrics, logs).
 	Observer Observer
+	// MaxParallelTools bounds the independent tool calls of one model
+	// round that run at once (default 4; 1 runs every call in turn).
+	MaxParallelTools int
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -72,12 +75,14 @@ type Engine struct {
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
 	observer       Observer
+	maxParallel    int
 
 	slots chan struct{} // one token per running turn
 	hub   hub
 
 	mu       sync.Mutex
 	causes   map[string]bool // tool failure causes already logged
+	sizes    sizer           // the context estimate's correction, per agent
 	runners  map[string]*runner
 	waiting  int // runners with input not yet taken into a turn
 	started  bool
@@ -131,6 +136,7 @@ func New(cfg Config) (*Engine, error) {
 		askTool:        newAskTool(),
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
+		maxParallel:    orDefault(cfg.MaxParallelTools, 4),
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),

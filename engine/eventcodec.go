@@ -101,6 +101,8 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[TurnCompleted](e.Data)
 	case EventPlanUpdated:
 		p, err = decodeAs[PlanUpdated](e.Data)
+	case EventContextCompacted:
+		p, err = decodeAs[ContextCompacted](e.Data)
 	default:
 		return nil, nil
 	}
