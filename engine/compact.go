@@ -81,7 +81,8 @@ func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, erro
 	plan.Shortened = p.shorten(c.target)
 	after := p.size(&plan)
 	var res compactResult
-	if after > c.target && c.summarize {
+	// A compaction asked for by a person always summarises.
+	if c.summarize && (after > c.target || c.reason == CompactAPI) {
 		if cut, ok := p.cut(c.target, plan.Shortened); ok {
 			summary, usage, err := e.summarize(ctx, c, p.transcript(cut))
 			res.usage = usage
@@ -153,18 +154,23 @@ func (p *planner) size(plan *ContextCompacted) int {
 func (p *planner) boundaries() []int {
 	var out []int
 	last := map[string]string{} // turn -> type of its previous event
+	content := false             // whether a boundary would have anything before it
 	for i, ev := range p.evs {
-		if p.failed[ev.TurnID] || i == 0 {
-			last[ev.TurnID] = ev.Type
+		if p.failed[ev.TurnID] {
 			continue
 		}
 		switch ev.Type {
 		case EventTurnStarted:
-			out = append(out, i)
-		case EventAgentMessage, EventToolCall:
-			if prev := last[ev.TurnID]; prev != EventAgentMessage && prev != EventToolCall && prev != EventTurnStarted && prev != EventSessionStatus {
+			if content {
 				out = append(out, i)
 			}
+			content = true
+		case EventAgentMessage, EventToolCall:
+			if prev := last[ev.TurnID]; content && prev != EventAgentMessage && prev != EventToolCall && prev != EventTurnStarted && prev != EventSessionStatus {
+				out = append(out, i)
+			}
+		case EventSessionContext:
+			content = true
 		}
 		if ev.Type != EventToolProgress {
 			last[ev.TurnID] = ev.Type
