@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		if a.tracing != nil {
 			m = a.tracing.traceModel(mc.Provider, mc.Model, m)
 		}
-		models[name] = tel.observeModel(mc.Model, m)
+		models[name] = tel.observeModel(mc.Model, mc.Price, m)
 	}
 	declared, err := httpTools(cfg)
 	if err != nil {
@@ -165,6 +165,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
+		MaxParallelTools:  cfg.Limits.MaxParallelTools,
 	})
 	if err != nil {
 		return nil, err
@@ -183,6 +184,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		DefaultAgent: cfg.Agents[0].Name,
 		Metrics:      reg,
 		Done:         a.done,
+		Prices:       agentPrices(cfg),
 	})
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.

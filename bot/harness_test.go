@@ -76,8 +76,14 @@ func newTestApp(t testing.TB, extra string, opts Options) *testApp {
 	t.Helper()
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	dir := t.TempDir()
-	cfg, err := config.Load(writeConfig(t, dir, fake.URL(), extra), func(string) (string, bool) { return "", false })
+	return startTestApp(t, fake, writeConfig(t, t.TempDir(), fake.URL(), extra), opts)
+}
+
+// startTestApp starts brain on the config file at path, whose models talk
+// to fake.
+func startTestApp(t testing.TB, fake *fakemodel.Server, path string, opts Options) *testApp {
+	t.Helper()
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

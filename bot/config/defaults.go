@@ -19,6 +19,7 @@ const (
 	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
 	defaultFakeModel          = "fake-model" // the model name a provider: fake model reports
 	defaultMaxTokens          = 4096
+	defaultMaxParallelTools   = 4
 	defaultModelTimeout       = 10 * time.Minute
 	defaultMaxRetries         = 2
 	defaultMaxRunningTurns    = 16
@@ -62,6 +63,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
 	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
 	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&l.MaxParallelTools, defaultMaxParallelTools)
 	setDefault(&l.MaxConnections, defaultMaxConnections)
 	setDefault(&l.ReadTimeout, Duration(defaultReadTimeout))
 	setDefault(&l.WriteTimeout, Duration(defaultWriteTimeout))
@@ -75,6 +77,7 @@ func (c *Config) ApplyDefaults() {
 			setDefault(&m.Model, defaultFakeModel)
 		}
 		setDefault(&m.MaxTokens, defaultMaxTokens)
+		setDefault(&m.ContextWindow, ContextWindowFor(m.Provider, m.Model))
 		setDefault(&m.Timeout, Duration(defaultModelTimeout))
 		if m.MaxRetries == nil {
 			m.MaxRetries = ptr(defaultMaxRetries)
