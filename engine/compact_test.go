@@ -252,6 +252,7 @@ func TestCompaction_InputThatCannotFitFailsWithSizes(t *testing.T) {
 		t.Errorf("%d requests reached the provider", h.fake.Received())
 	}
 	e := payload[engine.SessionError](t, ofType(evs, engine.EventSessionError)[0])
+	t.Log(e.Message)
 	if e.Code != engine.CodeContextTooLarge || e.InputID != in.ID ||
 		!strings.Contains(e.Message, "over the 1500 the context window allows (2000 tokens, 500 kept for the answer)") ||
 		!strings.Contains(e.Message, "the newest input alone is about") {
