@@ -76,6 +76,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEventRequest$$' -fuzztime $(FUZZTIME) ./bot/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/api/
+	$(GO) test -run '^$$' -fuzz '^FuzzBuildMessages_Compaction$$' -fuzztime $(FUZZTIME) ./engine/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/

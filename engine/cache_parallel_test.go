@@ -12,6 +12,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/engine/model/openai"
 	"brain/tools"
 )
 
@@ -99,6 +100,49 @@ func TestCache_AnthropicBreakpointsAndStablePrefix(t *testing.T) {
 	u := payload[engine.TurnCompleted](t, ofType(evs, engine.EventTurnCompleted)[0]).Usage
 	if u.CacheReadTokens == 0 || u.CacheWriteTokens == 0 || u.UncachedInputTokens() <= 0 || u.UncachedInputTokens() >= u.CacheReadTokens {
 		t.Errorf("usage %+v: rounds after the first should read most of their input from the cache", u)
+	}
+}
+
+func TestCache_OpenAIStablePrefixIsCached(t *testing.T) {
+	fake := fakemodel.New(fakemodel.WithRecordLimit(-1))
+	m, err := openai.New(openai.Config{BaseURL: fake.OpenAIBaseURL(), APIKey: "k", Model: "gpt-4o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := harnessOn(t, fake, withModel(m), withTools(pageTool(3000), reportTool()))
+	h.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "fetch_page", Input: `{"page":1}`}),
+		fakemodel.ToolCalls(fakemodel.Call{Name: "fetch_page", Input: `{"page":2}`}),
+		fakemodel.Text("two pages read"),
+	)
+	s := h.session()
+	h.send(s.ID, "read two pages")
+	_, evs := h.waitTurns(s.ID, 1)
+	reqs := h.fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want 3", len(reqs))
+	}
+	for i := 1; i < len(reqs); i++ {
+		var prev, cur map[string]json.RawMessage
+		if json.Unmarshal(reqs[i-1].Raw, &prev) != nil || json.Unmarshal(reqs[i].Raw, &cur) != nil {
+			t.Fatal("request bodies are not JSON objects")
+		}
+		if string(cur["tools"]) != string(prev["tools"]) {
+			t.Errorf("request %d: tools differ from the round before", i)
+		}
+		var pm, cm []json.RawMessage
+		if json.Unmarshal(prev["messages"], &pm) != nil || json.Unmarshal(cur["messages"], &cm) != nil || len(cm) <= len(pm) {
+			t.Fatalf("request %d: messages", i)
+		}
+		for j := range pm {
+			if string(pm[j]) != string(cm[j]) {
+				t.Errorf("request %d: message %d differs from the round before", i, j)
+			}
+		}
+	}
+	u := payload[engine.TurnCompleted](t, ofType(evs, engine.EventTurnCompleted)[0]).Usage
+	if u.CacheReadTokens == 0 || u.CacheWriteTokens != 0 || u.CacheReadTokens >= u.InputTokens {
+		t.Errorf("usage %+v: the later rounds should read their prefix from OpenAI's cache", u)
 	}
 }
 

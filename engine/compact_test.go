@@ -17,12 +17,23 @@ import (
 // newFakeHarness is newHarness with options for its fake model server.
 func newFakeHarness(t *testing.T, fakeOpts []fakemodel.Option, opts ...harnessOption) *harness {
 	t.Helper()
+	return harnessOn(t, fakemodel.New(fakeOpts...), opts...)
+}
+
+// harnessOn is newHarness on the given fake model server, which it closes.
+func harnessOn(t *testing.T, fake *fakemodel.Server, opts ...harnessOption) *harness {
+	t.Helper()
 	h := &harness{t: t, now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)}
-	h.fake = fakemodel.New(fakeOpts...)
+	h.fake = fake
 	t.Cleanup(h.fake.Close)
 	h.path = filepath.Join(t.TempDir(), "brain.db")
 	h.open(opts...)
 	return h
+}
+
+// withModel replaces the agent's model (the Anthropic adapter).
+func withModel(m engine.Model) harnessOption {
+	return func(_ *engine.Config, a *engine.Agent) { a.Model = m }
 }
 
 func withBudget(window, maxTokens int) harnessOption {

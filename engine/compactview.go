@@ -18,6 +18,10 @@ type compactionView struct {
 	summary   *ContextCompacted
 	turnID    string // the summary's turn: its inputs stay after the summary
 	shortened map[int64]bool
+	// gone are the model ids of the calls the summary replaced, so that a
+	// summary whose end falls between a call and its result (brain never
+	// writes one; an edited log might hold one) leaves no orphan result.
+	gone map[string]bool
 }
 
 func newCompactionView(evs []Event, payloads []Payload) compactionView {
@@ -42,12 +46,24 @@ func newCompactionView(evs []Event, payloads []Payload) compactionView {
 
 // replaced reports whether the summary stands in for ev. The input of the
 // turn that wrote the summary is kept: the turn goes on answering it.
-func (v compactionView) replaced(ev Event, p Payload) bool {
-	if v.summary == nil || ev.Seq > v.summary.ToSeq {
+func (v *compactionView) replaced(ev Event, p Payload) bool {
+	if v.summary == nil {
 		return false
 	}
-	if _, ok := p.(TurnStarted); ok && v.turnID != "" && ev.TurnID == v.turnID {
-		return false
+	if ev.Seq > v.summary.ToSeq {
+		r, ok := p.(ToolCallResult)
+		return ok && v.gone[r.ModelCallID()]
+	}
+	switch p := p.(type) {
+	case TurnStarted:
+		if v.turnID != "" && ev.TurnID == v.turnID {
+			return false
+		}
+	case ToolCall:
+		if v.gone == nil {
+			v.gone = map[string]bool{}
+		}
+		v.gone[p.ModelID()] = true
 	}
 	return true
 }
