@@ -69,9 +69,11 @@ type compactResult struct {
 }
 
 // compact runs a compaction and records it. It returns a nil event when
-// nothing could be made smaller.
+// nothing could be made smaller. Cancelling ctx stops the summary call; a
+// summary already written is recorded all the same.
 func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, error) {
-	evs, err := e.store.Events(ctx, c.sessionID, 0, 0)
+	wctx := context.WithoutCancel(ctx)
+	evs, err := e.store.Events(wctx, c.sessionID, 0, 0)
 	if err != nil {
 		return compactResult{}, fmt.Errorf("compact: read history: %w", err)
 	}
@@ -103,7 +105,7 @@ func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, erro
 	if err != nil {
 		return res, err
 	}
-	if _, err := e.commit(ctx, Commit{SessionID: c.sessionID, Update: c.guard, Events: recorded}); err != nil {
+	if _, err := e.commit(wctx, Commit{SessionID: c.sessionID, Update: c.guard, Events: recorded}); err != nil {
 		return res, fmt.Errorf("record compaction: %w", err)
 	}
 	e.count("compactions")

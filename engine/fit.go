@@ -72,7 +72,7 @@ func (e *Engine) callModel(ctx context.Context, t *turn) (ModelResponse, error) 
 // compactTurn compacts the turn's session towards target and rebuilds the
 // turn's context from the log.
 func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target int) error {
-	res, err := e.compact(context.WithoutCancel(ctx), compaction{
+	res, err := e.compact(ctx, compaction{
 		sessionID: t.session.ID, turnID: t.id, agent: t.agent, specs: t.specs,
 		reason: reason, target: target, summarize: !t.summarized,
 	})
@@ -86,7 +86,7 @@ func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target
 	if res.event.Summary != "" {
 		t.summarized = true
 	}
-	history, err := e.store.Events(ctx, t.session.ID, 0, 0)
+	history, err := e.store.Events(context.WithoutCancel(ctx), t.session.ID, 0, 0)
 	if err != nil {
 		return fmt.Errorf("read history: %w", err)
 	}

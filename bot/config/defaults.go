@@ -77,7 +77,9 @@ func (c *Config) ApplyDefaults() {
 			setDefault(&m.Model, defaultFakeModel)
 		}
 		setDefault(&m.MaxTokens, defaultMaxTokens)
-		setDefault(&m.ContextWindow, ContextWindowFor(m.Provider, m.Model))
+		// A window the answer's reserve would fill is no default: a large
+		// max_tokens on a model brain does not know keeps room for input.
+		setDefault(&m.ContextWindow, max(ContextWindowFor(m.Provider, m.Model), 2*m.MaxTokens))
 		setDefault(&m.Timeout, Duration(defaultModelTimeout))
 		if m.MaxRetries == nil {
 			m.MaxRetries = ptr(defaultMaxRetries)
