@@ -156,7 +156,7 @@ func (p *planner) size(plan *ContextCompacted) int {
 func (p *planner) boundaries() []int {
 	var out []int
 	last := map[string]string{} // turn -> type of its previous event
-	content := false             // whether a boundary would have anything before it
+	content := false            // whether a boundary would have anything before it
 	for i, ev := range p.evs {
 		if p.failed[ev.TurnID] {
 			continue
