@@ -26,6 +26,8 @@ const (
 	logInputs       = "inputs"
 	logInputTokens  = "input_tokens"
 	logOutputTokens = "output_tokens"
+	logCacheRead    = "cache_read_input_tokens"
+	logCacheWrite   = "cache_creation_input_tokens"
 	logUnknown      = "unknown_outcome"
 	logReason       = "reason"
 )
@@ -81,7 +83,8 @@ func (t *telemetry) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 	t.turnDur.Observe(end.Duration.Seconds(), end.Outcome)
 	attrs := []any{logSession, ti.SessionID, tools.LogTurn, ti.TurnID, logOrigin, ti.Origin, logOutcome, end.Outcome,
 		logDuration, end.Duration.Round(time.Millisecond).String(), logRounds, end.Rounds,
-		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens}
+		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens,
+		logCacheRead, end.Usage.CacheReadTokens, logCacheWrite, end.Usage.CacheWriteTokens}
 	if end.Outcome == engine.OutcomeFailed {
 		t.log.Warn("turn failed", append(attrs, logCode, end.Code)...)
 		return
