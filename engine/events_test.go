@@ -76,7 +76,7 @@ var eventTypes = []string{
 	engine.EventApprovalApplied, engine.EventApprovalFailed, engine.EventApprovalUnconfirmed,
 	engine.EventApprovalExpired, engine.EventApprovalRetried, engine.EventResultCommitted,
 	engine.EventSessionError, engine.EventSessionContext, engine.EventSessionStatus,
-	engine.EventTurnStarted, engine.EventTurnCompleted, engine.EventContextCompacted,
+	engine.EventTurnStarted, engine.EventTurnCompleted,
 }
 
 func TestEvent_DecodeUnknownMalformedAndEmpty(t *testing.T) {
