@@ -290,3 +290,52 @@ func TestParallelTools_SessionCallsKeepTheirPlace(t *testing.T) {
 		t.Errorf("order %v, want %v", order, want)
 	}
 }
+
+// A crash in the middle of a parallel round: every call was recorded
+// before any ran, results wait for the calls before them, so the calls
+// without a recorded result (the hanging one, and the finished one after
+// it) are marked unknown_outcome by recovery, and none runs again.
+func TestParallelTools_CrashMidRound(t *testing.T) {
+	release := make(chan struct{})
+	var hangs, quicks atomic.Int64
+	hang := tools.Definition{
+		Name: "deploy", Description: "a write that never answers", Input: json.RawMessage(`{"type":"object"}`),
+		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
+			hangs.Add(1)
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, ctx.Err()
+		},
+	}
+	quickDone := make(chan struct{})
+	quick := tools.Definition{
+		Name: "notify", Description: "a quick write", Input: json.RawMessage(`{"type":"object"}`),
+		Run: func(context.Context, tools.Call) (json.RawMessage, error) {
+			if quicks.Add(1) == 1 {
+				close(quickDone)
+			}
+			return json.RawMessage(`{"sent":true}`), nil
+		},
+	}
+	h := newHarness(t, withTools(hang, quick))
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_deploy", Name: "deploy"}, fakemodel.Call{ID: "toolu_notify", Name: "notify"}))
+	s := h.session()
+	h.send(s.ID, "deploy and tell them")
+	<-quickDone
+	_, evs := h.waitFor(s.ID, "two tool calls", func(_ engine.Session, evs []engine.Event) bool { return count(evs, engine.EventToolCall) == 2 })
+	if n := count(evs, engine.EventToolResult); n != 0 {
+		t.Fatalf("%d results recorded while the first call runs", n)
+	}
+	h.crash(func() { close(release) }, withTools(hang, quick))
+	_, evs = h.waitFor(s.ID, "interrupted", func(s engine.Session, _ []engine.Event) bool { return s.Status == engine.StatusInterrupted })
+	rs := results(t, evs)
+	if len(rs) != 2 || rs[0].ProviderCallID != "toolu_deploy" || rs[1].ProviderCallID != "toolu_notify" ||
+		!rs[0].Result.UnknownOutcome || !rs[1].Result.UnknownOutcome {
+		t.Fatalf("recovered results: %+v", rs)
+	}
+	if hangs.Load() != 1 || quicks.Load() != 1 {
+		t.Errorf("deploy ran %d times, notify %d; each once", hangs.Load(), quicks.Load())
+	}
+}
