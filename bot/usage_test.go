@@ -95,6 +95,9 @@ func TestUsage_SessionUsageCostMetricsAndCompact(t *testing.T) {
 	if c.Reason != engine.CompactAPI || !strings.HasPrefix(c.Summary, "SUMMARY") || c.TokensAfter >= c.TokensBefore {
 		t.Errorf("compaction %+v", c)
 	}
+	if v := metricValue(t, ta.metricsText(), `brain_context_compactions_total{reason="requested"}`); v != 1 {
+		t.Errorf("compactions metric %v, want 1", v)
+	}
 	evs := ta.events(s.ID)
 	if countType(evs, engine.EventContextCompacted) != 1 {
 		t.Errorf("%d context.compacted events", countType(evs, engine.EventContextCompacted))

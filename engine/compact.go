@@ -108,7 +108,7 @@ func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, erro
 	if _, err := e.commit(wctx, Commit{SessionID: c.sessionID, Update: c.guard, Events: recorded}); err != nil {
 		return res, fmt.Errorf("record compaction: %w", err)
 	}
-	e.count("compactions")
+	e.count("compactions_" + c.reason)
 	res.event = &plan
 	return res, nil
 }
