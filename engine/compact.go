@@ -32,11 +32,10 @@ const compactTarget = 0.6
 // Summary sizes: the room a summary is assumed to take when choosing the
 // cut, the answer it may write, and how much transcript it reads.
 const (
-	summaryAllowance    = 6000 // bytes
-	summaryMaxTokens    = 1500
-	transcriptClipCall  = 500
-	transcriptClipTool  = 1500
-	minTranscriptBudget = 8000 // bytes
+	summaryAllowance   = 6000 // bytes
+	summaryMaxTokens   = 1500
+	transcriptClipCall = 500
+	transcriptClipTool = 1500
 )
 
 // summarizeInstructions is the system prompt of the summary call. It is a
@@ -174,7 +173,7 @@ func (p *planner) boundaries() []int {
 		case EventSessionContext:
 			content = true
 		}
-		if ev.Type != EventToolProgress {
+		if ev.Type != EventToolProgress && ev.Type != EventContextCompacted {
 			last[ev.TurnID] = ev.Type
 		}
 	}
@@ -207,7 +206,8 @@ func (p *planner) shorten(target int) []int64 {
 		size int
 	}
 	var cands []cand
-	for i := 0; i < p.newestRound(); i++ {
+	newest := p.newestRound()
+	for i := 0; i < newest; i++ {
 		r, ok := p.payloads[i].(ToolCallResult)
 		if !ok || p.failed[p.evs[i].TurnID] || done[p.evs[i].Seq] {
 			continue
@@ -254,7 +254,8 @@ func (p *planner) cut(target int, shortened []int64) (int, bool) {
 	placeholder := strings.Repeat("x", summaryAllowance)
 	fits := func(k int) bool {
 		i := cands[k]
-		plan := ContextCompacted{Summary: placeholder, FromSeq: p.evs[0].Seq, ToSeq: p.evs[i-1].Seq, Shortened: shortened}
+		plan := ContextCompacted{Summary: placeholder, FromSeq: p.evs[0].Seq, ToSeq: p.evs[i-1].Seq, Shortened: shortened,
+			Kept: keptNotes(p.evs[:i], p.payloads[:i], p.failed)}
 		return p.size(&plan) <= target
 	}
 	// The rest shrinks as the cut moves later, so the first that fits is
@@ -290,8 +291,10 @@ func (p *planner) transcript(cut int) string {
 			fmt.Fprintf(&b, "Tool %s %s: %s\n", r.Name, kind, clip(r.Content, transcriptClipTool))
 		}
 	}
-	limit := max(p.c.target*3-summaryAllowance, minTranscriptBudget)
-	return clipMiddle(b.String(), limit)
+	// About target tokens at 3 bytes each, less the summary's room, and
+	// never under half of it, so the summary call itself fits.
+	room := p.c.target * 3
+	return clipMiddle(b.String(), max(room-summaryAllowance, room/2))
 }
 
 // clipMiddle keeps the first quarter and the last three quarters of limit
