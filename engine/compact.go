@@ -212,7 +212,7 @@ func (p *planner) shorten(target int) []int64 {
 		if !ok || p.failed[p.evs[i].TurnID] || done[p.evs[i].Seq] {
 			continue
 		}
-		if n := len(r.Result.Text()); n > 2*shortenHead {
+		if n := len(r.Result.Text()); n > shortenAbove {
 			cands = append(cands, cand{p.evs[i].Seq, n})
 		}
 	}

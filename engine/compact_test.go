@@ -315,3 +315,48 @@ func TestCompaction_ForcedByCompact(t *testing.T) {
 		t.Error("the turn after the compaction does not see the summary")
 	}
 }
+
+// One long turn outgrows the window: its older rounds are shortened and
+// then summarised mid-turn, and the input it answers stays in every
+// request.
+func TestCompaction_MidTurnKeepsTheTurnsInput(t *testing.T) {
+	const window, answer = 5000, 512
+	h := newFakeHarness(t, []fakemodel.Option{fakemodel.WithContextWindow(window), fakemodel.WithRecordLimit(-1)},
+		withBudget(window, answer), withTools(pageTool(1900)), withIterations(16))
+	page := 0
+	h.fake.SetDefault(fakemodel.Func(func(req fakemodel.Request) fakemodel.Step {
+		if isSummaryCall(req) {
+			return fakemodel.Text("SUMMARY: pages read so far, all about lorem ipsum.")
+		}
+		if page == 15 {
+			return fakemodel.Text("all read")
+		}
+		page++
+		return fakemodel.ToolCalls(fakemodel.Call{Name: "fetch_page", Input: fmt.Sprintf(`{"page":%d}`, page)})
+	}))
+	s := h.session()
+	h.send(s.ID, "read all fifteen pages QZ-1")
+	s, evs := h.waitTurns(s.ID, 1)
+	if s.Status != engine.StatusIdle || outcome(t, evs) != engine.OutcomeCompleted {
+		t.Fatalf("status %s:\n%s", s.Status, dump(evs))
+	}
+	var summarised bool
+	for _, ev := range ofType(evs, engine.EventContextCompacted) {
+		summarised = summarised || payload[engine.ContextCompacted](t, ev).Summary != ""
+	}
+	if !summarised {
+		t.Fatalf("no summary:\n%s", dump(ofType(evs, engine.EventContextCompacted)))
+	}
+	for i, req := range h.fake.Requests() {
+		if n := len(req.Raw)/4 + 1; n > window {
+			t.Errorf("request %d is %d tokens, over the window", i, n)
+		}
+		if !isSummaryCall(req) && !strings.Contains(string(req.Raw), "read all fifteen pages QZ-1") {
+			t.Errorf("request %d lost the turn's input", i)
+		}
+	}
+}
+
+func withIterations(n int) harnessOption {
+	return func(_ *engine.Config, a *engine.Agent) { a.MaxToolIterations = n }
+}

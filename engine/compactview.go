@@ -6,8 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// shortenHead is how much of a shortened tool result the model still sees.
-const shortenHead = 1000
+// shortenHead is how much of a shortened tool result the model still sees;
+// results over shortenAbove bytes are the ones shortened.
+const (
+	shortenHead  = 1000
+	shortenAbove = 1500
+)
 
 // compactionView is what the context.compacted events of a log say about
 // rebuilding the context from it: the latest summary and the events it

@@ -30,8 +30,12 @@ func (e *Engine) callModel(ctx context.Context, t *turn) (ModelResponse, error) 
 	name := t.agent.Name
 	budget := t.agent.inputBudget()
 	req := t.request()
-	if est := e.sizes.estimate(name, req); budget > 0 && est > budget {
-		if err := e.compactTurn(ctx, t, CompactBudget, int(float64(budget)*compactTarget)); err != nil {
+	est := e.sizes.estimate(name, req)
+	if t.firstSize == 0 {
+		t.firstSize = est
+	}
+	if budget > 0 && est > budget {
+		if err := e.compactTurn(ctx, t, CompactBudget, t.compactTarget(est, budget)); err != nil {
 			return ModelResponse{}, err
 		}
 		req = t.request()
@@ -67,6 +71,19 @@ func (e *Engine) callModel(ctx context.Context, t *turn) (ModelResponse, error) 
 		e.sizes.calibrate(name, raw, resp.Usage.InputTokens)
 	}
 	return resp, err
+}
+
+// compactTarget is the size a turn's compaction aims for: 60% of the
+// budget, less the room the turn's remaining rounds will take if they
+// grow the context as its rounds so far did (a turn summarises only once),
+// but never under a quarter of the budget.
+func (t *turn) compactTarget(est, budget int) int {
+	target := int(float64(budget) * compactTarget)
+	if t.rounds > 0 && t.maxRounds > t.rounds {
+		growth := max(est-t.firstSize, 0) / t.rounds
+		target = min(target, budget-growth*(t.maxRounds-t.rounds))
+	}
+	return max(target, budget/4)
 }
 
 // compactTurn compacts the turn's session towards target and rebuilds the

@@ -32,8 +32,12 @@ type turn struct {
 	question *Question
 	started  time.Time // for the Observer
 	// summarized is set once the turn has compacted its context with a
-	// summary; a turn writes at most one.
+	// summary; a turn writes at most one. firstSize is the estimated size
+	// of its first request and maxRounds its cap on rounds, to foresee how
+	// much room the rest of the turn needs.
 	summarized bool
+	firstSize  int
+	maxRounds  int
 }
 
 // runTurn takes the session's queued input into one turn and runs it to its
@@ -143,6 +147,7 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 	if max <= 0 {
 		max = e.maxIterations
 	}
+	t.maxRounds = max
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err
