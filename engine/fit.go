@@ -35,7 +35,7 @@ func (e *Engine) callModel(ctx context.Context, t *turn) (ModelResponse, error) 
 		t.firstSize = est
 	}
 	if budget > 0 && est > budget {
-		if err := e.compactTurn(ctx, t, CompactBudget, t.compactTarget(est, budget)); err != nil {
+		if _, err := e.compactTurn(ctx, t, CompactBudget, t.compactTarget(est, budget)); err != nil {
 			return ModelResponse{}, err
 		}
 		req = t.request()
@@ -50,15 +50,20 @@ func (e *Engine) callModel(ctx context.Context, t *turn) (ModelResponse, error) 
 		// The estimate was wrong for this model: trust it less from now on.
 		est := e.sizes.estimate(name, req)
 		e.sizes.grow(name)
-		if t.summarized {
-			return ModelResponse{}, e.refused(t, pe, "the context was already compacted in this turn")
-		}
 		target := int(float64(est) * compactTarget)
 		if budget > 0 {
 			target = min(target, int(float64(budget)*compactTarget))
 		}
-		if err := e.compactTurn(ctx, t, CompactProvider, target); err != nil {
-			return ModelResponse{}, err
+		changed, cerr := e.compactTurn(ctx, t, CompactProvider, target)
+		if cerr != nil {
+			return ModelResponse{}, cerr
+		}
+		if !changed {
+			why := "nothing in the history could be compacted"
+			if t.summarized {
+				why = "the turn has already summarised its history once"
+			}
+			return ModelResponse{}, e.refused(t, pe, why)
 		}
 		req = t.request()
 		raw = rawEstimate(req)
@@ -87,32 +92,33 @@ func (t *turn) compactTarget(est, budget int) int {
 }
 
 // compactTurn compacts the turn's session towards target and rebuilds the
-// turn's context from the log.
-func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target int) error {
+// turn's context from the log; changed reports whether anything was
+// compacted.
+func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target int) (changed bool, err error) {
 	res, err := e.compact(ctx, compaction{
 		sessionID: t.session.ID, turnID: t.id, agent: t.agent, specs: t.specs,
 		reason: reason, target: target, summarize: !t.summarized,
 	})
 	t.usage = t.usage.Add(res.usage)
 	if err != nil {
-		return err
+		return false, err
 	}
 	if res.event == nil {
-		return nil
+		return false, nil
 	}
 	if res.event.Summary != "" {
 		t.summarized = true
 	}
 	history, err := e.store.Events(context.WithoutCancel(ctx), t.session.ID, 0, 0)
 	if err != nil {
-		return fmt.Errorf("read history: %w", err)
+		return true, fmt.Errorf("read history: %w", err)
 	}
 	msgs, unreadable := buildMessages(history)
 	if unreadable != nil {
 		e.log.Warn("unreadable events left out of the context", logSession, t.session.ID, logErr, unreadable)
 	}
 	t.messages = msgs
-	return nil
+	return true, nil
 }
 
 // tooLarge is the error of a request that does not fit even compacted.
