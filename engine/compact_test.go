@@ -360,3 +360,47 @@ func TestCompaction_MidTurnKeepsTheTurnsInput(t *testing.T) {
 func withIterations(n int) harnessOption {
 	return func(_ *engine.Config, a *engine.Agent) { a.MaxToolIterations = n }
 }
+
+// A second refusal in a turn that has summarised once: nothing more can be
+// compacted without another summary, so the turn fails clearly.
+func TestCompaction_SecondRefusalInATurnFails(t *testing.T) {
+	h := newFakeHarness(t, nil, withTools(pageTool(1200)))
+	calls := 0
+	h.fake.SetDefault(fakemodel.Func(func(req fakemodel.Request) fakemodel.Step {
+		if isSummaryCall(req) {
+			return fakemodel.Text("SUMMARY")
+		}
+		calls++
+		switch calls {
+		case 1, 2, 3, 4:
+			// Two turns of one page each.
+			if calls%2 == 1 {
+				return fakemodel.ToolCalls(fakemodel.Call{Name: "fetch_page", Input: fmt.Sprintf(`{"page":%d}`, calls)})
+			}
+			return fakemodel.Text("done")
+		case 5, 7:
+			return fakemodel.FailContextTooLong()
+		case 6:
+			return fakemodel.ToolCalls(fakemodel.Call{Name: "fetch_page", Input: `{"page":9}`})
+		}
+		return fakemodel.Text("unexpected")
+	}))
+	s := h.session()
+	for i := 0; i < 2; i++ {
+		h.send(s.ID, fmt.Sprintf("fetch %d", i))
+		h.waitTurns(s.ID, i+1)
+	}
+	h.send(s.ID, "fetch 9")
+	s, evs := h.waitTurns(s.ID, 3)
+	if s.Status != engine.StatusFailed {
+		t.Fatalf("status %s:\n%s", s.Status, dump(evs))
+	}
+	errs := ofType(evs, engine.EventSessionError)
+	e := payload[engine.SessionError](t, errs[len(errs)-1])
+	if e.Code != engine.CodeContextTooLarge || !strings.Contains(e.Message, "already summarised") {
+		t.Errorf("error %+v", e)
+	}
+	if n := count(evs, engine.EventContextCompacted); n != 1 {
+		t.Errorf("%d compactions, want the one summary", n)
+	}
+}
