@@ -82,6 +82,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeCreateSession$$' -fuzztime $(FUZZTIME) ./bot/api/
 	$(GO) test -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZTIME) ./bot/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIDToken$$' -fuzztime $(FUZZTIME) ./bot/web/
+	$(GO) test -run '^$$' -fuzz '^FuzzBuildMessages_Compaction$$' -fuzztime $(FUZZTIME) ./engine/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./engine/ ./store/sqlite/ ./bot/ ./bot/web/

@@ -133,6 +133,8 @@ func buildAgents(cfg *config.Config, models map[string]engine.Model, defs []tool
 			InputMode:         ac.InputMode,
 			Ask:               slices.Contains(ac.Tools, engine.AskTool),
 			Approvers:         ac.Approvers,
+			ContextWindow:     cfg.Models[ac.Model].ContextWindow,
+			MaxTokens:         cfg.Models[ac.Model].MaxTokens,
 		}
 		var dynamic []string
 		for _, n := range ac.Tools {
@@ -182,4 +184,16 @@ func resultTool(catalog *tools.Set, name string) (*tools.Tool, error) {
 		return nil, err
 	}
 	return rt, nil
+}
+
+// agentPrices is the price of each agent's model, by agent name; agents
+// whose model has none are left out.
+func agentPrices(cfg *config.Config) map[string]*config.PriceConfig {
+	out := map[string]*config.PriceConfig{}
+	for _, ac := range cfg.Agents {
+		if p := cfg.Models[ac.Model].Price; p != nil {
+			out[ac.Name] = p
+		}
+	}
+	return out
 }

@@ -119,7 +119,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		if a.tracing != nil {
 			m = a.tracing.traceModel(mc.Provider, mc.Model, m)
 		}
-		models[name] = tel.observeModel(mc.Model, m)
+		models[name] = tel.observeModel(mc.Model, mc.Price, m)
 	}
 	declared, err := httpTools(cfg)
 	if err != nil {
@@ -178,6 +178,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Files:             content.engineFiles(),
 		FileBudget:        content.maxRequestBytes(),
 		Groups:            content.engineGroups(),
+		MaxParallelTools:  cfg.Limits.MaxParallelTools,
 	})
 	if err != nil {
 		return nil, err
@@ -196,6 +197,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		DefaultAgent: cfg.Agents[0].Name,
 		Metrics:      reg,
 		Done:         a.done,
+		Prices:       agentPrices(cfg),
 	})
 	// The webhooks are mounted on the API so their failures get its request
 	// ids and error envelope too.

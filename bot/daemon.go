@@ -145,3 +145,10 @@ func (d *Daemon) Cancel(ctx context.Context, sessionID string) (engine.Session, 
 	err := d.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/cancel", nil, &s)
 	return s, err
 }
+
+// Compact compacts a session's context now (POST /v1/sessions/{id}/compact).
+func (d *Daemon) Compact(ctx context.Context, sessionID string) (engine.ContextCompacted, error) {
+	var c engine.ContextCompacted
+	err := d.call(ctx, http.MethodPost, "/v1/sessions/"+url.PathEscape(sessionID)+"/compact", nil, &c)
+	return c, err
+}

@@ -89,12 +89,18 @@ func newTestAppFor(t testing.TB, provider, extra string, opts Options) *testApp 
 	t.Helper()
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
-	dir := t.TempDir()
 	modelURL := fake.URL()
 	if provider == "openai" {
 		modelURL = fake.OpenAIBaseURL()
 	}
-	cfg, err := config.Load(writeConfigFor(t, dir, provider, modelURL, extra), func(string) (string, bool) { return "", false })
+	return startTestApp(t, fake, writeConfigFor(t, t.TempDir(), provider, modelURL, extra), opts)
+}
+
+// startTestApp starts brain on the config file at path, whose models talk
+// to fake.
+func startTestApp(t testing.TB, fake *fakemodel.Server, path string, opts Options) *testApp {
+	t.Helper()
+	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
 	if err != nil {
 		t.Fatal(err)
 	}

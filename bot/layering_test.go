@@ -45,6 +45,8 @@ var layers = []struct {
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The context benchmarks drive the real engine, store and adapters.
+	{"brain/bench/context", []string{"brain/engine", "brain/engine/durable", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
 	// Wiring knows everything; main only calls it.
 	{"brain/bot", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},

@@ -26,6 +26,8 @@ const (
 	logInputs       = "inputs"
 	logInputTokens  = "input_tokens"
 	logOutputTokens = "output_tokens"
+	logCacheRead    = "cache_read_input_tokens"
+	logCacheWrite   = "cache_creation_input_tokens"
 	logUnknown      = "unknown_outcome"
 	logReason       = "reason"
 )
@@ -43,6 +45,7 @@ type telemetry struct {
 	toolDur  *metrics.Histogram
 	modelDur *metrics.Histogram
 	tokens   *metrics.Counter
+	cost     *metrics.Counter
 	delivery *metrics.Histogram
 }
 
@@ -56,7 +59,9 @@ func newTelemetry(reg *metrics.Registry, log *slog.Logger) *telemetry {
 		turnDur:  reg.Histogram("brain_turn_duration_seconds", "How long turns took, from start to their recorded end, by outcome.", b, "outcome"),
 		toolDur:  reg.Histogram("brain_tool_call_duration_seconds", "Tool call latency, by tool and whether the call was an error.", b, "tool", "outcome"),
 		modelDur: reg.Histogram("brain_model_call_duration_seconds", "Model call latency (SDK retries included), by model and whether the call failed.", b, "model", "outcome"),
-		tokens:   reg.Counter("brain_model_tokens_total", "Tokens the models reported, by model and kind (input, output).", "model", "kind"),
+		tokens: reg.Counter("brain_model_tokens_total", "Tokens the models reported, by model and kind (input: all input tokens, "+
+			"cache_read and cache_write: the part of them read from or written to the prompt cache, output).", "model", "kind"),
+		cost:     reg.Counter("brain_model_cost_usd_total", "Estimated cost in US dollars of the models' tokens, by model (models with a price only).", "model"),
 		delivery: reg.Histogram("brain_delivery_duration_seconds", "Time to render a session's new events on its platform, per delivery, by platform and outcome.", b, "platform", "outcome"),
 	}
 }
@@ -78,7 +83,8 @@ func (t *telemetry) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 	t.turnDur.Observe(end.Duration.Seconds(), end.Outcome)
 	attrs := []any{logSession, ti.SessionID, tools.LogTurn, ti.TurnID, logOrigin, ti.Origin, logOutcome, end.Outcome,
 		logDuration, end.Duration.Round(time.Millisecond).String(), logRounds, end.Rounds,
-		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens}
+		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens,
+		logCacheRead, end.Usage.CacheReadTokens, logCacheWrite, end.Usage.CacheWriteTokens}
 	if end.Outcome == engine.OutcomeFailed {
 		t.log.Warn("turn failed", append(attrs, logCode, end.Code)...)
 		return
@@ -99,15 +105,16 @@ func (t *telemetry) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 }
 
 // observeModel wraps m so its calls are timed and its tokens counted
-// under the model's name.
-func (t *telemetry) observeModel(name string, m engine.Model) engine.Model {
-	return observedModel{t: t, name: name, next: m}
+// (and priced, when price is set) under the model's name.
+func (t *telemetry) observeModel(name string, price *config.PriceConfig, m engine.Model) engine.Model {
+	return observedModel{t: t, name: name, price: price, next: m}
 }
 
 type observedModel struct {
-	t    *telemetry
-	name string
-	next engine.Model
+	t     *telemetry
+	name  string
+	price *config.PriceConfig
+	next  engine.Model
 }
 
 func (m observedModel) Generate(ctx context.Context, req engine.ModelRequest) (engine.ModelResponse, error) {
@@ -117,6 +124,11 @@ func (m observedModel) Generate(ctx context.Context, req engine.ModelRequest) (e
 	if err == nil {
 		m.t.tokens.Add(float64(resp.Usage.InputTokens), m.name, "input")
 		m.t.tokens.Add(float64(resp.Usage.OutputTokens), m.name, "output")
+		m.t.tokens.Add(float64(resp.Usage.CacheReadTokens), m.name, "cache_read")
+		m.t.tokens.Add(float64(resp.Usage.CacheWriteTokens), m.name, "cache_write")
+		if u := resp.Usage; m.price != nil {
+			m.t.cost.Add(m.price.Cost(u.UncachedInputTokens(), u.CacheReadTokens, u.CacheWriteTokens, u.OutputTokens), m.name)
+		}
 	}
 	return resp, err
 }

@@ -35,6 +35,12 @@ type Agent struct {
 	// Approvers may decide this agent's approvals; empty means the person
 	// who started the session.
 	Approvers []string
+	// ContextWindow is the model's context window in tokens; zero means
+	// unknown, and the engine then never compacts on its own (a provider's
+	// context error still compacts). MaxTokens is the part of the window
+	// kept for the answer (the model's max_tokens; zero means 4096).
+	ContextWindow int
+	MaxTokens     int
 }
 
 // Conditional offers Tools, and the ask tool when Ask is set, only to

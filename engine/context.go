@@ -15,7 +15,10 @@ import (
 //   - a failed turn stays in the log for audit but leaves the context, its
 //     input included (resume restarts from the checkpoint, so one input that
 //     breaks a turn cannot break every later one; resume with retry records
-//     that input again, as new input).
+//     that input again, as new input);
+//   - context.compacted events shape what is left (see compactionView):
+//     the latest summary stands in for the events it replaces, and the
+//     tool results a compaction shortened are cut to their head.
 //
 // Events that cannot be decoded are left out; the error names each of them.
 func buildMessages(evs []Event) ([]Message, error) {
@@ -39,9 +42,16 @@ func buildMessages(evs []Event) ([]Message, error) {
 			inputs[ev.ID] = p
 		}
 	}
+	view := newCompactionView(evs, payloads)
 	var b builder
+	if view.summary != nil {
+		b.userText(view.summaryText())
+	}
 	for i, ev := range evs {
 		if failed[ev.TurnID] {
+			continue
+		}
+		if view.replaced(ev, payloads[i]) {
 			continue
 		}
 		switch p := payloads[i].(type) {
@@ -64,7 +74,7 @@ func buildMessages(evs []Event) ([]Message, error) {
 		case ToolCallResult:
 			u := b.user()
 			u.ToolResults = append(u.ToolResults, ToolResult{
-				CallID: p.ModelCallID(), Name: p.Name, Content: p.Result.Text(), IsError: p.Result.IsError,
+				CallID: p.ModelCallID(), Name: p.Name, Content: view.resultText(ev.Seq, p.Result.Text()), IsError: p.Result.IsError,
 			})
 		}
 	}

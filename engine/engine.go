@@ -68,6 +68,9 @@ type Config struct {
 	// Groups resolves approver entries naming groups; nil grants nothing
 	// to group entries.
 	Groups Groups
+	// MaxParallelTools bounds the independent tool calls of one model
+	// round that run at once (default 4; 1 runs every call in turn).
+	MaxParallelTools int
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -93,12 +96,14 @@ type Engine struct {
 	files          Files
 	maxAttachBytes int64
 	groups         Groups
+	maxParallel    int
 
 	slots chan struct{} // one token per running turn
 	hub   hub
 
 	mu       sync.Mutex
 	causes   map[string]bool // tool failure causes already logged
+	sizes    sizer           // the context estimate's correction, per agent
 	runners  map[string]*runner
 	waiting  int // runners with input not yet taken into a turn
 	started  bool
@@ -157,6 +162,7 @@ func New(cfg Config) (*Engine, error) {
 		files:          cfg.Files,
 		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,
+		maxParallel:    orDefault(cfg.MaxParallelTools, 4),
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),

@@ -107,6 +107,8 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[PlanUpdated](e.Data)
 	case EventFeedbackGiven:
 		p, err = decodeAs[FeedbackGiven](e.Data)
+	case EventContextCompacted:
+		p, err = decodeAs[ContextCompacted](e.Data)
 	default:
 		return nil, nil
 	}

@@ -306,3 +306,37 @@ func (SessionContext) isPayload()    {}
 func (SessionStatus) isPayload()     {}
 func (TurnStarted) isPayload()       {}
 func (TurnCompleted) isPayload()     {}
+
+// EventContextCompacted is context.compacted: the model's context was
+// made smaller. The log keeps every event; the payload says how the
+// context is rebuilt from it from now on (see buildMessages).
+const EventContextCompacted = "context.compacted"
+
+// Reasons of context.compacted.
+const (
+	CompactBudget   = "budget"    // the next request would not fit
+	CompactProvider = "provider"  // the provider refused a request as too long
+	CompactAPI      = "requested" // POST /v1/sessions/{id}/compact
+)
+
+// ContextCompacted is context.compacted. Shortened lists the tool.result
+// events whose content the model now sees cut to its head. When Summary
+// is set, it replaces events FromSeq..ToSeq (the start of the log up to a
+// round boundary; an earlier summary is part of what it summarises),
+// followed by Kept: what brain itself carried over from that part so that
+// no summary can drop it (the question being answered, the latest result,
+// approval outcomes). Usage is the summary call's.
+type ContextCompacted struct {
+	Reason       string   `json:"reason"`
+	Summary      string   `json:"summary,omitempty"`
+	FromSeq      int64    `json:"from_seq,omitempty"`
+	ToSeq        int64    `json:"to_seq,omitempty"`
+	Kept         []string `json:"kept,omitempty"`
+	Shortened    []int64  `json:"shortened,omitempty"`
+	TokensBefore int      `json:"tokens_before"`
+	TokensAfter  int      `json:"tokens_after"`
+	Usage        Usage    `json:"usage"`
+}
+
+func (ContextCompacted) EventType() string { return EventContextCompacted }
+func (ContextCompacted) isPayload()        {}

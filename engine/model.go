@@ -101,10 +101,32 @@ type ModelResponse struct {
 	Usage      Usage
 }
 
-// Usage counts tokens.
+// Usage counts tokens. InputTokens is all the input, cached or not;
+// CacheReadTokens of it were read from the provider's prompt cache (billed
+// at a fraction) and CacheWriteTokens written to it (Anthropic bills those
+// at a premium); the rest was billed at the plain input price. The cache
+// fields are left out of the JSON when zero, so turn.completed events
+// without caching keep the shape earlier versions wrote.
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_input_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_creation_input_tokens,omitempty"`
+}
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:      u.InputTokens + v.InputTokens,
+		OutputTokens:     u.OutputTokens + v.OutputTokens,
+		CacheReadTokens:  u.CacheReadTokens + v.CacheReadTokens,
+		CacheWriteTokens: u.CacheWriteTokens + v.CacheWriteTokens,
+	}
+}
+
+// UncachedInputTokens is the input billed at the plain input price.
+func (u Usage) UncachedInputTokens() int64 {
+	return u.InputTokens - u.CacheReadTokens - u.CacheWriteTokens
 }
 
 // ProviderError is a model provider failure. Transient failures (timeouts,
@@ -118,6 +140,11 @@ type ProviderError struct {
 	// Code is short and stable: "provider_unavailable", "provider_auth", ...
 	Code    string
 	Message string
+	// ContextExceeded marks the provider's refusal of a request longer
+	// than the model's context window (Anthropic's "prompt is too long",
+	// OpenAI's context_length_exceeded): the engine compacts the history
+	// once and retries.
+	ContextExceeded bool
 }
 
 func (e *ProviderError) Error() string {

@@ -31,6 +31,13 @@ type turn struct {
 	ask      *tools.Tool
 	question *Question
 	started  time.Time // for the Observer
+	// summarized is set once the turn has compacted its context with a
+	// summary; a turn writes at most one. firstSize is the estimated size
+	// of its first request and maxRounds its cap on rounds, to foresee how
+	// much room the rest of the turn needs.
+	summarized bool
+	firstSize  int
+	maxRounds  int
 }
 
 // runTurn takes the session's queued input into one turn and runs it to its
@@ -141,17 +148,12 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 	if max <= 0 {
 		max = e.maxIterations
 	}
+	t.maxRounds = max
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		resp, err := t.agent.Model.Generate(ctx, ModelRequest{
-			System:    t.agent.Instructions,
-			Messages:  t.messages,
-			Tools:     t.specs,
-			SessionID: t.session.ID,
-			TurnID:    t.id,
-		})
+		resp, err := e.callModel(ctx, t)
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
@@ -159,8 +161,7 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 			return "", err
 		}
 		e.count("model_calls")
-		t.usage.InputTokens += resp.Usage.InputTokens
-		t.usage.OutputTokens += resp.Usage.OutputTokens
+		t.usage = t.usage.Add(resp.Usage)
 		calls, err := e.recordResponse(wctx, t, resp)
 		if err != nil {
 			return "", err
@@ -168,20 +169,9 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		if len(calls) == 0 {
 			return OutcomeCompleted, nil
 		}
-		results := make([]ToolResult, 0, len(calls))
-		for _, call := range calls {
-			var out toolOutcome
-			if ctx.Err() != nil {
-				out = toolOutcome{Text: "not run: the turn was stopped before this call", IsError: true}
-			} else {
-				observed := e.observeTool(t, call)
-				out = e.runTool(ctx, t, call)
-				observed(out)
-			}
-			if err := e.recordResult(wctx, t, call, out); err != nil {
-				return "", err
-			}
-			results = append(results, ToolResult{CallID: call.ModelID(), Name: call.Name, Content: out.Text, IsError: out.IsError})
+		results, err := e.runCalls(ctx, t, calls)
+		if err != nil {
+			return "", err
 		}
 		t.messages = append(t.messages, Message{Role: RoleUser, ToolResults: results})
 		t.rounds++

@@ -126,6 +126,9 @@ func (r *wireRig) start() {
 	eng, err := engine.New(engine.Config{
 		Store: r.store, Agents: []*engine.Agent{r.agent}, Clock: r.clock, NewID: r.newID,
 		ToolTimeout: 10 * time.Second, ExpirySweep: time.Hour,
+		// One call at a time: the fixture's event order (a tool's progress
+		// between results) must not depend on goroutine scheduling.
+		MaxParallelTools: 1,
 	})
 	if err != nil {
 		r.t.Fatal(err)

@@ -107,8 +107,8 @@ func readWire(t *testing.T, path string) []engine.Event {
 // question, approvals decided every way, retried, expired and interrupted by
 // a crash, max iterations, cancel with queued input, interrupt, provider
 // and internal failures with queued input, resume with and without retry,
-// crash recovery and shutdown. It
-// returns the session's log as the store holds it.
+// crash recovery and shutdown, usage with cache tokens and a compaction.
+// It returns the session's log as the store holds it.
 func wireScenario(t *testing.T) []engine.Event {
 	t.Helper()
 	ctx := context.Background()
@@ -275,6 +275,20 @@ func wireScenario(t *testing.T) []engine.Event {
 	stopped, cancel := context.WithCancel(ctx)
 	cancel()
 	r.stop(stopped)
+
+	// After the restart: a turn whose usage has cache reads and writes,
+	// then a compaction asked for by a person.
+	r.start()
+	r.resume(id)
+	r.model.push(scriptStep{resp: engine.ModelResponse{Text: "Cached.",
+		Usage: engine.Usage{InputTokens: 100, OutputTokens: 3, CacheReadTokens: 80, CacheWriteTokens: 15}}})
+	r.send(id, engine.Input{Text: "cached", Author: "U1"})
+	turns++
+	next()
+	r.model.push(say("The person deployed to prod and asked for tickets."))
+	if _, err := r.eng.Compact(ctx, id); err != nil {
+		t.Fatal(err)
+	}
 
 	evs, err := st.Events(ctx, id, 0, 0)
 	if err != nil {

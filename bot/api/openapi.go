@@ -26,11 +26,12 @@ type apiDoc struct {
 var apiDocs = []apiDoc{
 	{pattern: "POST /v1/sessions", summary: "Create a session (optionally with its first message)", request: "CreateSession", response: "SessionWithEvent", status: 201},
 	{pattern: "GET /v1/sessions", summary: "List sessions, newest first", query: []string{"status", "limit"}, response: "SessionList"},
-	{pattern: "GET /v1/sessions/{id}", summary: "Get a session", response: "Session"},
+	{pattern: "GET /v1/sessions/{id}", summary: "Get a session, with the tokens its model calls used (usage)", response: "SessionWithUsage"},
 	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them)", query: []string{"after", "limit"}, response: "EventList"},
 	{pattern: "POST /v1/sessions/{id}/events", summary: "Send a user.message (or an answer) to a session", request: "UserMessage", response: "Event", status: 202},
 	{pattern: "POST /v1/sessions/{id}/resume", summary: "Resume an interrupted or failed session at its checkpoint", response: "Session"},
 	{pattern: "POST /v1/sessions/{id}/cancel", summary: "Cancel the running turn and close the open question", response: "Session"},
+	{pattern: "POST /v1/sessions/{id}/compact", summary: "Compact the session's context now: shorten large old tool results and summarise older turns (409 while a turn runs)", response: "Compaction"},
 	{pattern: "GET /v1/sessions/{id}/results", summary: "Every result the session committed", response: "ResultList"},
 	{pattern: "GET /v1/approvals", summary: "List approvals", query: []string{"status", "session_id", "limit"}, response: "ApprovalList"},
 	{pattern: "GET /v1/approvals/{id}", summary: "Get an approval", response: "Approval"},
@@ -57,6 +58,16 @@ var apiSchemas = map[string]any{
 	}, "id", "agent", "origin", "status"),
 	"SessionWithEvent": map[string]any{"allOf": []any{ref("Session"), obj(map[string]any{"event": ref("Event")})}},
 	"SessionList":      obj(map[string]any{"sessions": list("Session")}, "sessions"),
+	"SessionWithUsage": map[string]any{"allOf": []any{ref("Session"), obj(map[string]any{"usage": ref("Usage")}, "usage")}},
+	"Usage": obj(map[string]any{
+		"input_tokens": integer(), "uncached_input_tokens": integer(), "cache_read_input_tokens": integer(),
+		"cache_creation_input_tokens": integer(), "output_tokens": integer(), "cost_usd": map[string]any{"type": "number"},
+	}, "input_tokens", "uncached_input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens"),
+	"Compaction": obj(map[string]any{
+		"reason": enum("budget", "provider", "requested"), "summary": str(), "from_seq": integer(), "to_seq": integer(),
+		"kept": map[string]any{"type": "array", "items": str()}, "shortened": map[string]any{"type": "array", "items": integer()},
+		"tokens_before": integer(), "tokens_after": integer(), "usage": ref("Object"),
+	}, "reason", "tokens_before", "tokens_after"),
 	"Event": obj(map[string]any{
 		"id": str(), "seq": integer(), "type": str(), "turn_id": str(), "created_at": datetime(), "data": ref("Object"),
 	}, "id", "seq", "type", "data"),

@@ -56,6 +56,10 @@ type Engine interface {
 	Approval(ctx context.Context, id string) (engine.Approval, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	// SessionUsage sums the tokens of a session's model calls.
+	SessionUsage(ctx context.Context, sessionID string) (engine.Usage, error)
+	// Compact compacts a session's context now.
+	Compact(ctx context.Context, sessionID string) (engine.ContextCompacted, error)
 }
 
 // Config is what New needs.
@@ -79,6 +83,9 @@ type Config struct {
 	// Done, once closed, ends long-lived responses (event streams), so a
 	// server shutdown need not wait for them.
 	Done <-chan struct{}
+	// Prices are the prices of each agent's model (by agent name), for the
+	// estimated cost in a session's usage; an agent without is not priced.
+	Prices map[string]*config.PriceConfig
 }
 
 // Server is the HTTP API.
@@ -91,6 +98,7 @@ type Server struct {
 	writeTimeout time.Duration
 	defaultAgent string
 	done         <-chan struct{}
+	prices       map[string]*config.PriceConfig
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -112,6 +120,7 @@ func New(cfg Config) *Server {
 		writeTimeout: cfg.WriteTimeout,
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
+		prices:       cfg.Prices,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -143,6 +152,7 @@ func (a *Server) routes() http.Handler {
 	mux.HandleFunc("POST /v1/sessions/{id}/events", a.auth(a.postEvent))
 	mux.HandleFunc("POST /v1/sessions/{id}/resume", a.auth(a.resume))
 	mux.HandleFunc("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
+	mux.HandleFunc("POST /v1/sessions/{id}/compact", a.auth(a.compact))
 	mux.HandleFunc("GET /v1/sessions/{id}/results", a.auth(a.results))
 	mux.HandleFunc("GET /v1/approvals", a.auth(a.listApprovals))
 	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))

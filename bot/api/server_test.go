@@ -28,6 +28,8 @@ type fakeEngine struct {
 	StatsFunc   func() engine.Stats
 	DecideFunc  func(ctx context.Context, id string, d engine.Decision) (engine.Approval, error)
 	RetryFunc   func(ctx context.Context, id string, d engine.Decision) (engine.Approval, error)
+
+	SessionUsageFunc func(ctx context.Context, id string) (engine.Usage, error)
 }
 
 func (f *fakeEngine) Decide(ctx context.Context, id string, d engine.Decision) (engine.Approval, error) {
@@ -47,6 +49,14 @@ func (f *fakeEngine) Send(ctx context.Context, id string, in engine.Input) (engi
 }
 
 func (f *fakeEngine) Stats() engine.Stats { return f.StatsFunc() }
+
+// SessionUsage is zero unless the test sets SessionUsageFunc.
+func (f *fakeEngine) SessionUsage(ctx context.Context, id string) (engine.Usage, error) {
+	if f.SessionUsageFunc == nil {
+		return engine.Usage{}, nil
+	}
+	return f.SessionUsageFunc(ctx, id)
+}
 
 // fakeSchedules is an api.Schedules with function fields.
 type fakeSchedules struct {

@@ -127,15 +127,6 @@ func (a *Server) listSessions(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"sessions": list})
 }
 
-func (a *Server) getSession(w http.ResponseWriter, r *http.Request) {
-	s, err := a.engine.Session(r.Context(), r.PathValue("id"))
-	if err != nil {
-		writeError(w, r, a.log, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s)
-}
-
 // eventRequest is the body of POST /v1/sessions/{id}/events.
 type eventRequest struct {
 	Type           string         `json:"type"`

@@ -44,17 +44,33 @@ type Config struct {
 
 // ModelConfig is one entry of models.
 type ModelConfig struct {
-	Provider   string   `yaml:"provider"` // anthropic | openai | fake
-	Model      string   `yaml:"model"`    // default fake-model for provider fake
-	BaseURL    string   `yaml:"base_url"` // empty = the provider's own
-	APIKey     string   `yaml:"api_key"`
-	MaxTokens  int      `yaml:"max_tokens"`  // default 4096
-	Timeout    Duration `yaml:"timeout"`     // default 10m
-	MaxRetries *int     `yaml:"max_retries"` // default 2; 0 = no retries
+	Provider  string `yaml:"provider"` // anthropic | openai | fake
+	Model     string `yaml:"model"`    // default fake-model for provider fake
+	BaseURL   string `yaml:"base_url"` // empty = the provider's own
+	APIKey    string `yaml:"api_key"`
+	MaxTokens int    `yaml:"max_tokens"` // default 4096; also the part of the context window kept for the answer
+	// ContextWindow is the model's context window in tokens; the default
+	// comes from the model's name (ContextWindowFor).
+	ContextWindow int `yaml:"context_window"`
+	// Price, when set, gives an estimated cost of each session's usage.
+	Price      *PriceConfig `yaml:"price"`
+	Timeout    Duration     `yaml:"timeout"`     // default 10m
+	MaxRetries *int         `yaml:"max_retries"` // default 2; 0 = no retries
 	// Script and Listen are for provider fake only: echo (default) or demo,
 	// and the loopback host:port its server listens on (default a free port).
 	Script string `yaml:"script"`
 	Listen string `yaml:"listen"`
+}
+
+// PriceConfig is a model's price in US dollars per million tokens, as the
+// provider publishes it: plain input, input read from the prompt cache,
+// input written to it (Anthropic), and output. Unset cache prices are the
+// input price.
+type PriceConfig struct {
+	Input      float64  `yaml:"input"`
+	CachedRead *float64 `yaml:"cache_read"`
+	CacheWrite *float64 `yaml:"cache_write"`
+	Output     float64  `yaml:"output"`
 }
 
 // AgentConfig is one entry of agents.
@@ -265,6 +281,9 @@ type LimitsConfig struct {
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536
 	ToolTimeout       Duration `yaml:"tool_timeout"`        // default 60s
 	MaxBodyBytes      int64    `yaml:"max_body_bytes"`      // default 1 MiB
+	// MaxParallelTools bounds the independent tool calls of one model
+	// round that run at once; 1 runs them one by one.
+	MaxParallelTools int `yaml:"max_parallel_tools"` // default 4
 	// The HTTP server's bounds, so a slow or idle client cannot hold a
 	// connection forever.
 	MaxConnections int      `yaml:"max_connections"` // default 1024; more wait to be accepted

@@ -28,6 +28,7 @@ const (
 	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
 	defaultFakeModel          = "fake-model" // the model name a provider: fake model reports
 	defaultMaxTokens          = 4096
+	defaultMaxParallelTools   = 4
 	defaultModelTimeout       = 10 * time.Minute
 	defaultMaxRetries         = 2
 	defaultMaxRunningTurns    = 16
@@ -72,6 +73,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
 	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
 	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
+	setDefault(&l.MaxParallelTools, defaultMaxParallelTools)
 	setDefault(&l.MaxConnections, defaultMaxConnections)
 	setDefault(&l.ReadTimeout, Duration(defaultReadTimeout))
 	setDefault(&l.WriteTimeout, Duration(defaultWriteTimeout))
@@ -85,6 +87,9 @@ func (c *Config) ApplyDefaults() {
 			setDefault(&m.Model, defaultFakeModel)
 		}
 		setDefault(&m.MaxTokens, defaultMaxTokens)
+		// A window the answer's reserve would fill is no default: a large
+		// max_tokens on a model brain does not know keeps room for input.
+		setDefault(&m.ContextWindow, max(ContextWindowFor(m.Provider, m.Model), 2*m.MaxTokens))
 		setDefault(&m.Timeout, Duration(defaultModelTimeout))
 		if m.MaxRetries == nil {
 			m.MaxRetries = ptr(defaultMaxRetries)

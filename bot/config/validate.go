@@ -60,6 +60,7 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.max_queued_turns", int64(l.MaxQueuedTurns), 1, "")
 	atLeast(&p, "limits.max_tool_iterations", int64(l.MaxToolIterations), 1, "")
 	atLeast(&p, "limits.max_output_bytes", int64(l.MaxOutputBytes), 1, "")
+	atLeast(&p, "limits.max_parallel_tools", int64(l.MaxParallelTools), 1, "")
 	atLeast(&p, "limits.tool_timeout", int64(l.ToolTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.max_body_bytes", l.MaxBodyBytes, 1, "")
 	atLeast(&p, "limits.max_connections", int64(l.MaxConnections), 1, "")
@@ -138,9 +139,28 @@ func (c *Config) validateModels(p *problems) {
 		checkURL(p, key+".base_url", m.BaseURL, false)
 		validateFake(p, key, m)
 		atLeast(p, key+".max_tokens", int64(m.MaxTokens), 1, "")
+		if m.ContextWindow <= m.MaxTokens {
+			p.add(key+".context_window", "must be larger than max_tokens (%d), the part kept for the answer; got %d", m.MaxTokens, m.ContextWindow)
+		}
+		validatePrice(p, key+".price", m.Price)
 		atLeast(p, key+".timeout", int64(m.Timeout), 1, "a positive duration")
 		if m.MaxRetries != nil && *m.MaxRetries < 0 {
 			p.add(key+".max_retries", "must be >= 0")
+		}
+	}
+}
+
+// validatePrice refuses negative prices.
+func validatePrice(p *problems, key string, pr *PriceConfig) {
+	if pr == nil {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"input", &pr.Input}, {"cache_read", pr.CachedRead}, {"cache_write", pr.CacheWrite}, {"output", &pr.Output}} {
+		if f.v != nil && *f.v < 0 {
+			p.add(key+"."+f.name, "must be >= 0 (US dollars per million tokens)")
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
 	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "completion", "version", "help"},
-	"sessions":   {"list", "show", "send", "resume", "cancel"},
+	"sessions":   {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":  {"list", "run"},
 	"approvals":  {"list", "show", "approve", "deny"},
 	"config":     {"check"},

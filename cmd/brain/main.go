@@ -29,6 +29,7 @@ Usage:
   brain sessions list --config FILE      list sessions, newest first
   brain sessions show --config FILE ID   show a session and its events
   brain sessions send|resume|cancel ID   act on a session (via the running daemon)
+  brain sessions compact ID              compact a session's context now (via the daemon)
   brain approvals list|show|approve|deny list and decide approvals (via the running daemon)
   brain schedules list --config FILE     list schedules, next fire times, last runs
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
@@ -161,11 +162,11 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 
 func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, "Usage: brain sessions list|show|send|resume|cancel --config FILE [ID] [TEXT]")
+		fmt.Fprintln(stderr, "Usage: brain sessions list|show|send|resume|cancel|compact --config FILE [ID] [TEXT]")
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
-		return errors.New("sessions needs a subcommand: list, show, send, resume or cancel")
+		return errors.New("sessions needs a subcommand: list, show, send, resume, cancel or compact")
 	}
 	switch args[0] {
 	case "list":
@@ -225,10 +226,10 @@ func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stdout, "%5d  %s  %-20s %s\n", ev.Seq, ev.CreatedAt.Local().Format("15:04:05.000"), ev.Type, ev.Data)
 		}
 		return nil
-	case "send", "resume", "cancel":
+	case "send", "resume", "cancel", "compact":
 		return sessionAction(ctx, args[0], args[1:], stdout, stderr)
 	default:
-		return fmt.Errorf("unknown sessions subcommand %q (want list, show, send, resume or cancel)", args[0])
+		return fmt.Errorf("unknown sessions subcommand %q (want list, show, send, resume, cancel or compact)", args[0])
 	}
 }
 

@@ -10,13 +10,14 @@ import (
 	"brain/bot"
 )
 
-// sessionAction is `brain sessions send|resume|cancel`, through the
+// sessionAction is `brain sessions send|resume|cancel|compact`, through the
 // running daemon's API.
 func sessionAction(ctx context.Context, sub string, args []string, stdout, stderr io.Writer) error {
 	synopsis := map[string]string{
-		"send":   "brain sessions send [--config FILE] ID TEXT...",
-		"resume": "brain sessions resume [--config FILE] ID",
-		"cancel": "brain sessions cancel [--config FILE] ID",
+		"send":    "brain sessions send [--config FILE] ID TEXT...",
+		"resume":  "brain sessions resume [--config FILE] ID",
+		"cancel":  "brain sessions cancel [--config FILE] ID",
+		"compact": "brain sessions compact [--config FILE] ID",
 	}[sub]
 	fs, config := newFlags("sessions "+sub, synopsis, stderr)
 	if err := parseFlags(fs, args); err != nil {
@@ -58,6 +59,16 @@ func sessionAction(ctx context.Context, sub string, args []string, stdout, stder
 			return err
 		}
 		fmt.Fprintf(stdout, "session %s cancelled: %s\n", s.ID, s.Status)
+	case "compact":
+		c, err := d.Compact(ctx, id)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "session %s compacted: about %d -> %d tokens (%d tool results shortened", id, c.TokensBefore, c.TokensAfter, len(c.Shortened))
+		if c.Summary != "" {
+			fmt.Fprintf(stdout, ", events %d-%d summarised", c.FromSeq, c.ToSeq)
+		}
+		fmt.Fprintln(stdout, ")")
 	}
 	return nil
 }

@@ -176,7 +176,7 @@ func classify(ctx context.Context, err error) error {
 		if msg == "" {
 			msg = http.StatusText(status)
 		}
-		return engine.ClassifyStatus(status, "anthropic: "+msg)
+		return markContextExceeded(engine.ClassifyStatus(status, "anthropic: "+msg), status, string(apiErr.Type()), msg)
 	}
 	// Connection refused, reset, per-attempt timeout, TLS failure.
 	return engine.ClassifyStatus(0, "anthropic: "+err.Error())

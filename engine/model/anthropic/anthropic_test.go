@@ -15,18 +15,20 @@ func toolResultWire(call engine.ToolCall) string {
 		{"role":"user","content":[{"type":"text","text":"weather?"}]},
 		{"role":"assistant","content":[
 			{"type":"text","text":"Checking."},
-			{"type":"tool_use","id":"` + call.ID + `","name":"weather","input":` + modeltest.ToolInput + `}]},
+			{"type":"tool_use","id":"` + call.ID + `","name":"weather","input":` + modeltest.ToolInput + `,"cache_control":{"type":"ephemeral"}}]},
 		{"role":"user","content":[
-			{"type":"tool_result","tool_use_id":"` + call.ID + `","content":[{"type":"text","text":"{\"sky\":\"clear\"}"}]}]}
+			{"type":"tool_result","tool_use_id":"` + call.ID + `","content":[{"type":"text","text":"{\"sky\":\"clear\"}"}],"cache_control":{"type":"ephemeral"}}]}
 	]}`
 }
 
 // historyWire is modeltest.HistoryRequest for Anthropic: roles alternate, so
 // runs of one role merge into one message; tool_result blocks come first in
 // a user message; a tool_use input is always an object; empty text blocks
-// (refused by the API) are left out, even inside a tool_result.
+// (refused by the API) are left out, even inside a tool_result. Cache
+// breakpoints mark the system prompt and the last block of the last two
+// messages (see cache.go).
 const historyWire = `{
-	"system":[{"type":"text","text":"sys"}],
+	"system":[{"type":"text","text":"sys","cache_control":{"type":"ephemeral"}}],
 	"messages":[
 		{"role":"user","content":[{"type":"text","text":"weather and time?"}]},
 		{"role":"assistant","content":[
@@ -42,8 +44,8 @@ const historyWire = `{
 			{"type":"text","text":"thanks"}]},
 		{"role":"assistant","content":[
 			{"type":"text","text":"Sunny;"},
-			{"type":"text","text":"time unknown."}]},
-		{"role":"user","content":[{"type":"text","text":"ok"}]}
+			{"type":"text","text":"time unknown.","cache_control":{"type":"ephemeral"}}]},
+		{"role":"user","content":[{"type":"text","text":"ok","cache_control":{"type":"ephemeral"}}]}
 	]}`
 
 // suite describes the adapter to the shared conformance tests. The tests
@@ -55,9 +57,10 @@ func suite() modeltest.Suite {
 		CallIDPrefix:     "toolu_",
 		DefaultMaxTokens: DefaultMaxTokens,
 		Wire: modeltest.Wire{
-			// The adapter always streams; the system prompt is a text block.
-			Text:       `{"stream":true,"system":[{"type":"text","text":"You are terse."}]}`,
-			Tools:      `{"tools":[{"name":"weather","description":"Forecast","input_schema":` + modeltest.ToolSchema + `}]}`,
+			// The adapter always streams; the system prompt is a text block,
+			// a cache breakpoint on it and on the last tool.
+			Text:       `{"stream":true,"system":[{"type":"text","text":"You are terse.","cache_control":{"type":"ephemeral"}}]}`,
+			Tools:      `{"tools":[{"name":"weather","description":"Forecast","input_schema":` + modeltest.ToolSchema + `,"cache_control":{"type":"ephemeral"}}]}`,
 			ToolResult: toolResultWire,
 			History:    historyWire,
 		},

@@ -35,6 +35,7 @@ func (m *Model) params(req engine.ModelRequest) (anthropic.MessageNewParams, err
 		}
 		p.Tools = append(p.Tools, anthropic.ToolUnionParam{OfTool: &tool})
 	}
+	addCacheBreakpoints(&p)
 	return p, nil
 }
 
@@ -115,11 +116,7 @@ func response(msg anthropic.Message) engine.ModelResponse {
 	resp := engine.ModelResponse{
 		Model:      string(msg.Model),
 		StopReason: string(msg.StopReason),
-		Usage: engine.Usage{
-			// Cached prompt tokens are billed apart but are still input.
-			InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-			OutputTokens: msg.Usage.OutputTokens,
-		},
+		Usage:      usage(msg.Usage),
 	}
 	var text strings.Builder
 	for _, b := range msg.Content {

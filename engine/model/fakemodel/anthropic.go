@@ -58,8 +58,10 @@ type (
 		Input *json.RawMessage `json:"input,omitempty"`
 	}
 	anthUsage struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
+		InputTokens              int `json:"input_tokens"`
+		CacheCreationInputTokens int `json:"cache_creation_input_tokens"`
+		CacheReadInputTokens     int `json:"cache_read_input_tokens"`
+		OutputTokens             int `json:"output_tokens"`
 	}
 	anthStop struct {
 		StopReason   string  `json:"stop_reason"`
@@ -95,7 +97,8 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 	if len(a.calls) > 0 {
 		stop = "tool_use"
 	}
-	usage := anthUsage{InputTokens: len(req.Raw)/4 + 1, OutputTokens: outputTokens(a)}
+	uncached, read, written := h.splitUsage(req)
+	usage := anthUsage{InputTokens: uncached, CacheCreationInputTokens: written, CacheReadInputTokens: read, OutputTokens: outputTokens(a)}
 	msg := anthMessage{
 		ID: "msg_fake_" + strconv.FormatUint(id, 10), Type: "message", Role: "assistant",
 		Model: req.Model, Content: blocks, StopReason: &stop, Usage: usage,

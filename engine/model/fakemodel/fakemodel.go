@@ -86,6 +86,9 @@ type Handler struct {
 	log   *slog.Logger
 	limit int
 	desk  *demoDesk // the demo endpoint; nil unless WithDemo
+	// window and noCache: see WithContextWindow and WithoutCache.
+	window  int
+	noCache bool
 
 	mu       sync.Mutex
 	script   []Step
@@ -97,6 +100,7 @@ type Handler struct {
 	release  chan struct{} // closed by Release; made only when a Hold waits
 	done     chan struct{} // closed by Close
 	closed   bool
+	cache    map[[32]byte]bool // prefixes in the simulated prompt cache
 }
 
 // NewHandler returns a fake model server (test double) handler. Call Close
@@ -332,6 +336,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		h.log.DebugContext(ctx, logPrefix+"request ended while held", logKeyProvider, req.Provider)
 		p.writeError(w, http.StatusServiceUnavailable, "fake model server (test double): request ended while held")
+		return
+	}
+	if n := promptTokens(req); step.kind == kindContextTooLong || h.window > 0 && n > h.window && (step.kind == kindAnswer || step.kind == kindEcho) {
+		window := h.window
+		if step.kind == kindContextTooLong && (window <= 0 || window >= n) {
+			window = n - 1
+		}
+		writeContextError(w, req, n, window)
 		return
 	}
 	switch step.kind {

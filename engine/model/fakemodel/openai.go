@@ -80,9 +80,12 @@ type (
 		} `json:"function"`
 	}
 	oaiUsage struct {
-		PromptTokens     int `json:"prompt_tokens"`
-		CompletionTokens int `json:"completion_tokens"`
-		TotalTokens      int `json:"total_tokens"`
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		TotalTokens         int `json:"total_tokens"`
+		PromptTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	}
 )
 
@@ -103,8 +106,9 @@ func (openaiAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, a a
 	if len(calls) > 0 {
 		finish = "tool_calls"
 	}
-	in, out := len(req.Raw)/4+1, outputTokens(a)
+	in, out := promptTokens(req), outputTokens(a)
 	usage := &oaiUsage{PromptTokens: in, CompletionTokens: out, TotalTokens: in + out}
+	_, usage.PromptTokensDetails.CachedTokens, _ = h.splitUsage(req)
 	msg := oaiMessage{Role: "assistant", ToolCalls: calls}
 	if a.text != "" || len(calls) == 0 {
 		msg.Content = &a.text

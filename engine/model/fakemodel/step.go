@@ -23,6 +23,7 @@ const (
 	kindBlock
 	kindHold
 	kindFunc
+	kindContextTooLong
 )
 
 // Call is a tool call the fake model makes. An empty ID is generated; an

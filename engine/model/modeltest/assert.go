@@ -13,9 +13,9 @@ import (
 )
 
 // NewServer starts a fake model server that t closes.
-func NewServer(t testing.TB) *fakemodel.Server {
+func NewServer(t testing.TB, opts ...fakemodel.Option) *fakemodel.Server {
 	t.Helper()
-	srv := fakemodel.New()
+	srv := fakemodel.New(opts...)
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -130,6 +130,8 @@ func Run(t *testing.T, s Suite) {
 	t.Run("EnvironmentIgnored", s.environmentIgnored)
 	t.Run("NotConfigured", s.notConfigured)
 	t.Run("InvalidConfig", s.invalidConfig)
+	t.Run("ContextWindow", s.contextWindow)
+	t.Run("CachedUsage", s.cachedUsage)
 }
 
 // Benchmark measures the adapter and the fake together: the floor of one

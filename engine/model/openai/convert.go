@@ -143,10 +143,7 @@ func response(c *openai.ChatCompletion) engine.ModelResponse {
 		Model:      c.Model,
 		Text:       choice.Message.Content,
 		StopReason: stopReason(choice.FinishReason),
-		Usage: engine.Usage{
-			InputTokens:  c.Usage.PromptTokens,
-			OutputTokens: c.Usage.CompletionTokens,
-		},
+		Usage:      usage(c.Usage),
 	}
 	if resp.Text == "" && choice.Message.Refusal != "" {
 		resp.Text, resp.StopReason = choice.Message.Refusal, "refusal"

@@ -165,7 +165,7 @@ func classify(ctx context.Context, err error, raw *http.Response) error {
 		if msg == "" {
 			msg = http.StatusText(apiErr.StatusCode)
 		}
-		return engine.ClassifyStatus(apiErr.StatusCode, "openai: "+msg)
+		return markContextExceeded(engine.ClassifyStatus(apiErr.StatusCode, "openai: "+msg), apiErr.StatusCode, apiErr.Code, msg)
 	}
 	if raw != nil && raw.StatusCode >= 400 {
 		return engine.ClassifyStatus(raw.StatusCode, "openai: "+http.StatusText(raw.StatusCode))
