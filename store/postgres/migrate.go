@@ -82,18 +82,15 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		)`); err != nil {
 			return fmt.Errorf("migrate: create schema_migrations: %w", err)
 		}
-		var current int
-		if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&current); err != nil {
-			return fmt.Errorf("migrate: read version: %w", err)
+		applied, err := appliedVersions(ctx, tx)
+		if err != nil {
+			return err
 		}
-		if n := len(ms); n > 0 && current > ms[n-1].version {
-			// An older binary must not write to a schema it does not know.
-			return fmt.Errorf("migrate: database schema version %d is newer than this build's %d", current, ms[n-1].version)
+		todo, err := pending(ms, applied)
+		if err != nil {
+			return err
 		}
-		for _, m := range ms {
-			if m.version <= current {
-				continue
-			}
+		for _, m := range todo {
 			// No arguments: the simple protocol runs every statement of
 			// the file.
 			if _, err := tx.Exec(ctx, m.sql); err != nil {
@@ -105,4 +102,44 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		}
 		return nil
 	})
+}
+
+// appliedVersions reads the versions recorded in schema_migrations.
+func appliedVersions(ctx context.Context, tx pgx.Tx) (map[int]bool, error) {
+	rows, err := tx.Query(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read versions: %w", err)
+	}
+	vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+	if err != nil {
+		return nil, fmt.Errorf("migrate: read versions: %w", err)
+	}
+	applied := map[int]bool{}
+	for _, v := range vs {
+		applied[v] = true
+	}
+	return applied, nil
+}
+
+// pending is the migrations not applied yet, in version order. Every one
+// missing is applied, not only those above the highest applied: versions
+// need not be consecutive, and a build may bring one numbered below a
+// version the database already has. A version this build does not know
+// means a newer build wrote the schema, and an older one must not write to
+// it.
+func pending(ms []migration, applied map[int]bool) ([]migration, error) {
+	known := map[int]bool{}
+	var todo []migration
+	for _, m := range ms {
+		known[m.version] = true
+		if !applied[m.version] {
+			todo = append(todo, m)
+		}
+	}
+	for v := range applied {
+		if !known[v] {
+			return nil, fmt.Errorf("migrate: database schema version %d is newer than this build (it does not know that migration)", v)
+		}
+	}
+	return todo, nil
 }
