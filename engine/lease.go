@@ -28,10 +28,9 @@ type Leases interface {
 }
 
 // Lease keys.
-func sessionLease(id string) string  { return "session:" + id }
-func applyLease(id string) string    { return "apply:" + id }
-func deliveryLease(k string) string  { return "deliver:" + k }
-func isSessionLease(key string) bool { return len(key) > 8 && key[:8] == "session:" }
+func sessionLease(id string) string { return "session:" + id }
+func applyLease(id string) string   { return "apply:" + id }
+func deliveryLease(k string) string { return "deliver:" + k }
 
 // memLeases is the Leases of an engine that is alone on its store (an
 // embedded engine, tests, SQLite under its file lock): the same claims,
@@ -187,4 +186,19 @@ func (l *leaser) renew(ctx context.Context) error {
 		f()
 	}
 	return nil
+}
+
+// loseAll treats every lease as lost (renewals kept failing past the
+// lease time).
+func (l *leaser) loseAll() {
+	l.mu.Lock()
+	var lost []func()
+	for k, h := range l.held {
+		delete(l.held, k)
+		lost = append(lost, h.onLost)
+	}
+	l.mu.Unlock()
+	for _, f := range lost {
+		f()
+	}
 }
