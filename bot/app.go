@@ -29,6 +29,7 @@ import (
 	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/store/postgres"
 	"brain/tools"
 )
 
@@ -172,6 +173,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	a.services = append(a.services, a.engine)
+	if pg, ok := a.store.(*postgres.Store); ok {
+		// Commits of other replicas reach this one's hub before anything
+		// that watches it starts.
+		a.services = append(a.services, &liveFeed{store: pg, notify: a.engine.Notify, poll: cfg.Storage.PollInterval.Std(), log: a.log})
+	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
