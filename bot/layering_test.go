@@ -40,8 +40,10 @@ var layers = []struct {
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
-	// Wiring knows everything; main only calls it.
+	// Wiring knows everything; main only calls it. The replicas test rig
+	// builds and drives the real binary (tests only).
 	{"brain/bot", []string{"*"}},
+	{"brain/bot/replicatest", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},
 }
 
