@@ -143,7 +143,7 @@ func startReplica(t *testing.T, bin, name string, rc rigConfig) *replica {
 				<-done
 			}
 		}
-		if t.Failed() {
+		if t.Failed() || os.Getenv("BRAIN_REPLICAS_LOGS") != "" {
 			t.Logf("replica %s log:\n%s", r.name, r.logs)
 		}
 	})
@@ -248,13 +248,21 @@ func (r *replica) events(id string) []engine.Event {
 // a failure.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	if err := waitUntil(what, cond); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitUntil is waitFor for other goroutines than the test's.
+func waitUntil(what string, cond func() bool) error {
 	deadline := time.Now().Add(90 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return fmt.Errorf("timed out waiting for %s", what)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return nil
 }
 
 // slackEvent posts a signed Events API callback to the replica.
