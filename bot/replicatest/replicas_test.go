@@ -95,7 +95,7 @@ type acked struct {
 // and Slack events sent round-robin (Slack retries to another replica)
 // each run once; SSE on one replica sees what another writes; Slack
 // replies are delivered once; 50 concurrent decisions over the replicas
-// apply once; a replica SIGKILLed mid-turn and another mid-apply leave
+// apply once; cancel on one replica stops a turn another runs; a replica SIGKILLed mid-turn and another mid-apply leave
 // their work recovered by the survivor (reported, unconfirmed); and the
 // schedule firing every second on all three ran each fire time once.
 func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
@@ -117,6 +117,7 @@ func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
 	reps := []*replica{startReplica(t, bin, "a", rc), startReplica(t, bin, "b", rc), startReplica(t, bin, "c", rc)}
 	a, b, c := reps[0], reps[1], reps[2]
 
+	reported := map[string]bool{} // inputs a session.error reports
 	// SSE on a follows a session whose input b records.
 	var followed apiSession
 	a.must("POST", "/v1/sessions", map[string]any{"message": "follow me"}, &followed, "Idempotency-Key", "follow")
@@ -263,6 +264,18 @@ func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
 		}
 	}
 
+	// Cancel on a stops a turn that runs on c.
+	var held apiSession
+	c.must("POST", "/v1/sessions", map[string]any{"message": "[slow] cancel me"}, &held, "Idempotency-Key", "cancel-me")
+	<-m.slow
+	var cancelled apiSession
+	a.must("POST", "/v1/sessions/"+held.ID+"/cancel", nil, &cancelled)
+	if cancelled.Status != "idle" {
+		t.Fatalf("cancel on a: session is %s", cancelled.Status)
+	}
+	reported[held.Event.ID] = true // a cancelled turn's input ran (cancelled), once
+	inputs = append(inputs, acked{held.ID, held.Event.ID})
+
 	// Let the schedule fire a few times while all three replicas run it.
 	waitFor(t, "schedule runs on three replicas", func() bool {
 		runs, err := store.Runs(context.Background(), "tick", 0)
@@ -277,7 +290,6 @@ func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
 	a.must("POST", "/v1/sessions/"+slow.ID+"/events", map[string]any{"type": engine.EventUserMessage, "text": "queued behind"}, &queued)
 	b.kill()
 	waitFor(t, "a to recover b's session", func() bool { return sessionStatus(t, a, slow.ID) == "interrupted" })
-	reported := map[string]bool{}
 	for _, ev := range ofType(a.events(slow.ID), engine.EventSessionError) {
 		p, _ := ev.Decode()
 		reported[p.(engine.SessionError).InputID] = true
