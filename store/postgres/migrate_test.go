@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -46,10 +47,17 @@ func allVersions(t *testing.T) []int {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("migrations: %v, %v", files, err)
 	}
+	// Versions are the files' leading numbers; helpers of other features
+	// take numbers of their own, so they need not be consecutive.
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		v, err := strconv.Atoi(strings.SplitN(filepath.Base(f), "_", 2)[0])
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,10 +85,17 @@ func allVersions(t *testing.T) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Versions are the files' leading numbers; helpers of other features
+	// take numbers of their own, so they need not be consecutive.
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		v, err := strconv.Atoi(strings.SplitN(filepath.Base(f), "_", 2)[0])
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 
