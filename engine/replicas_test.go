@@ -31,11 +31,18 @@ type replica struct {
 type killableLeases struct {
 	engine.Leases
 	dead atomic.Bool
+	// cut: the store cannot be reached (every call fails).
+	cut  atomic.Bool
 	mu   sync.Mutex
 	keys map[string]bool
 }
 
+var errCut = errors.New("database unreachable")
+
 func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now, until time.Time) (bool, error) {
+	if k.cut.Load() {
+		return false, errCut
+	}
 	if k.dead.Load() {
 		return false, nil
 	}
@@ -49,6 +56,9 @@ func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now,
 }
 
 func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, until time.Time) ([]string, error) {
+	if k.cut.Load() {
+		return nil, errCut
+	}
 	if !k.dead.Load() {
 		return k.Leases.RenewLeases(ctx, owner, now, until)
 	}
@@ -402,5 +412,46 @@ func TestReplicas_CancelStopsTheTurnAnotherReplicaRuns(t *testing.T) {
 	}
 	if runs := inputsRun(t, evs); runs[queued.ID] != 0 {
 		t.Fatalf("the queued input ran after the cancel; events:\n%s", dump(evs))
+	}
+}
+
+// A replica that cannot renew its leases past their time stops its turn
+// without recording anything: the replica taking the session over records
+// its end, once.
+func TestReplicas_LostLeaseStopsTheTurnWithoutWriting(t *testing.T) {
+	h := newReplicaHarness(t)
+	a, b := h.replica("a"), h.replica("b")
+	block := make(chan struct{})
+	defer close(block)
+	h.fake.Push(fakemodel.Block(block))
+	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	a.leases.cut.Store(true)
+	pollFor(t, b.eng, s.ID, "b to recover the session", func(s engine.Session, _ []engine.Event) bool {
+		return s.Status == engine.StatusInterrupted
+	})
+	// a stops its turn once its lease ran out; then nothing more of it
+	// can reach the log.
+	pollFor(t, b.eng, s.ID, "a's turn to stop", func(engine.Session, []engine.Event) bool {
+		return a.eng.Stats().RunningTurns == 0
+	})
+	evs, err := b.eng.Events(context.Background(), s.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The report is the recovery's (interrupted, as after a crash), not a
+	// failure the replica that lost the lease wrote.
+	errs := sessionErrors(t, evs)
+	if len(errs) != 1 || errs[0].InputID != in.ID || errs[0].Code != engine.CodeInterrupted || count(evs, engine.EventTurnCompleted) != 1 {
+		t.Fatalf("want one report of the input, by the recovery, and one turn.completed; events:\n%s", dump(evs))
 	}
 }
