@@ -238,19 +238,34 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 
 // holdApply claims the approval's apply lease; another holder means
 // another request (on any replica) is deciding or applying it right now.
+//
+// An apply that just recorded its outcome (unconfirmed or failed) still
+// holds the lease for a moment, until it lets go: a retry waits for that,
+// at most a lease's time (what a holder that died takes to expire).
 func (e *Engine) holdApply(ctx context.Context, id string) error {
-	held, err := e.leases.acquire(ctx, applyLease(id), nil)
-	if err != nil {
-		return err
-	}
-	if !held {
-		if cur, err := e.store.Approval(ctx, id); err == nil && cur.Status != ApprovalPending &&
-			cur.Status != ApprovalUnconfirmed && cur.Status != ApprovalFailed {
-			return alreadyDecided(cur)
+	deadline := time.Now().Add(e.leases.ttl)
+	for {
+		held, err := e.leases.acquire(ctx, applyLease(id), nil)
+		if err != nil || held {
+			return err
 		}
-		return Errorf(CodeConflict, "approval %s is being decided or applied by another request; try again", id)
+		cur, err := e.store.Approval(ctx, id)
+		if err != nil {
+			return err
+		}
+		ended := cur.Status == ApprovalUnconfirmed || cur.Status == ApprovalFailed
+		switch {
+		case cur.Status != ApprovalPending && !ended:
+			return alreadyDecided(cur)
+		case !ended || time.Now().After(deadline):
+			return Errorf(CodeConflict, "approval %s is being decided or applied by another request; try again", id)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	return nil
 }
 
 func (e *Engine) releaseApply(ctx context.Context, id string) {
