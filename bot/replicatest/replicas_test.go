@@ -52,6 +52,14 @@ func (m *models) step(req fakemodel.Request) fakemodel.Step {
 	}
 }
 
+// newModelServer starts the fake model server answering with m.
+func newModelServer(t *testing.T, m *models) string {
+	t.Helper()
+	fake := fakemodel.New(fakemodel.WithRecordLimit(0), fakemodel.WithDefault(fakemodel.Func(m.step)))
+	t.Cleanup(fake.Close)
+	return fake.URL()
+}
+
 // deployments is the deploy tool's endpoint: it counts applies per
 // service and decision, and holds the apply of service "hang".
 type deployments struct {
@@ -103,8 +111,7 @@ func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
 	bin := buildBrain(t, t.TempDir())
 
 	m := &models{slow: make(chan string, 4), gate: make(chan struct{})}
-	fake := fakemodel.New(fakemodel.WithRecordLimit(0), fakemodel.WithDefault(fakemodel.Func(m.step)))
-	t.Cleanup(fake.Close)
+	fakeURL := newModelServer(t, m)
 	deploys := &deployments{byService: map[string]int{}, hung: make(chan struct{}, 1), gate: make(chan struct{})}
 	tools := httptest.NewServer(deploys)
 	t.Cleanup(tools.Close)
@@ -113,7 +120,7 @@ func TestReplicas_ThreeServeProcessesOnOnePostgres(t *testing.T) {
 	// Registered before the replicas, so it runs after they stopped.
 	t.Cleanup(func() { close(m.gate); close(deploys.gate) })
 
-	rc := rigConfig{dsn: dsn, modelURL: fake.URL(), toolURL: tools.URL, slackURL: slack.URL()}
+	rc := rigConfig{dsn: dsn, modelURL: fakeURL, toolURL: tools.URL, slackURL: slack.URL()}
 	reps := []*replica{startReplica(t, bin, "a", rc), startReplica(t, bin, "b", rc), startReplica(t, bin, "c", rc)}
 	a, b, c := reps[0], reps[1], reps[2]
 

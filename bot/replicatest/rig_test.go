@@ -79,9 +79,10 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// rigConfig is what the replicas' config points at.
+// rigConfig is what the replicas' config points at; appToken set means
+// Slack in Socket Mode.
 type rigConfig struct {
-	dsn, modelURL, toolURL, slackURL string
+	dsn, modelURL, toolURL, slackURL, appToken string
 }
 
 func writeConfig(t *testing.T, dir, addr string, rc rigConfig) string {
@@ -107,10 +108,11 @@ slack:
   bot_token: xoxb-replicas
   signing_secret: %s
   api_url: %s/api/
+  app_token: %q
 schedules:
   - {name: tick, cron: "@every 1s", prompt: "scheduled tick"}
 approvals: {ttl: 1h}
-`, addr, filepath.Join(dir, "data"), rc.dsn, rc.modelURL, rc.toolURL, signingSecret, rc.slackURL)
+`, addr, filepath.Join(dir, "data"), rc.dsn, rc.modelURL, rc.toolURL, signingSecret, rc.slackURL, rc.appToken)
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
