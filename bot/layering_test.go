@@ -47,8 +47,10 @@ var layers = []struct {
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The context benchmarks drive the real engine, store and adapters.
 	{"brain/bench/context", []string{"brain/engine", "brain/engine/durable", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
-	// Wiring knows everything; main only calls it.
+	// Wiring knows everything; main only calls it. The replicas test rig
+	// builds and drives the real binary (tests only).
 	{"brain/bot", []string{"*"}},
+	{"brain/bot/replicatest", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},
 }
 

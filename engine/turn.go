@@ -56,6 +56,12 @@ func (e *Engine) runTurn(ctx context.Context, id string) {
 	e.observeTurnStart(t)
 	log := e.log.With(logSession, id, logTurn, t.id)
 	outcome, err := e.loop(ctx, t)
+	if errors.Is(context.Cause(ctx), errLeaseLost) {
+		// Another replica may be recovering the session: it records how
+		// the turn ended, not this one.
+		log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
+		return
+	}
 	if err != nil {
 		e.failTurn(wctx, t, err, context.Cause(ctx))
 		return

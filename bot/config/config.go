@@ -308,9 +308,30 @@ type TelemetryConfig struct {
 	ServiceName  string `yaml:"service_name"` // default brain
 }
 
-// StorageConfig is the storage block.
+// Storage drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// StorageConfig is the storage block: one SQLite file under data_dir (the
+// default; one brain process), or a PostgreSQL database that several
+// replicas share.
 type StorageConfig struct {
-	Synchronous string `yaml:"synchronous"` // SQLite PRAGMA synchronous: full (default) | normal
+	Driver string `yaml:"driver"` // sqlite (default) | postgres
+	// DSN is the PostgreSQL connection string (postgres:// URL or libpq
+	// key=value); postgres only. It may hold a password: a secret.
+	DSN string `yaml:"dsn"`
+	// Synchronous is SQLite's PRAGMA synchronous: full (default) | normal;
+	// sqlite only.
+	Synchronous string `yaml:"synchronous"`
+	// LeaseTTL is how long a replica's lease on a session, an apply, a
+	// delivery or an inbox item lasts without renewal: how long a dead
+	// replica's work waits for another (default 30s); postgres only.
+	LeaseTTL Duration `yaml:"lease_ttl"`
+	// PollInterval is how often each replica looks for work others left
+	// (input no replica took, expired leases; default 1s); postgres only.
+	PollInterval Duration `yaml:"poll_interval"`
 }
 
 // Agent returns the agent named name.

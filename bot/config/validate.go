@@ -37,7 +37,7 @@ func (c *Config) Validate() error {
 	c.validateAPIKeys(&p)
 	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&p, "log.format", c.Log.Format, "text", "json")
-	oneOf(&p, "storage.synchronous", c.Storage.Synchronous, "full", "normal")
+	c.validateStorage(&p)
 	c.validateModels(&p)
 	c.validateAgents(&p)
 	c.validateChannels(&p)
@@ -68,6 +68,36 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.write_timeout", int64(l.WriteTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.idle_timeout", int64(l.IdleTimeout), 1, "a positive duration")
 	return errors.Join(p.errs...)
+}
+
+// validateStorage checks the storage block: each driver takes its own keys.
+func (c *Config) validateStorage(p *problems) {
+	s := c.Storage
+	switch s.Driver {
+	case DriverSQLite:
+		oneOf(p, "storage.synchronous", s.Synchronous, "full", "normal")
+		if s.DSN != "" {
+			p.add("storage.dsn", "only for driver: postgres (SQLite lives in data_dir)")
+		}
+		if s.LeaseTTL != 0 {
+			p.add("storage.lease_ttl", "only for driver: postgres (one process owns an SQLite file)")
+		}
+		if s.PollInterval != 0 {
+			p.add("storage.poll_interval", "only for driver: postgres (one process owns an SQLite file)")
+		}
+	case DriverPostgres:
+		p.required("storage.dsn", s.DSN)
+		if s.Synchronous != "" {
+			p.add("storage.synchronous", "only for driver: sqlite (PostgreSQL's durability is its own synchronous_commit)")
+		}
+		atLeast(p, "storage.lease_ttl", int64(s.LeaseTTL), int64(time.Second), "at least 1s")
+		atLeast(p, "storage.poll_interval", int64(s.PollInterval), int64(10*time.Millisecond), "at least 10ms")
+		if s.PollInterval > s.LeaseTTL {
+			p.add("storage.poll_interval", "must not be longer than storage.lease_ttl")
+		}
+	default:
+		oneOf(p, "storage.driver", s.Driver, DriverSQLite, DriverPostgres)
+	}
 }
 
 func (c *Config) validateListen(p *problems) {

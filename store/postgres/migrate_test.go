@@ -57,6 +57,7 @@ func allVersions(t *testing.T) []int {
 		}
 		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 
