@@ -40,6 +40,10 @@ var layers = []struct {
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// brain migrate copies between the two stores, so it sees both.
+	{"brain/bot/migrate", []string{"brain/store/sqlite", "brain/store/postgres", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The load scripts drive brain from outside, as operators would.
+	{"brain/bench/...", []string{"*"}},
 	// Wiring knows everything; main only calls it.
 	{"brain/bot", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},

@@ -28,6 +28,9 @@ type Column struct {
 type Table struct {
 	Name    string
 	Columns []Column
+	// References are the tables this one's foreign keys point at: their
+	// rows have to be there first.
+	References []string
 }
 
 // Tables lists the tables of the schema that hold data, in name order,
@@ -62,6 +65,26 @@ func tables(ctx context.Context, q querier) ([]Table, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
+	}
+	rows.Close()
+	refs, err := q.Query(ctx, `SELECT DISTINCT c.conrelid::regclass::text, c.confrelid::regclass::text
+		FROM pg_constraint c JOIN pg_namespace n ON n.oid = c.connamespace
+		WHERE c.contype = 'f' AND n.nspname = current_schema() ORDER BY 1, 2`)
+	if err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
+	}
+	defer refs.Close()
+	for refs.Next() {
+		var from, to string
+		if err := refs.Scan(&from, &to); err != nil {
+			return nil, fmt.Errorf("list foreign keys: %w", err)
+		}
+		if i := slices.IndexFunc(out, func(t Table) bool { return t.Name == from }); i >= 0 && from != to {
+			out[i].References = append(out[i].References, to)
+		}
+	}
+	if err := refs.Err(); err != nil {
+		return nil, fmt.Errorf("list foreign keys: %w", err)
 	}
 	return out, nil
 }
@@ -190,4 +213,20 @@ func (im *Importer) moveSequences(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// Count is the number of rows in table (one of Tables).
+func (s *Store) Count(ctx context.Context, table string) (int64, error) {
+	ts, err := tables(ctx, s.pool)
+	if err != nil {
+		return 0, err
+	}
+	if !slices.ContainsFunc(ts, func(t Table) bool { return t.Name == table }) {
+		return 0, fmt.Errorf("count: no table %q", table)
+	}
+	var n int64
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM `+pgx.Identifier{table}.Sanitize()).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count %s: %w", table, err)
+	}
+	return n, nil
 }
