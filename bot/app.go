@@ -29,7 +29,6 @@ import (
 	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/store/sqlite"
 	"brain/tools"
 )
 
@@ -53,7 +52,7 @@ type Options struct {
 type App struct {
 	cfg    *config.Config
 	log    *slog.Logger
-	store  *sqlite.Store
+	store  Store
 	engine *engine.Engine
 	api    *api.Server
 	lock   *os.File
@@ -93,13 +92,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
-	if a.lock, err = lockDataDir(cfg.DataDir); err != nil {
-		return nil, err
+	if usesFileLock(cfg) {
+		if a.lock, err = lockDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
-	dbPath := filepath.Join(cfg.DataDir, "brain.db")
-	a.store, err = sqlite.OpenWithOptions(ctx, dbPath, sqlite.Options{Synchronous: cfg.Storage.Synchronous})
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
+	if a.store, err = openStore(ctx, cfg); err != nil {
+		return nil, err
 	}
 	models, err := a.buildModels()
 	if err != nil {

@@ -271,9 +271,23 @@ type TelemetryConfig struct {
 	ServiceName  string `yaml:"service_name"` // default brain
 }
 
-// StorageConfig is the storage block.
+// Storage drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// StorageConfig is the storage block: one SQLite file under data_dir (the
+// default; one brain process), or a PostgreSQL database that several
+// replicas share.
 type StorageConfig struct {
-	Synchronous string `yaml:"synchronous"` // SQLite PRAGMA synchronous: full (default) | normal
+	Driver string `yaml:"driver"` // sqlite (default) | postgres
+	// DSN is the PostgreSQL connection string (postgres:// URL or libpq
+	// key=value); postgres only. It may hold a password: a secret.
+	DSN string `yaml:"dsn"`
+	// Synchronous is SQLite's PRAGMA synchronous: full (default) | normal;
+	// sqlite only.
+	Synchronous string `yaml:"synchronous"`
 }
 
 // Agent returns the agent named name.

@@ -50,7 +50,10 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Telemetry.ServiceName, "brain")
-	setDefault(&c.Storage.Synchronous, "full")
+	setDefault(&c.Storage.Driver, DriverSQLite)
+	if c.Storage.Driver == DriverSQLite {
+		setDefault(&c.Storage.Synchronous, "full")
+	}
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))
 	}

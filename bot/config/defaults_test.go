@@ -49,6 +49,7 @@ mcp_servers: [{id: m, command: srv}, {id: n, url: "http://127.0.0.1/mcp"}]
 		{"approvals.ttl", c.Approvals.TTL.Std(), 168 * time.Hour},
 		{"log.level", c.Log.Level, "info"},
 		{"log.format", c.Log.Format, "text"},
+		{"storage.driver", c.Storage.Driver, "sqlite"},
 		{"storage.synchronous", c.Storage.Synchronous, "full"},
 		{"slack.agent", c.Slack.Agent, "default"},
 		{"slack.reply_without_mention", *c.Slack.ReplyWithoutMention, true},

@@ -37,7 +37,7 @@ func (c *Config) Validate() error {
 	c.validateAPIKeys(&p)
 	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&p, "log.format", c.Log.Format, "text", "json")
-	oneOf(&p, "storage.synchronous", c.Storage.Synchronous, "full", "normal")
+	c.validateStorage(&p)
 	c.validateModels(&p)
 	c.validateAgents(&p)
 	c.validateChannels(&p)
@@ -63,6 +63,25 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.write_timeout", int64(l.WriteTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.idle_timeout", int64(l.IdleTimeout), 1, "a positive duration")
 	return errors.Join(p.errs...)
+}
+
+// validateStorage checks the storage block: each driver takes its own keys.
+func (c *Config) validateStorage(p *problems) {
+	s := c.Storage
+	switch s.Driver {
+	case DriverSQLite:
+		oneOf(p, "storage.synchronous", s.Synchronous, "full", "normal")
+		if s.DSN != "" {
+			p.add("storage.dsn", "only for driver: postgres (SQLite lives in data_dir)")
+		}
+	case DriverPostgres:
+		p.required("storage.dsn", s.DSN)
+		if s.Synchronous != "" {
+			p.add("storage.synchronous", "only for driver: sqlite (PostgreSQL's durability is its own synchronous_commit)")
+		}
+	default:
+		oneOf(p, "storage.driver", s.Driver, DriverSQLite, DriverPostgres)
+	}
 }
 
 func (c *Config) validateListen(p *problems) {

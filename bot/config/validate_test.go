@@ -123,6 +123,13 @@ func TestValidate(t *testing.T) {
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format: must be text or json"},
 		{"synchronous", func(c *Config) { c.Storage.Synchronous = "off" }, "storage.synchronous: must be full or normal"},
+		{"storage driver", func(c *Config) { c.Storage.Driver = "mysql" }, `storage.driver: must be sqlite or postgres, got "mysql"`},
+		{"postgres without dsn", func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres} }, "storage.dsn: required"},
+		{"postgres with synchronous", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", Synchronous: "full"}
+		},
+			"storage.synchronous: only for driver: sqlite"},
+		{"sqlite with dsn", func(c *Config) { c.Storage.DSN = "postgres://db/brain" }, "storage.dsn: only for driver: postgres"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

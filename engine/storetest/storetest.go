@@ -23,6 +23,7 @@ type Store interface {
 	durable.Runs
 	durable.ChannelState
 	durable.LinearTokens
+	durable.Health
 }
 
 // NewDB creates an empty database for one test (with the implementation's
@@ -72,6 +73,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},
+		{"InboxBacklogs", testInboxBacklogs},
+		{"CheckWritable", testCheckWritable},
 
 		{"ClaimRunOnce", testClaimRunOnce},
 		{"ClaimRunAcrossProcesses", testClaimRunAcrossProcesses},
