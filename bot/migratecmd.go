@@ -17,7 +17,8 @@ type MigrateOptions struct {
 	// From is the SQLite file to copy; "" means the config's
 	// data_dir/brain.db.
 	From string
-	// DSN is the PostgreSQL database to copy into.
+	// DSN is the PostgreSQL database to copy into; "" means the config's
+	// storage.dsn when its driver is postgres.
 	DSN string
 	// Replace empties a target that already holds rows.
 	Replace bool
@@ -34,10 +35,13 @@ func MigrateToPostgres(ctx context.Context, cfg *config.Config, opts MigrateOpti
 		if cfg == nil {
 			return errors.New("migrate: give --from PATH or --config FILE (its data_dir holds brain.db)")
 		}
-		from = filepath.Join(cfg.DataDir, "brain.db")
+		from = sqlitePath(cfg)
+	}
+	if opts.DSN == "" && cfg != nil && cfg.Storage.Driver == config.DriverPostgres {
+		opts.DSN = cfg.Storage.DSN
 	}
 	if opts.DSN == "" {
-		return errors.New("migrate: give the target with --dsn (or BRAIN_DATABASE_URL)")
+		return errors.New("migrate: give the target with --dsn (or BRAIN_DATABASE_URL, or storage.dsn in the config)")
 	}
 	lock, err := lockDataDir(filepath.Dir(from))
 	if err != nil {

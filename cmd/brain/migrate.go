@@ -15,7 +15,8 @@ import (
 const migrateSynopsis = `brain migrate --to postgres [--config FILE | --from PATH] --dsn URL [--replace]
 
 Copies a brain SQLite database (the config's data_dir/brain.db, or --from
-PATH) into PostgreSQL: sessions and their events, idempotency keys, results,
+PATH) into PostgreSQL (--dsn, or storage.dsn of a config whose driver is
+postgres): sessions and their events, idempotency keys, results,
 approvals, schedule runs, the Slack and Linear inboxes, channel delivery
 state and Linear tokens. Stop brain first (the data_dir lock is taken).
 The copy is one transaction: the target gets everything or nothing, so a
@@ -28,7 +29,7 @@ func migrateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs, path := newFlags("migrate", migrateSynopsis, stderr)
 	to := fs.String("to", "", "target store: postgres")
 	from := fs.String("from", "", "SQLite file to copy (default: data_dir/brain.db of --config)")
-	dsn := fs.String("dsn", os.Getenv("BRAIN_DATABASE_URL"), "PostgreSQL database to copy into (default $BRAIN_DATABASE_URL)")
+	dsn := fs.String("dsn", os.Getenv("BRAIN_DATABASE_URL"), "PostgreSQL database to copy into (default $BRAIN_DATABASE_URL, else the config's storage.dsn)")
 	replace := fs.Bool("replace", false, "empty a target that already holds rows, then copy")
 	if err := parseFlags(fs, args); err != nil {
 		return err
