@@ -112,6 +112,11 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	decision, status := DecisionDeny, ApprovalDenied
 	if d.Approve {
 		decision, status = DecisionApprove, ApprovalApplying
+		// The apply's lease is taken before the decision is recorded, so
+		// no replica ever sees it applying without a live holder.
+		if err := e.holdApply(ctx, a.ID); err != nil {
+			return Approval{}, err
+		}
 	}
 	decisionID := e.newID("dec")
 	now := e.now()
@@ -134,6 +139,9 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		Events: evs,
 	})
 	if err != nil {
+		if d.Approve {
+			e.releaseApply(ctx, a.ID)
+		}
 		return Approval{}, err
 	}
 	e.count("approvals_" + decision)
@@ -205,6 +213,9 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	if err != nil {
 		return Approval{}, err
 	}
+	if err := e.holdApply(ctx, a.ID); err != nil {
+		return Approval{}, err
+	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: e.now(),
 		Update: func(a *Approval) error {
@@ -218,25 +229,53 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 		Events: evs,
 	})
 	if err != nil {
+		e.releaseApply(ctx, a.ID)
 		return Approval{}, err
 	}
 	e.startApply(got)
 	return got, nil
 }
 
+// holdApply claims the approval's apply lease; another holder means
+// another request (on any replica) is deciding or applying it right now.
+func (e *Engine) holdApply(ctx context.Context, id string) error {
+	held, err := e.leases.acquire(ctx, applyLease(id), nil)
+	if err != nil {
+		return err
+	}
+	if !held {
+		if cur, err := e.store.Approval(ctx, id); err == nil && cur.Status != ApprovalPending &&
+			cur.Status != ApprovalUnconfirmed && cur.Status != ApprovalFailed {
+			return alreadyDecided(cur)
+		}
+		return Errorf(CodeConflict, "approval %s is being decided or applied by another request; try again", id)
+	}
+	return nil
+}
+
+func (e *Engine) releaseApply(ctx context.Context, id string) {
+	if err := e.leases.release(ctx, applyLease(id)); err != nil {
+		e.log.Warn("release apply lease; it expires on its own", "approval_id", id, logErr, err)
+	}
+}
+
 // startApply runs apply in the background; Stop waits for it and cancels
 // it at the deadline, which leaves the approval unconfirmed.
 func (e *Engine) startApply(a Approval) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.stopping {
-		// Left applying; the next start marks it unconfirmed for a person.
+		e.mu.Unlock()
+		// Left applying; once the lease is released, the next start (or
+		// another replica) marks it unconfirmed for a person.
 		e.log.Warn("not starting an apply during shutdown", "approval_id", a.ID)
+		e.releaseApply(context.Background(), a.ID)
 		return
 	}
+	defer e.mu.Unlock()
 	e.applies.Add(1)
 	go func() {
 		defer e.applies.Done()
+		defer e.releaseApply(e.applyCtx, a.ID)
 		e.apply(e.applyCtx, a)
 	}()
 }
@@ -406,27 +445,53 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 		return err
 	}
 	for _, a := range stuck {
-		msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
-		evs, err := e.events("", ApplyUnconfirmed{ApprovalID: a.ID, Status: ApprovalUnconfirmed, Tool: a.Tool, DecisionID: a.DecisionID, Error: msg})
+		// An apply whose lease this engine can claim has no live apply
+		// anywhere: it was cut short. A live one is skipped.
+		key := applyLease(a.ID)
+		held, err := e.leases.acquire(ctx, key, nil)
 		if err != nil {
-			return fmt.Errorf("approval %s: %w", a.ID, err)
+			return err
 		}
-		_, _, err = e.commitApproval(ctx, ApprovalCommit{
-			ID: a.ID, Now: e.now(),
-			Update: func(cur *Approval) error {
-				if cur.Status != ApprovalApplying {
-					return errNothingToDo
-				}
-				cur.Status, cur.Error = ApprovalUnconfirmed, msg
-				return nil
-			},
-			Events: evs,
-		})
-		if err != nil && !errors.Is(err, errNothingToDo) {
-			return fmt.Errorf("approval %s: %w", a.ID, err)
+		if !held {
+			continue
 		}
-		e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
+		err = e.markUnconfirmed(ctx, a)
+		if rerr := e.leases.release(ctx, key); rerr != nil {
+			e.log.Warn("release apply lease; it expires on its own", "approval_id", a.ID, logErr, rerr)
+		}
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// markUnconfirmed records an apply that was cut short as unconfirmed,
+// unless it is no longer applying.
+func (e *Engine) markUnconfirmed(ctx context.Context, a Approval) error {
+	msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
+	evs, err := e.events("", ApplyUnconfirmed{ApprovalID: a.ID, Status: ApprovalUnconfirmed, Tool: a.Tool, DecisionID: a.DecisionID, Error: msg})
+	if err != nil {
+		return fmt.Errorf("approval %s: %w", a.ID, err)
+	}
+	_, _, err = e.commitApproval(ctx, ApprovalCommit{
+		ID: a.ID, Now: e.now(),
+		Update: func(cur *Approval) error {
+			if cur.Status != ApprovalApplying {
+				return errNothingToDo
+			}
+			cur.Status, cur.Error = ApprovalUnconfirmed, msg
+			return nil
+		},
+		Events: evs,
+	})
+	if errors.Is(err, errNothingToDo) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("approval %s: %w", a.ID, err)
+	}
+	e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
 	return nil
 }
 

@@ -24,6 +24,7 @@ type Store interface {
 	durable.ChannelState
 	durable.LinearTokens
 	durable.Health
+	engine.Leases
 }
 
 // NewDB creates an empty database for one test (with the implementation's
@@ -73,6 +74,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},
+		{"ClaimInbound", testClaimInbound},
+		{"ClaimInboundRace", testClaimInboundRace},
 		{"InboxBacklogs", testInboxBacklogs},
 		{"CheckWritable", testCheckWritable},
 
@@ -86,6 +89,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalMessages", testApprovalMessages},
 		{"PostedQuestions", testPostedQuestions},
 		{"ThreadContexts", testThreadContexts},
+
+		{"Leases", testLeases},
+		{"LeaseRace", testLeaseRace},
 
 		{"LinearTokens", testLinearTokens},
 		{"LinearRefreshLease", testLinearRefreshLease},
