@@ -29,6 +29,7 @@ import (
 	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/store/postgres"
 	"brain/tools"
 )
 
@@ -164,11 +165,19 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		ApprovalTTL:       cfg.Approvals.TTL.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
+		Leases:            replicaLeases(cfg, a.store),
+		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
+		PollInterval:      cfg.Storage.PollInterval.Std(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.services = append(a.services, a.engine)
+	if pg, ok := a.store.(*postgres.Store); ok {
+		// Commits of other replicas reach this one's hub before anything
+		// that watches it starts.
+		a.services = append(a.services, &liveFeed{store: pg, notify: a.engine.Notify, poll: cfg.Storage.PollInterval.Std(), log: a.log})
+	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
@@ -257,7 +266,8 @@ func (a *App) Start(ctx context.Context) error {
 			a.log.Error("http server stopped", logErr, err)
 		}
 	}()
-	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
+	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir,
+		"storage", a.cfg.Storage.Driver, "replica", a.engine.ReplicaID())
 	for _, section := range a.cfg.Unsupported() {
 		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
 	}

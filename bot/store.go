@@ -23,6 +23,7 @@ type Store interface {
 	durable.ChannelState
 	durable.LinearTokens
 	durable.Health
+	engine.Leases
 	Close() error
 }
 
@@ -58,3 +59,12 @@ func sqlitePath(cfg *config.Config) string { return filepath.Join(cfg.DataDir, "
 // usesFileLock reports whether the store is one process's own file, which
 // brain.lock guards; replicas on PostgreSQL share the database instead.
 func usesFileLock(cfg *config.Config) bool { return cfg.Storage.Driver != config.DriverPostgres }
+
+// replicaLeases returns the store's leases when replicas share it, nil
+// (the engine keeps leases in memory) when this process owns it alone.
+func replicaLeases(cfg *config.Config, st Store) engine.Leases {
+	if usesFileLock(cfg) {
+		return nil
+	}
+	return st
+}

@@ -288,6 +288,13 @@ type StorageConfig struct {
 	// Synchronous is SQLite's PRAGMA synchronous: full (default) | normal;
 	// sqlite only.
 	Synchronous string `yaml:"synchronous"`
+	// LeaseTTL is how long a replica's lease on a session, an apply, a
+	// delivery or an inbox item lasts without renewal: how long a dead
+	// replica's work waits for another (default 30s); postgres only.
+	LeaseTTL Duration `yaml:"lease_ttl"`
+	// PollInterval is how often each replica looks for work others left
+	// (input no replica took, expired leases; default 1s); postgres only.
+	PollInterval Duration `yaml:"poll_interval"`
 }
 
 // Agent returns the agent named name.

@@ -38,6 +38,8 @@ const (
 	defaultFetchMaxBody       = 5 << 20
 	defaultFetchTimeoutMS     = 10000
 	defaultSandboxTimeout     = 120
+	defaultLeaseTTL           = 30 * time.Second
+	defaultPollInterval       = time.Second
 	maxSandboxTimeout         = 1800
 )
 
@@ -53,6 +55,10 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Storage.Driver, DriverSQLite)
 	if c.Storage.Driver == DriverSQLite {
 		setDefault(&c.Storage.Synchronous, "full")
+	}
+	if c.Storage.Driver == DriverPostgres {
+		setDefault(&c.Storage.LeaseTTL, Duration(defaultLeaseTTL))
+		setDefault(&c.Storage.PollInterval, Duration(defaultPollInterval))
 	}
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStoragePostgres(t *testing.T) {
@@ -16,6 +17,9 @@ storage: {driver: postgres, dsn: "${BRAIN_DATABASE_URL}"}
 	}
 	if c.Storage.Synchronous != "" {
 		t.Errorf("storage.synchronous = %q, want no SQLite default under postgres", c.Storage.Synchronous)
+	}
+	if c.Storage.LeaseTTL.Std() != 30*time.Second || c.Storage.PollInterval.Std() != time.Second {
+		t.Errorf("storage lease_ttl, poll_interval = %v, %v; want 30s, 1s", c.Storage.LeaseTTL, c.Storage.PollInterval)
 	}
 	for _, want := range []string{dsn, "s3cret-pw"} {
 		if !slices.Contains(c.Secrets(), want) {

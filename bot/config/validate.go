@@ -74,10 +74,21 @@ func (c *Config) validateStorage(p *problems) {
 		if s.DSN != "" {
 			p.add("storage.dsn", "only for driver: postgres (SQLite lives in data_dir)")
 		}
+		if s.LeaseTTL != 0 {
+			p.add("storage.lease_ttl", "only for driver: postgres (one process owns an SQLite file)")
+		}
+		if s.PollInterval != 0 {
+			p.add("storage.poll_interval", "only for driver: postgres (one process owns an SQLite file)")
+		}
 	case DriverPostgres:
 		p.required("storage.dsn", s.DSN)
 		if s.Synchronous != "" {
 			p.add("storage.synchronous", "only for driver: sqlite (PostgreSQL's durability is its own synchronous_commit)")
+		}
+		atLeast(p, "storage.lease_ttl", int64(s.LeaseTTL), int64(time.Second), "at least 1s")
+		atLeast(p, "storage.poll_interval", int64(s.PollInterval), int64(10*time.Millisecond), "at least 10ms")
+		if s.PollInterval > s.LeaseTTL {
+			p.add("storage.poll_interval", "must not be longer than storage.lease_ttl")
 		}
 	default:
 		oneOf(p, "storage.driver", s.Driver, DriverSQLite, DriverPostgres)

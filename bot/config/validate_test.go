@@ -130,6 +130,13 @@ func TestValidate(t *testing.T) {
 		},
 			"storage.synchronous: only for driver: sqlite"},
 		{"sqlite with dsn", func(c *Config) { c.Storage.DSN = "postgres://db/brain" }, "storage.dsn: only for driver: postgres"},
+		{"sqlite with lease_ttl", func(c *Config) { c.Storage.LeaseTTL = Duration(time.Minute) }, "storage.lease_ttl: only for driver: postgres"},
+		{"postgres short lease", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Millisecond), PollInterval: Duration(time.Millisecond)}
+		}, "storage.lease_ttl: must be at least 1s"},
+		{"postgres poll past lease", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Second), PollInterval: Duration(time.Minute)}
+		}, "storage.poll_interval: must not be longer than storage.lease_ttl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
