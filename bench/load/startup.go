@@ -82,7 +82,10 @@ func runStartup(ctx context.Context, e *env, o options) error {
 			}
 			fmt.Printf("%-10s %-9d %9.0fms %9.0fms %7d MiB\n", store, n, ms(times[0]), ms(times[1]), mem>>20)
 		}
-		fmt.Printf("%-10s resident memory per idle session: %.0f bytes ((RSS full - RSS empty) / %d)\n", store, float64(rss.full-rss.empty)/float64(o.idle), o.idle)
+		// Negative differences are noise: brain holds nothing per idle
+		// session in memory.
+		fmt.Printf("%-10s resident memory per idle session: %.0f bytes (RSS full - RSS empty = %d KiB, / %d)\n",
+			store, max(0, float64(rss.full-rss.empty))/float64(o.idle), (rss.full-rss.empty)>>10, o.idle)
 	}
 	return nil
 }
