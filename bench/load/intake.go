@@ -121,7 +121,7 @@ func startFloor(e *env) (*target, error) {
 
 func startBolt(dir string) (*target, error) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@slack", "bolt")); err != nil {
-		return nil, fmt.Errorf("Bolt is not installed: run npm ci --prefix %s", dir)
+		return nil, fmt.Errorf("bolt for JavaScript is not installed: run npm ci --prefix %s", dir)
 	}
 	addr, err := freeAddr()
 	if err != nil {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 
 	"brain/engine"
@@ -48,6 +50,22 @@ func TestMigrate_CopiesTheConfiguredDatabase(t *testing.T) {
 	if err := run(ctx, []string{"migrate", "--to", "mysql", "--from", "x.db", "--dsn", dsn}, nil, io.Discard, io.Discard); err == nil {
 		t.Error("--to mysql accepted")
 	}
+	// A running brain holds data_dir's lock: migrate refuses to copy a
+	// database that is being written.
+	lock, err := os.OpenFile(filepath.Join(data, "brain.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Fatal(err)
+	}
+	err = run(ctx, []string{"migrate", "--to", "postgres", "--config", cfg, "--dsn", dsn, "--replace"}, nil, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use by another brain process") {
+		t.Errorf("migrate while data_dir is locked = %v; want a refusal", err)
+	}
+	syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // the test ends here
+
 	t.Setenv("BRAIN_DATABASE_URL", "")
 	if err := run(ctx, []string{"migrate", "--to", "postgres", "--from", filepath.Join(data, "brain.db")}, nil, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "--dsn") {
 		t.Errorf("migrate without a dsn = %v; want an error naming --dsn", err)
