@@ -27,12 +27,19 @@ type env struct {
 	dbs   int
 }
 
-func newEnv(ctx context.Context, keep bool) (*env, error) {
+func newEnv(ctx context.Context, keep bool, brain string) (*env, error) {
 	dir, err := os.MkdirTemp("", "brain-load-")
 	if err != nil {
 		return nil, err
 	}
 	e := &env{dir: dir, brain: filepath.Join(dir, "brain"), keep: keep}
+	if brain != "" {
+		if e.brain, err = filepath.Abs(brain); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		return e, nil
+	}
 	build := exec.CommandContext(ctx, "go", "build", "-o", e.brain, "./cmd/brain")
 	if out, err := build.CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
@@ -53,21 +60,27 @@ func (e *env) close() {
 }
 
 // newDatabase returns the DSN of an empty PostgreSQL database, starting
-// the cluster on first use. poolConns is pgxpool's pool_max_conns.
+// the cluster on first use.
 func (e *env) newDatabase(ctx context.Context) (string, error) {
+	_, dsn, err := e.newNamedDatabase(ctx)
+	return dsn, err
+}
+
+// newNamedDatabase is newDatabase with the database's name.
+func (e *env) newNamedDatabase(ctx context.Context) (name, dsn string, err error) {
 	if e.pg == nil {
 		pg, err := startCluster(ctx, filepath.Join(e.dir, "pg"))
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		e.pg = pg
 	}
 	e.dbs++
-	name := fmt.Sprintf("brain_load_%d", e.dbs)
+	name = fmt.Sprintf("brain_load_%d", e.dbs)
 	if err := e.pg.psql(ctx, "CREATE DATABASE "+name); err != nil {
-		return "", err
+		return "", "", err
 	}
-	return e.pg.dsn(name), nil
+	return name, e.pg.dsn(name), nil
 }
 
 // replica is one `brain serve` process.

@@ -41,6 +41,7 @@ type options struct {
 	idle        int
 	bolt        string
 	keep        bool
+	brain       string
 }
 
 func main() {
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&o.idle, "idle-sessions", 100000, "startup: sessions in the database")
 	flag.StringVar(&o.bolt, "bolt", "bench/bolt", "intake: directory of the Bolt app (npm ci --prefix bench/bolt)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
+	flag.StringVar(&o.brain, "brain", "", "brain binary to measure (default: go build ./cmd/brain), e.g. another commit's build")
 	flag.Usage = func() { fmt.Fprint(os.Stderr, usage); flag.PrintDefaults() }
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -90,7 +92,7 @@ func main() {
 }
 
 func run(ctx context.Context, mode string, o options) error {
-	env, err := newEnv(ctx, o.keep)
+	env, err := newEnv(ctx, o.keep, o.brain)
 	if err != nil {
 		return err
 	}

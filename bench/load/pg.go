@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -93,6 +94,21 @@ func (c *cluster) psql(ctx context.Context, sql string) error {
 		return fmt.Errorf("psql %q: %w: %s", sql, err, out)
 	}
 	return nil
+}
+
+// queryInt runs a query that returns one integer.
+func (c *cluster) queryInt(ctx context.Context, sql string) (int64, error) {
+	out, err := c.command(ctx, "psql", "-h", c.sock, "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-qAtc", sql).Output()
+	if err != nil {
+		return 0, fmt.Errorf("psql %q: %w", sql, err)
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// commits is how many transactions database name committed so far (the
+// statistics lag by up to a second).
+func (c *cluster) commits(ctx context.Context, name string) (int64, error) {
+	return c.queryInt(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = '"+name+"'")
 }
 
 // dsn of database name; pool_max_conns sizes each replica's pgx pool.

@@ -99,12 +99,15 @@ type turnsResult struct {
 	replicas, running   int
 	wall, ideal         time.Duration
 	modelCalls, expects int64
+	// commitsPerTurn is PostgreSQL's committed transactions per turn
+	// (0 on SQLite).
+	commitsPerTurn float64
 }
 
 func runTurns(ctx context.Context, e *env, o options) error {
 	fmt.Printf("\n== turns: %d sessions x %d tool rounds, fake model %s per call (ideal = ceil(sessions / (max_running_turns x replicas)) x %d calls x latency)\n",
 		o.sessions, o.rounds, o.latency, o.rounds+1)
-	fmt.Printf("%-9s %8s %17s %9s %9s %8s %10s %11s\n", "store", "replicas", "max_running_turns", "wall", "ideal", "of ideal", "turns/s", "model calls")
+	fmt.Printf("%-9s %8s %17s %9s %9s %8s %10s %11s %12s\n", "store", "replicas", "max_running_turns", "wall", "ideal", "of ideal", "turns/s", "model calls", "pg commits/turn")
 	tools, toolURL, err := startToolServer()
 	if err != nil {
 		return err
@@ -121,9 +124,13 @@ func runTurns(ctx context.Context, e *env, o options) error {
 				if err != nil {
 					return fmt.Errorf("%s x%d, %d running: %w", store, n, running, err)
 				}
-				fmt.Printf("%-9s %8d %17d %8.2fs %8.2fs %7.0f%% %10.0f %5d/%d\n", r.store, r.replicas, r.running,
+				commits := "-"
+				if r.commitsPerTurn > 0 {
+					commits = fmt.Sprintf("%.1f", r.commitsPerTurn)
+				}
+				fmt.Printf("%-9s %8d %17d %8.2fs %8.2fs %7.0f%% %10.0f %5d/%d %12s\n", r.store, r.replicas, r.running,
 					r.wall.Seconds(), r.ideal.Seconds(), 100*r.ideal.Seconds()/r.wall.Seconds(),
-					float64(o.sessions)/r.wall.Seconds(), r.modelCalls, r.expects)
+					float64(o.sessions)/r.wall.Seconds(), r.modelCalls, r.expects, commits)
 			}
 		}
 	}
@@ -138,9 +145,9 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		return res, err
 	}
 	defer model.close()
-	dsn := ""
+	dsn, dbName := "", ""
 	if store == "postgres" {
-		if dsn, err = e.newDatabase(ctx); err != nil {
+		if dbName, dsn, err = e.newNamedDatabase(ctx); err != nil {
 			return res, err
 		}
 	}
@@ -160,6 +167,13 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		}
 	}
 
+	var commitsBefore int64
+	if dbName != "" {
+		time.Sleep(1500 * time.Millisecond) // the statistics lag
+		if commitsBefore, err = e.pg.commits(ctx, dbName); err != nil {
+			return res, err
+		}
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -231,6 +245,16 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 	}
 	if idle != min(o.sessions, 1000) {
 		return res, fmt.Errorf("%d of %d sessions idle at the end", idle, o.sessions)
+	}
+	if dbName != "" {
+		// Counted over the run plus the statistics' lag: includes the
+		// replicas' idle heartbeats and the API reads of that time.
+		time.Sleep(1500 * time.Millisecond)
+		after, err := e.pg.commits(ctx, dbName)
+		if err != nil {
+			return res, err
+		}
+		res.commitsPerTurn = float64(after-commitsBefore) / float64(o.sessions)
 	}
 	return res, nil
 }
