@@ -60,6 +60,8 @@ func ToPostgres(ctx context.Context, opts Options) ([]Count, error) {
 		// sqlite.Open would create an empty database.
 		return nil, fmt.Errorf("migrate: source %w", err)
 	}
+	// Opening applies the source's pending migrations, as brain serve
+	// would, so its tables are the ones this build knows.
 	src, err := sqlite.Open(ctx, opts.From)
 	if err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
@@ -79,9 +81,9 @@ func ToPostgres(ctx context.Context, opts Options) ([]Count, error) {
 
 	var counts []Count
 	err = dst.Import(ctx, opts.Replace, func(ctx context.Context, im *postgres.Importer) error {
-		counts, err = copyTables(ctx, snap, im)
-		if err != nil {
-			return err
+		var cerr error
+		if counts, cerr = copyTables(ctx, snap, im); cerr != nil {
+			return cerr
 		}
 		return checkCounts(counts)
 	})
@@ -100,15 +102,16 @@ func ToPostgres(ctx context.Context, opts Options) ([]Count, error) {
 	return counts, nil
 }
 
-// plan pairs every source table with its target and its converters, in
-// an order where a table comes after the tables its foreign keys point at.
-// A source table or column the target has no place for fails it before
-// anything is copied.
+// step is one table to copy and the converters of its columns.
 type step struct {
 	src  sqlite.Table
 	conv []convert
 }
 
+// plan pairs every source table with its target and its converters, in
+// an order where a table comes after the tables its foreign keys point at.
+// A source table or column the target has no place for fails it before
+// anything is copied.
 func plan(src []sqlite.Table, targets []postgres.Table) ([]step, error) {
 	byName := map[string]postgres.Table{}
 	for _, t := range targets {
