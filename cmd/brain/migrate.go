@@ -21,7 +21,8 @@ approvals, schedule runs, the Slack and Linear inboxes, channel delivery
 state and Linear tokens. Stop brain first (the data_dir lock is taken).
 The copy is one transaction: the target gets everything or nothing, so a
 failed run can be run again. A target that already holds rows is refused
-unless --replace (which empties it first, in the same transaction). Every
+unless --replace (which empties it first, in the same transaction: stop
+every replica using it). Every
 table's rows are counted on both sides and printed; any difference fails.`
 
 // migrateCmd is `brain migrate`.
