@@ -166,6 +166,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 		Leases:            replicaLeases(cfg, a.store),
+		Peers:             replicaPeers(a.store),
 		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
 		PollInterval:      cfg.Storage.PollInterval.Std(),
 	})
@@ -176,7 +177,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if pg, ok := a.store.(*postgres.Store); ok {
 		// Commits of other replicas reach this one's hub before anything
 		// that watches it starts.
-		a.services = append(a.services, &liveFeed{store: pg, notify: a.engine.Notify, poll: cfg.Storage.PollInterval.Std(), log: a.log})
+		a.services = append(a.services, &liveFeed{store: pg, poll: cfg.Storage.PollInterval.Std(), log: a.log,
+			feed: postgres.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
 	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err

@@ -44,8 +44,10 @@ var layers = []struct {
 	{"brain/bot/migrate", []string{"brain/store/sqlite", "brain/store/postgres", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The load scripts drive brain from outside, as operators would.
 	{"brain/bench/...", []string{"*"}},
-	// Wiring knows everything; main only calls it.
+	// Wiring knows everything; main only calls it. The replicas test rig
+	// builds and drives the real binary (tests only).
 	{"brain/bot", []string{"*"}},
+	{"brain/bot/replicatest", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},
 }
 

@@ -12,13 +12,14 @@ import (
 // liveFeed tells the engine's hub about commits other replicas make to
 // the shared PostgreSQL database (LISTEN/NOTIFY, polling while that is
 // down), so event streams, deliveries and anything watching a session see
-// them as they see local ones. It is a service of its own beside the hub:
+// them as they see local ones, and passes on other replicas' requests to
+// stop a turn running here. It is a service of its own beside the hub:
 // the hub stays in-process.
 type liveFeed struct {
-	store  *postgres.Store
-	notify func(sessionID string)
-	poll   time.Duration
-	log    *slog.Logger
+	store *postgres.Store
+	feed  postgres.Feed
+	poll  time.Duration
+	log   *slog.Logger
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -30,7 +31,7 @@ func (f *liveFeed) Start(context.Context) error {
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
-		f.store.Changes(ctx, f.poll, f.log, f.notify)
+		f.store.Changes(ctx, f.poll, f.log, f.feed)
 	}()
 	return nil
 }

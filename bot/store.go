@@ -68,3 +68,12 @@ func replicaLeases(cfg *config.Config, st Store) engine.Leases {
 	}
 	return st
 }
+
+// replicaPeers reaches the other replicas through PostgreSQL; nil for a
+// store one process owns.
+func replicaPeers(st Store) engine.Peers {
+	if pg, ok := st.(*postgres.Store); ok {
+		return pg
+	}
+	return nil
+}

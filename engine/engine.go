@@ -67,6 +67,9 @@ type Config struct {
 	// PollInterval is how often a replica sweeps the store for work
 	// other replicas left (default 1s).
 	PollInterval time.Duration
+	// Peers, when set, reach the other replicas: cancel and interrupt ask
+	// them to stop a turn that runs elsewhere.
+	Peers Peers
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -93,6 +96,7 @@ type Engine struct {
 
 	leases       *leaser
 	pollInterval time.Duration
+	peers        Peers
 
 	mu       sync.Mutex
 	causes   map[string]bool // tool failure causes already logged
@@ -186,6 +190,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.leases.ttl <= 0 {
 		e.leases.ttl = defaultLeaseTTL
 	}
+	e.peers = cfg.Peers
 	e.pollInterval = cfg.PollInterval
 	if e.pollInterval <= 0 {
 		e.pollInterval = defaultPollInterval
@@ -358,23 +363,28 @@ func (e *Engine) work(id string, r *runner) {
 		e.mu.Lock()
 		r.pending = false
 		e.waiting--
-		ctx, cancel := context.WithCancelCause(e.base)
-		r.cancelTurn, r.turnDone = cancel, make(chan struct{})
-		done := r.turnDone
 		e.mu.Unlock()
 
 		// The session's lease: another replica holding it runs the input.
+		// Only a held session has a turn here that cancel can stop.
+		ctx, cancel := context.WithCancelCause(e.base)
 		ran := e.holdSession(ctx, id, cancel)
 		if ran {
+			e.mu.Lock()
+			r.cancelTurn, r.turnDone = cancel, make(chan struct{})
+			done := r.turnDone
+			e.mu.Unlock()
 			e.runTurn(ctx, id)
 			e.releaseSession(ctx, id)
+			e.mu.Lock()
+			r.cancelTurn, r.turnDone = nil, nil
+			close(done)
+			e.mu.Unlock()
 		}
 		cancel(nil)
 		<-e.slots
 
 		e.mu.Lock()
-		r.cancelTurn, r.turnDone = nil, nil
-		close(done)
 		again := r.pending && !e.stopping
 		if !again {
 			// Under the same lock as the check, so a kick in between

@@ -28,6 +28,7 @@ type harness struct {
 	ids   atomic.Int64
 	mu    sync.Mutex
 	now   time.Time
+	peers *peerList // the replicas' peers (replicas_test.go)
 }
 
 type harnessOption func(*engine.Config, *engine.Agent)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -153,5 +154,63 @@ func (e *Engine) sweep(ctx context.Context) {
 	}
 	if err := e.kickPending(ctx); err != nil && ctx.Err() == nil {
 		e.log.Error("list sessions with queued input", logErr, err)
+	}
+}
+
+// Peers reach the other replicas sharing the store.
+type Peers interface {
+	// StopTurn asks every replica to stop the session's running turn:
+	// interrupted by new input when interrupt is set, else cancelled.
+	// Each calls CancelLocalTurn; the request is not durable (a replica
+	// that misses it keeps running the turn).
+	StopTurn(ctx context.Context, sessionID string, interrupt bool) error
+}
+
+// CancelLocalTurn stops the session's turn if it runs here: what a
+// replica does when another asks (see Peers). It does not wait.
+func (e *Engine) CancelLocalTurn(sessionID string, interrupt bool) {
+	cause := errCancelled
+	if interrupt {
+		cause = errInterrupted
+	}
+	e.cancelRunning(sessionID, cause)
+}
+
+// stopElsewhere asks the other replicas to stop the session's turn and
+// waits until the session is no longer running, or ctx ends. Without
+// peers it returns the session as it is.
+func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) {
+	if e.peers != nil {
+		if err := e.peers.StopTurn(ctx, id, false); err != nil {
+			return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
+		}
+	}
+	tick := time.NewTicker(e.pollInterval)
+	defer tick.Stop()
+	for {
+		changed := e.hub.wait(id)
+		s, err := e.store.Session(ctx, id)
+		if err != nil || s.Status != StatusRunning || e.peers == nil {
+			return s, err
+		}
+		// A turn that started here meanwhile is stopped too.
+		e.cancelRunning(id, errCancelled)
+		select {
+		case <-changed:
+		case <-tick.C:
+		case <-ctx.Done():
+			return Session{}, ctx.Err()
+		}
+	}
+}
+
+// interruptElsewhere asks the other replicas to interrupt the session's
+// turn for new input; a failure is only logged (the input stays queued).
+func (e *Engine) interruptElsewhere(ctx context.Context, id string) {
+	if e.peers == nil {
+		return
+	}
+	if err := e.peers.StopTurn(ctx, id, true); err != nil {
+		e.log.Warn("ask the replica running the turn to interrupt it", logSession, id, logErr, err)
 	}
 }

@@ -71,6 +71,28 @@ func (k *killableLeases) ReleaseLease(ctx context.Context, key, owner string) er
 	return k.Leases.ReleaseLease(ctx, key, owner)
 }
 
+// peerList is the replicas' Peers: a request to stop a turn reaches every
+// replica, as NOTIFY does on PostgreSQL.
+type peerList struct {
+	mu   sync.Mutex
+	engs []*engine.Engine
+}
+
+func (p *peerList) add(e *engine.Engine) {
+	p.mu.Lock()
+	p.engs = append(p.engs, e)
+	p.mu.Unlock()
+}
+
+func (p *peerList) StopTurn(_ context.Context, sessionID string, interrupt bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.engs {
+		e.CancelLocalTurn(sessionID, interrupt)
+	}
+	return nil
+}
+
 func (h *harness) replica(name string, defs ...tools.Definition) *replica {
 	h.t.Helper()
 	st, err := sqlite.Open(context.Background(), h.path)
@@ -82,6 +104,9 @@ func (h *harness) replica(name string, defs ...tools.Definition) *replica {
 		h.t.Fatal(err)
 	}
 	leases := &killableLeases{Leases: st, keys: map[string]bool{}}
+	if h.peers == nil {
+		h.peers = &peerList{}
+	}
 	agent := &engine.Agent{Name: "default", Model: m, Instructions: "You are a test agent."}
 	for _, d := range defs {
 		tool, err := tools.Compile(d)
@@ -96,6 +121,7 @@ func (h *harness) replica(name string, defs ...tools.Definition) *replica {
 		Clock:        h.clock,
 		NewID:        h.newID,
 		Leases:       leases,
+		Peers:        h.peers,
 		Replica:      name,
 		LeaseTTL:     300 * time.Millisecond,
 		PollInterval: 20 * time.Millisecond,
@@ -107,6 +133,7 @@ func (h *harness) replica(name string, defs ...tools.Definition) *replica {
 		h.t.Fatal(err)
 	}
 	r := &replica{eng: eng, store: st, leases: leases}
+	h.peers.add(eng)
 	h.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -327,5 +354,53 @@ func TestReplicas_DeadReplicasApplyIsUnconfirmed(t *testing.T) {
 	})
 	if n := d.applies.Load(); n != 1 {
 		t.Fatalf("applied %d times, want once", n)
+	}
+}
+
+// Cancel on one replica stops the turn another runs, and drops the input
+// queued behind it, as it does on one process.
+func TestReplicas_CancelStopsTheTurnAnotherReplicaRuns(t *testing.T) {
+	h := newReplicaHarness(t)
+	a, b := h.replica("a"), h.replica("b")
+	block := make(chan struct{})
+	defer close(block)
+	h.fake.Push(fakemodel.Block(block))
+	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := b.eng.Send(context.Background(), s.ID, engine.Input{Text: "queued"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := b.eng.Cancel(ctx, s.ID)
+	if err != nil {
+		evs, _ := b.eng.Events(context.Background(), s.ID, 0, 0)
+		t.Fatalf("cancel on b: %v; events:\n%s", err, dump(evs))
+	}
+	if got.Status != engine.StatusIdle {
+		t.Fatalf("status after cancel = %s", got.Status)
+	}
+	_, evs := pollFor(t, a.eng, s.ID, "the cancelled turn", func(s engine.Session, evs []engine.Event) bool {
+		return s.Status == engine.StatusIdle && count(evs, engine.EventTurnCompleted) == 1
+	})
+	var outcome string
+	for _, ev := range ofType(evs, engine.EventTurnCompleted) {
+		p, _ := ev.Decode()
+		outcome = p.(engine.TurnCompleted).Outcome
+	}
+	if outcome != engine.OutcomeCancelled {
+		t.Fatalf("turn outcome %q, want cancelled; events:\n%s", outcome, dump(evs))
+	}
+	if runs := inputsRun(t, evs); runs[queued.ID] != 0 {
+		t.Fatalf("the queued input ran after the cancel; events:\n%s", dump(evs))
 	}
 }

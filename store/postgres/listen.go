@@ -5,13 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// notifyChannel is the channel migration 0010's trigger notifies.
-const notifyChannel = "brain_events"
+// notifyChannel is the channel migration 0010's trigger notifies;
+// turnsChannel carries requests to stop a turn (StopTurn).
+const (
+	notifyChannel = "brain_events"
+	turnsChannel  = "brain_turns"
+)
+
+// Feed is what Changes reports to.
+type Feed struct {
+	// Changed is called with the id of each session a commit wrote to.
+	Changed func(sessionID string)
+	// StopTurn, when set, is called when a process asks, by StopTurn, for
+	// a session's turn to stop wherever it runs.
+	StopTurn func(sessionID string, interrupt bool)
+}
+
+// StopTurn asks every process listening with Changes to stop the
+// session's running turn (interrupted by new input, or cancelled). The
+// request is not durable: only processes listening now receive it.
+func (s *Store) StopTurn(ctx context.Context, sessionID string, interrupt bool) error {
+	verb := "cancel"
+	if interrupt {
+		verb = "interrupt"
+	}
+	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, turnsChannel, verb+" "+sessionID); err != nil {
+		return translate("stop turn of "+sessionID, err)
+	}
+	return nil
+}
 
 // pollLag is how far back a poll looks past its watermark: commits are
 // stamped with each replica's clock, which may lag this one's.
@@ -25,16 +53,17 @@ const pollLag = 5 * time.Second
 // once for what the outage hid. A session may be reported more than once,
 // or for a commit of its own: changed must be cheap and idempotent (the
 // engine's hub is).
-func (s *Store) Changes(ctx context.Context, poll time.Duration, log *slog.Logger, changed func(sessionID string)) {
-	s.changes(ctx, poll, log, changed, func() {})
+func (s *Store) Changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed Feed) {
+	s.changes(ctx, poll, log, feed, func() {})
 }
 
 // changes is Changes, calling listening each time LISTEN is in place.
-func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logger, changed func(string), listening func()) {
+func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed Feed, listening func()) {
+	changed := feed.Changed
 	p := &poller{store: s, seen: map[string]int64{}, since: time.Now().Add(-pollLag)}
 	backoff := poll
 	for ctx.Err() == nil {
-		err := s.listen(ctx, func() { p.poll(ctx, changed, log); listening() }, changed)
+		err := s.listen(ctx, func() { p.poll(ctx, changed, log); listening() }, feed)
 		if ctx.Err() != nil {
 			return
 		}
@@ -54,13 +83,13 @@ func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logge
 
 // listen holds a LISTEN connection until it fails or ctx ends; listening
 // is called once LISTEN is in place (to catch up by polling).
-func (s *Store) listen(ctx context.Context, listening func(), changed func(string)) error {
+func (s *Store) listen(ctx context.Context, listening func(), feed Feed) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel); err != nil {
+	if _, err := conn.Exec(ctx, "LISTEN "+notifyChannel+"; LISTEN "+turnsChannel); err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
 	listening()
@@ -72,8 +101,15 @@ func (s *Store) listen(ctx context.Context, listening func(), changed func(strin
 			}
 			return fmt.Errorf("wait for notification: %w", err)
 		}
-		if n.Channel == notifyChannel && n.Payload != "" {
-			changed(n.Payload)
+		switch {
+		case n.Payload == "":
+		case n.Channel == notifyChannel:
+			feed.Changed(n.Payload)
+		case n.Channel == turnsChannel && feed.StopTurn != nil:
+			verb, id, ok := strings.Cut(n.Payload, " ")
+			if ok && id != "" && (verb == "cancel" || verb == "interrupt") {
+				feed.StopTurn(id, verb == "interrupt")
+			}
 		}
 	}
 }

@@ -38,11 +38,20 @@ func commitMessage(t *testing.T, st *Store, id string, now time.Time) {
 	}
 }
 
-// changeLog collects what Changes reports.
+// changeLog collects what Changes reports: session ids, and stop
+// requests as "cancel <id>" or "interrupt <id>".
 type changeLog struct {
 	mu   sync.Mutex
 	ids  []string
 	wake chan struct{}
+}
+
+func (c *changeLog) addStop(id string, interrupt bool) {
+	if interrupt {
+		c.add("interrupt " + id)
+	} else {
+		c.add("cancel " + id)
+	}
 }
 
 func (c *changeLog) add(id string) {
@@ -81,6 +90,7 @@ func TestChanges_Notify(t *testing.T) {
 	dsn := pgtest.NewDatabase(t)
 	writer, reader := openTest(t, dsn), openTest(t, dsn)
 	got := &changeLog{wake: make(chan struct{}, 1)}
+	stops := &changeLog{wake: make(chan struct{}, 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -89,12 +99,22 @@ func TestChanges_Notify(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		// An hour between polls: only NOTIFY can report in time.
-		reader.changes(ctx, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)), got.add, func() { once.Do(func() { close(listening) }) })
+		reader.changes(ctx, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)), Feed{Changed: got.add, StopTurn: stops.addStop}, func() { once.Do(func() { close(listening) }) })
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	<-listening
 	commitMessage(t, writer, "ses_notified", time.Now())
 	got.waitFor(t, "ses_notified")
+
+	// Requests to stop a turn reach the listener too, each as sent.
+	if err := writer.StopTurn(context.Background(), "ses_a", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := writer.StopTurn(context.Background(), "ses_b", true); err != nil {
+		t.Fatal(err)
+	}
+	stops.waitFor(t, "cancel ses_a")
+	stops.waitFor(t, "interrupt ses_b")
 }
 
 // The poll that stands in for NOTIFY reports each change once, including
