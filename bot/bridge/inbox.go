@@ -201,9 +201,23 @@ func (w Worker) Run(ctx context.Context) {
 		}
 		select {
 		case <-w.Wake:
+			// Events come in bursts, each group commit waking the worker.
+			// Waiting a moment lets one pass (one read, one commit of
+			// outcomes) take the whole burst instead of a commit per
+			// event, leaving the store's writer to the intake, whose acks
+			// wait on it. Turns start at most this much later.
+			select {
+			case <-time.After(workerLinger):
+			case <-ctx.Done():
+				return
+			}
 		case <-tick.C:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
+
+// workerLinger is how long the worker lets a burst of events gather after
+// it is woken.
+const workerLinger = 5 * time.Millisecond

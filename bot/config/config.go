@@ -275,7 +275,7 @@ type MCPServerConfig struct {
 
 // LimitsConfig is the limits block.
 type LimitsConfig struct {
-	MaxRunningTurns   int      `yaml:"max_running_turns"`   // default 16
+	MaxRunningTurns   int      `yaml:"max_running_turns"`   // default 64
 	MaxQueuedTurns    int      `yaml:"max_queued_turns"`    // default 256
 	MaxToolIterations int      `yaml:"max_tool_iterations"` // default 5
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536

@@ -31,7 +31,7 @@ const (
 	defaultMaxParallelTools   = 4
 	defaultModelTimeout       = 10 * time.Minute
 	defaultMaxRetries         = 2
-	defaultMaxRunningTurns    = 16
+	defaultMaxRunningTurns    = 64 // turns mostly wait on the model: see the README's "Choosing limits.max_running_turns"
 	defaultMaxQueuedTurns     = 256
 	defaultMaxToolIterations  = 5
 	defaultMaxOutputBytes     = 65536

@@ -36,7 +36,7 @@ mcp_servers: [{id: m, command: srv}, {id: n, url: "http://127.0.0.1/mcp"}]
 		{"agents[0].model", a.Model, "default"},
 		{"agents[0].input_mode", a.InputMode, "queue"},
 		{"agents[0].max_tool_iterations", a.MaxToolIterations, 5},
-		{"limits.max_running_turns", c.Limits.MaxRunningTurns, 16},
+		{"limits.max_running_turns", c.Limits.MaxRunningTurns, 64},
 		{"limits.max_queued_turns", c.Limits.MaxQueuedTurns, 256},
 		{"limits.max_tool_iterations", c.Limits.MaxToolIterations, 5},
 		{"limits.max_output_bytes", c.Limits.MaxOutputBytes, 65536},

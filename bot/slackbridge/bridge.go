@@ -273,6 +273,8 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 		if !m.Mention && !dm && !(inThread && b.cfg.RepliesWithoutMention()) {
 			return nil
 		}
+	case !m.Mention && !dm && !inThread:
+		return nil // not for us, whatever note the thread has
 	default:
 		// A thread brain posted (a schedule's outcome) is marked with a
 		// note: replies there start a session that sees it.
