@@ -75,6 +75,8 @@ type Engine struct {
 
 	slots chan struct{} // one token per running turn
 	hub   hub
+	// deltas carries streamed text to its watchers, never to the store.
+	deltas deltas
 
 	mu       sync.Mutex
 	causes   map[string]bool // tool failure causes already logged

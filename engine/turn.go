@@ -144,13 +144,21 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
-		resp, err := t.agent.Model.Generate(ctx, ModelRequest{
+		req := ModelRequest{
 			System:    t.agent.Instructions,
 			Messages:  t.messages,
 			Tools:     t.specs,
 			SessionID: t.session.ID,
 			TurnID:    t.id,
-		})
+		}
+		live := e.live(t)
+		if live != nil {
+			req.OnDelta = live.add
+		}
+		resp, err := t.agent.Model.Generate(ctx, req)
+		// Watchers get the round's last words before its agent.message
+		// is committed.
+		live.flush()
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()
