@@ -88,7 +88,7 @@ func TestEngine_DeltasAreScrubbed(t *testing.T) {
 	s := h.session()
 	feed := h.eng.WatchDeltas("")
 	defer feed.Close()
-	h.fake.Push(fakemodel.Text("The key is " + secret + ", keep it safe.").Slowly(3, 0))
+	h.fake.Push(fakemodel.Text("The key is "+secret+", keep it safe.").Slowly(3, 0))
 	h.send(s.ID, "leak")
 	_, evs := h.waitTurns(s.ID, 1)
 	var b strings.Builder
