@@ -141,10 +141,10 @@ func (f *DeltaFeed) Close() {
 }
 
 // liveText scrubs one round's streamed text before it leaves the engine. A
-// secret may arrive split over several deltas, so the last Longest-1 bytes
-// are held back until more text (or the round's end) shows they do not
-// start a secret, and text is released only where the cut leaves no
-// secret straddling it.
+// secret may arrive split over several deltas, so an end that could start
+// a secret is held back until more text (or the round's end) shows whether
+// it does, and text is released only where the cut leaves no secret
+// straddling it.
 type liveText struct {
 	deltas *deltas
 	scrub  *tools.Scrubber
@@ -168,11 +168,7 @@ func (l *liveText) add(text string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pending += text
-	hold := l.scrub.Longest() - 1
-	if hold < 0 {
-		hold = 0
-	}
-	cut := len(l.pending) - hold
+	cut := len(l.pending) - l.scrub.Pending(l.pending)
 	for cut > 0 && cut < len(l.pending) && !utf8.RuneStart(l.pending[cut]) {
 		cut-- // never cut a character in two
 	}
