@@ -42,6 +42,14 @@ type Message struct {
 	User string
 	// Updates counts chat.update calls applied to the message.
 	Updates int
+	// Streamed marks a message made by chat.startStream; Streaming is true
+	// until chat.stopStream. Appends counts chat.appendStream calls and
+	// Chunks holds every chunk sent to it (task and plan updates), in
+	// order.
+	Streamed  bool
+	Streaming bool
+	Appends   int
+	Chunks    []json.RawMessage
 }
 
 // Call is one request the fake received.
@@ -73,6 +81,9 @@ type Server struct {
 	messages   map[threadKey]*Message
 	ephemerals []Message
 	statuses   map[threadKey]string
+	agents     map[threadKey]string   // agents.sessions.setStatus
+	titles     map[threadKey]string   // assistant.threads.setTitle
+	prompts    map[threadKey][]Prompt // assistant.threads.setSuggestedPrompts
 	calls      []Call
 	faults     map[string][]*fault
 	changed    chan struct{} // closed and replaced on every recorded change
@@ -83,6 +94,9 @@ func New() *Server {
 	s := &Server{
 		messages: map[threadKey]*Message{},
 		statuses: map[threadKey]string{},
+		agents:   map[threadKey]string{},
+		titles:   map[threadKey]string{},
+		prompts:  map[threadKey][]Prompt{},
 		faults:   map[string][]*fault{},
 		changed:  make(chan struct{}),
 	}
@@ -300,7 +314,7 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 		}
 		return map[string]any{"ok": true, "messages": msgs, "has_more": false}
 	default:
-		return apiError("unknown_method")
+		return s.agentLocked(method, p)
 	}
 }
 
