@@ -34,6 +34,10 @@ type Renderer struct {
 	Poster *Poster
 	Now    func() time.Time
 	Log    *slog.Logger
+	// Live, when set, shows text and steps while the turn runs (streamed
+	// or updated in place) and Stop while it runs; nil posts each reply
+	// once, as it is recorded.
+	Live *Live
 }
 
 // Render renders one of the session's events in its thread; a session
@@ -62,17 +66,47 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
 		return nil
 	}
+	team, _, _, _ := threadParts(s.ThreadKey)
 	switch d := payload.(type) {
 	case engine.TurnStarted:
+		if r.Live != nil {
+			if err := r.turnBegins(ctx, s, team, channel, threadTS); err != nil {
+				return err
+			}
+		}
 		return r.Poster.SetStatus(ctx, channel, threadTS, "is thinking…")
 	case engine.ToolCall:
+		if r.Live != nil {
+			r.Live.Task(ctx, s, ev.TurnID, toolStarted(d))
+		}
 		return r.Poster.SetStatus(ctx, channel, threadTS, "is using "+d.Name+"…")
+	case engine.ToolCallResult:
+		if r.Live != nil {
+			r.Live.Task(ctx, s, ev.TurnID, toolEnded(d))
+		}
+		return nil
+	case engine.PlanUpdated:
+		if r.Live != nil {
+			for _, c := range planChunks(d) {
+				r.Live.Task(ctx, s, ev.TurnID, c)
+			}
+		}
+		return nil
 	case engine.ToolProgress:
 		return r.Poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
 	case engine.AgentMessage:
+		if r.Live != nil && r.Live.Message(ctx, s, ev.TurnID, d.Text) {
+			return nil
+		}
 		_, err := r.Poster.Reply(ctx, channel, threadTS, d.Text)
 		return err
 	case engine.TurnCompleted:
+		if r.Live != nil {
+			r.Live.End(ctx, s, ev.TurnID)
+			if err := r.turnEnds(ctx, s, team, channel, threadTS); err != nil {
+				return err
+			}
+		}
 		return r.Poster.ClearStatus(ctx, channel, threadTS)
 	case engine.Question:
 		ts, err := r.Poster.PostQuestion(ctx, channel, threadTS, d, s.ID)

@@ -85,6 +85,10 @@ type Poster struct {
 	lanes    map[string]*lane // channel -> queue, present while busy
 	statuses map[threadKey]*statusLine
 	plain    map[string]bool // channels where assistant status failed
+	// noAgent marks teams whose app lacks the agent view; stopCards holds
+	// each running session's Stop message there.
+	noAgent   map[string]bool
+	stopCards map[string]string
 }
 
 // New returns a Poster sending through client.
@@ -92,14 +96,16 @@ func New(client *slack.Client, log *slog.Logger, opts ...Option) *Poster {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	p := &Poster{
-		api:      client,
-		log:      log,
-		clock:    realClock{},
-		interval: time.Second,
-		idPrefix: hex.EncodeToString(b[:]),
-		lanes:    map[string]*lane{},
-		statuses: map[threadKey]*statusLine{},
-		plain:    map[string]bool{},
+		api:       client,
+		log:       log,
+		clock:     realClock{},
+		interval:  time.Second,
+		idPrefix:  hex.EncodeToString(b[:]),
+		lanes:     map[string]*lane{},
+		statuses:  map[threadKey]*statusLine{},
+		plain:     map[string]bool{},
+		noAgent:   map[string]bool{},
+		stopCards: map[string]string{},
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)

@@ -37,6 +37,7 @@ type Item struct {
 
 	Message *Message `json:"message,omitempty"`
 	Action  *Action  `json:"action,omitempty"`
+	Agent   *Agent   `json:"agent,omitempty"` // KindStop, KindThreadStarted
 }
 
 // Message is a person's message in a channel, group, DM or group DM.
