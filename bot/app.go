@@ -189,7 +189,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	var posters outcomePosters
 	remote := map[string]readier{}
 	if cfg.Slack != nil {
-		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log)
+		var prompts []string
+		if ac, ok := cfg.Agent(cfg.Slack.Agent); ok {
+			prompts = ac.Slack.SuggestedPrompts
+		}
+		slack := slackbridge.New(cfg.Slack, prompts, a.engine, a.store, clock, a.log)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		remote["slack"] = slack

@@ -224,7 +224,7 @@ func TestSlack_MentionRepliesInThreadOnce(t *testing.T) {
 	// The same mention as a message event, and a retry of the first delivery.
 	sa.messageAt("Ev2", "message", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "")
 	sa.messageAt("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "", slackhook.HeaderRetryNum, "1", slackhook.HeaderRetryReason, "http_timeout")
-	reply := sa.waitThread(ts, "Hello from *brain*.")
+	reply := sa.waitThread(ts, "Hello from **brain**.")
 	if reply.ThreadTS != ts {
 		t.Fatalf("reply not in the thread: %+v", reply)
 	}

@@ -49,6 +49,8 @@ type Engine interface {
 	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	slack.Sessions
+	StopFor(ctx context.Context, sessionID, by string) (engine.Session, bool, error)
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -70,6 +72,10 @@ type Bridge struct {
 	store    Store
 	poster   *slack.Poster
 	renderer *slack.Renderer
+	live     *slack.Live
+	// prompts are offered in new assistant threads (the agent's
+	// slack.suggested_prompts).
+	prompts []string
 	inbox    *bridge.Inbox
 	now      func() time.Time
 	log      *slog.Logger
@@ -89,8 +95,9 @@ type Bridge struct {
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
 
-// New builds the Slack bridge from its config.
-func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+// New builds the Slack bridge from its config; prompts are the Slack
+// agent's suggested prompts.
+func New(cfg *config.SlackConfig, prompts []string, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
 	log = log.With(tools.LogPlatform, "slack")
 	b := &Bridge{
@@ -98,7 +105,9 @@ func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time,
 		poster: slack.New(client, log),
 		wake:   make(chan struct{}, 1),
 	}
-	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log}
+	b.prompts = prompts
+	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Log: log}
+	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Live: b.live}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
 	if cfg.AppToken != "" {
@@ -128,8 +137,10 @@ func (b *Bridge) Start(ctx context.Context) error {
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: b.renderer, Observe: b.observeDelivery}
+		b.live.Start() // before any turn can run, so no first words are missed
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
+		b.life.Go(b.live.Run)
 		if b.socket != nil {
 			b.life.Go(b.runSocket)
 			b.log.Info("slack socket mode on: no public URL needed")
@@ -206,6 +217,10 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return b.onMessage(ctx, it.ThreadKey, *it.Message)
 	case it.Action != nil:
 		return b.onAction(ctx, *it.Action)
+	case it.Agent != nil && it.Kind == slackhook.KindStop:
+		return b.onStop(ctx, it.ThreadKey, *it.Agent)
+	case it.Agent != nil && it.Kind == slackhook.KindThreadStarted:
+		return b.onThreadStarted(ctx, *it.Agent)
 	}
 	return nil
 }
@@ -233,12 +248,16 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 		if !m.Mention && !dm && !(marked && inThread) {
 			return nil // not for us
 		}
-		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
+		var created bool
+		s, created, err = b.eng.CreateSession(ctx, engine.NewSession{
 			Agent: b.cfg.Agent, Origin: engine.OriginSlack, ThreadKey: threadKey,
 			Interactive: true, StartedBy: m.User, Context: note,
 		})
 		if err != nil {
 			return err
+		}
+		if created && dm {
+			b.titleThread(ctx, m)
 		}
 	}
 	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
@@ -299,6 +318,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 	case slack.ActionRetry:
 		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
 		return explain(err, notify)
+	case slack.ActionStop:
+		return b.stop(ctx, v.Session, a.Channel, a.ThreadTS, a.User, notify)
 	case slack.ActionResume:
 		// The same rule as answering: only the person the session talks to.
 		s, err := b.eng.Session(ctx, v.Session)

@@ -50,7 +50,7 @@ func newRig(t *testing.T) *rig {
 }
 
 func (r *rig) bridge() *Bridge {
-	return New(r.cfg, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(r.cfg, nil, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // syncBuffer is a log sink safe for the bridge's goroutines.
@@ -92,7 +92,7 @@ func postEvent(t *testing.T, h http.Handler, eventID, ts string) int {
 func TestBridge_RecordsWhileStarted(t *testing.T) {
 	r := newRig(t)
 	var logs syncBuffer
-	b := New(r.cfg, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(&logs, nil)))
+	b := New(r.cfg, nil, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx := context.Background()
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -22,12 +22,17 @@ const (
 // maxErrorText bounds the message of an error notice.
 const maxErrorText = 500
 
-// Reply converts markdown to mrkdwn, splits it under Slack's limits and
-// posts the parts in order in the thread (threadTS "" posts to the channel).
-// It returns the ts of each part; a failure after some parts were posted
-// returns those ts with the error. Empty text posts nothing.
+// maxMarkdown is what one message's markdown block holds.
+const maxMarkdown = 12000
+
+// Reply posts markdown in Slack's markdown block (Slack renders standard
+// Markdown), split under its limit, the parts in order in the thread
+// (threadTS "" posts to the channel); the notification text is the part
+// converted to mrkdwn. It returns the ts of each part; a failure after
+// some parts were posted returns those ts with the error. Empty text posts
+// nothing.
 func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) ([]string, error) {
-	parts := split(Mrkdwn(markdown), maxSection)
+	parts := split(markdown, maxMarkdown)
 	if len(parts) == 0 {
 		return nil, nil
 	}
@@ -37,8 +42,8 @@ func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) 
 	err := p.do(ctx, channel, func(ctx context.Context) error {
 		for i, part := range parts {
 			opts := []slack.MsgOption{
-				slack.MsgOptionText(part, false),
-				slack.MsgOptionBlocks(section(p.blockID("reply"), part)),
+				slack.MsgOptionText(truncate(Mrkdwn(part), maxSection), false),
+				slack.MsgOptionBlocks(slack.NewMarkdownBlock(p.blockID("reply"), part)),
 			}
 			if threadTS != "" {
 				opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -141,7 +146,7 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		ok = v.Session != "" && v.Question != "" && v.Value != ""
 	case ActionApprove, ActionDeny, ActionRetry:
 		ok = v.Approval != ""
-	case ActionResume:
+	case ActionResume, ActionStop:
 		ok = v.Session != ""
 	default:
 		return ButtonValue{}, fmt.Errorf("decode value: unknown action %q", actionID)
