@@ -32,6 +32,8 @@ type slackApp struct {
 	clock   *slackClock
 	applied atomic.Int64
 	nextTS  atomic.Int64
+	// agentYAML is more of the agent's config (indented under it).
+	agentYAML string
 }
 
 // slackClock is a settable clock; it starts at the wall time so Slack
@@ -61,7 +63,14 @@ func newSlackApp(t *testing.T) *slackApp {
 // newSlackAppWith adds top-level YAML (e.g. schedules) to the config.
 func newSlackAppWith(t *testing.T, more string) *slackApp {
 	t.Helper()
-	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
+	return newSlackAppAgent(t, "", more)
+}
+
+// newSlackAppAgent adds YAML to the agent's config (indented four spaces)
+// and top-level YAML.
+func newSlackAppAgent(t *testing.T, agent, more string) *slackApp {
+	t.Helper()
+	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}, agentYAML: agent}
 	t.Cleanup(sa.slack.Close)
 	deploy := tools.Definition{
 		Name: "deploy", Description: "Deploy a service",
@@ -76,14 +85,22 @@ func newSlackAppWith(t *testing.T, more string) *slackApp {
 			return json.RawMessage(`{"deployed":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf(`    tools: [ask, deploy]
-slack:
+	// lookup takes a secret-looking argument that must never show in Slack.
+	lookup := tools.Definition{
+		Name: "lookup", Description: "Look something up",
+		Input: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"token":{"type":"string"}}}`),
+		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
+			return json.RawMessage(`"found 3 rows\nmore detail"`), nil
+		},
+	}
+	extra := fmt.Sprintf(`    tools: [ask, deploy, lookup]
+`+sa.agentYAML+`slack:
   bot_token: xoxb-test-bot-token
   signing_secret: %s
   api_url: %s/api/
 approvals: {ttl: 1h}
 `, signingSecret, sa.slack.URL()) + more
-	sa.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
+	sa.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy, lookup}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa
 }

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -34,7 +35,12 @@ func toolEnded(r engine.ToolCallResult) slack.StreamChunk {
 	if r.Result.IsError {
 		t.Status = slack.TaskCardStatusError
 	}
-	first, _, _ := strings.Cut(strings.TrimSpace(r.Result.Text()), "\n")
+	text := r.Result.Text()
+	var s string
+	if json.Unmarshal([]byte(text), &s) == nil {
+		text = s // a JSON string result shows as its text
+	}
+	first, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
 	t.Output = truncate(first, maxStepText)
 	return t
 }

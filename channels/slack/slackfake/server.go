@@ -60,6 +60,9 @@ type Call struct {
 	Status int
 	// Error is the Slack error code answered, "" when ok.
 	Error string
+	// At is when the fake answered (its own clock, the wall time), for
+	// measurements.
+	At time.Time
 }
 
 type fault struct {
@@ -247,7 +250,7 @@ func (s *Server) handle(method string, params url.Values, bearer bool) (status i
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.notifyLocked()
-	call := Call{Method: method, Params: params, Status: http.StatusOK}
+	call := Call{Method: method, Params: params, Status: http.StatusOK, At: time.Now()}
 	switch f := s.takeFaultLocked(method); {
 	case f != nil && f.code == "":
 		call.Status, call.Error = http.StatusTooManyRequests, "ratelimited"
