@@ -193,7 +193,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		if ac, ok := cfg.Agent(cfg.Slack.Agent); ok {
 			prompts = ac.Slack.SuggestedPrompts
 		}
-		slack := slackbridge.New(cfg.Slack, prompts, a.engine, a.store, clock, a.log)
+		slack := slackbridge.New(cfg.Slack, slackbridge.Settings{SuggestedPrompts: prompts, PublicURL: cfg.PublicURL}, a.engine, a.store, clock, a.log)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		remote["slack"] = slack

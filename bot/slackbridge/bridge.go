@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -95,17 +96,24 @@ type Bridge struct {
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
 
-// New builds the Slack bridge from its config; prompts are the Slack
-// agent's suggested prompts.
-func New(cfg *config.SlackConfig, prompts []string, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
+// Settings are what the Slack bridge takes from outside the slack block.
+type Settings struct {
+	// SuggestedPrompts are the Slack agent's agents[].slack.suggested_prompts.
+	SuggestedPrompts []string
+	// PublicURL is brain's public_url, for links in messages ("" none).
+	PublicURL string
+}
+
+// New builds the Slack bridge from its config.
+func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now func() time.Time, log *slog.Logger) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
 	log = log.With(tools.LogPlatform, "slack")
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
-		poster: slack.New(client, log),
+		poster: slack.New(client, log, slack.WithPublicURL(set.PublicURL)),
 		wake:   make(chan struct{}, 1),
 	}
-	b.prompts = prompts
+	b.prompts = set.SuggestedPrompts
 	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Log: log}
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Live: b.live}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
@@ -350,5 +358,14 @@ func explain(err error, notify func(string) error) error {
 	if ee.Code == engine.CodeNotFound {
 		return notify("This card is stale: its approval no longer exists.")
 	}
-	return notify(engine.ErrorMessage(err))
+	return notify(mentions(engine.ErrorMessage(err)))
+}
+
+// reUserID matches a Slack user id standing alone in an engine message.
+var reUserID = regexp.MustCompile(`(^|[\s(,])([UW][A-Z0-9]{6,})\b`)
+
+// mentions renders the Slack user ids in a message as mentions (<@U123>),
+// so a notice names people instead of showing raw ids.
+func mentions(text string) string {
+	return reUserID.ReplaceAllString(text, "$1<@$2>")
 }

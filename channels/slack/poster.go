@@ -63,6 +63,10 @@ type Option func(*Poster)
 // WithClock sets the clock of the status throttle (tests inject a fake).
 func WithClock(c Clock) Option { return func(p *Poster) { p.clock = c } }
 
+// WithPublicURL sets brain's external address (public_url), for links to
+// what a message cannot hold (a card's facts beyond Slack's limits).
+func WithPublicURL(u string) Option { return func(p *Poster) { p.publicURL = u } }
+
 // WithStatusInterval sets the least time between two updates of a status
 // message (default 1s).
 func WithStatusInterval(d time.Duration) Option { return func(p *Poster) { p.interval = d } }
@@ -74,7 +78,9 @@ type Poster struct {
 	clock    Clock
 	interval time.Duration
 	idPrefix string
-	idSeq    atomic.Uint64
+	// publicURL is brain's external address, "" when unknown.
+	publicURL string
+	idSeq     atomic.Uint64
 
 	base   context.Context // cancelled by Close
 	cancel context.CancelFunc
