@@ -77,9 +77,9 @@ type Bridge struct {
 	// prompts are offered in new assistant threads (the agent's
 	// slack.suggested_prompts).
 	prompts []string
-	inbox    *bridge.Inbox
-	now      func() time.Time
-	log      *slog.Logger
+	inbox   *bridge.Inbox
+	now     func() time.Time
+	log     *slog.Logger
 
 	handler *slackhook.Handler
 	socket  *slackhook.Socket // nil without an app token

@@ -43,10 +43,10 @@ func testCtx(t *testing.T) context.Context {
 
 // block is the part of a Block Kit block the tests look at.
 type block struct {
-	Type    string `json:"type"`
-	BlockID string `json:"block_id"`
+	Type    string     `json:"type"`
+	BlockID string     `json:"block_id"`
 	Text    *textField `json:"text"`
-	Fields []struct {
+	Fields  []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"fields"`
