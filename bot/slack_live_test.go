@@ -227,6 +227,10 @@ func TestSlack_FallsBackWhenStreamingIsRefused(t *testing.T) {
 	if n := len(sa.slack.Calls("chat.startStream")); n != 1 {
 		t.Fatalf("chat.startStream asked %d times, want once (the fallback is remembered)", n)
 	}
+	// Remembered in the database too, for the next start.
+	if mode, ok, err := sa.app.store.WorkspaceMode(context.Background(), engine.OriginSlack, slackfake.TeamID); !ok || mode != "update" || err != nil {
+		t.Errorf("stored workspace mode %q, %v, %v; want update", mode, ok, err)
+	}
 	for _, m := range sa.slack.Thread("C1", ts) {
 		if m.TS != first.TS && strings.Contains(string(m.Blocks), "The first") {
 			t.Errorf("the answer was posted twice: %+v", m)

@@ -114,7 +114,7 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 		wake:   make(chan struct{}, 1),
 	}
 	b.prompts = set.SuggestedPrompts
-	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Log: log}
+	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log}
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Live: b.live}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}

@@ -11,6 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"brain/engine"
+	"brain/engine/durable"
 )
 
 // How a workspace shows a turn's text while it is written, best first.
@@ -49,7 +50,11 @@ type Sessions interface {
 type Live struct {
 	Poster   *Poster
 	Sessions Sessions
-	Log      *slog.Logger
+	// Modes remembers each workspace's fallback across restarts; nil
+	// remembers it in memory only.
+	Modes durable.WorkspaceModes
+	Now   func() time.Time
+	Log   *slog.Logger
 	// Interval is the least time between two writes to one message
 	// (DefaultLiveInterval when zero).
 	Interval time.Duration
@@ -192,7 +197,7 @@ func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engin
 	if !ok || s.Origin != engine.OriginSlack {
 		r.ignore = true
 	}
-	r.team, r.channel, r.thread, r.mode = team, channel, thread, l.modes[team]
+	r.team, r.channel, r.thread, r.mode = team, channel, thread, l.modeLocked(ctx, team)
 	l.replies[sessionID] = r
 	return r
 }
@@ -291,25 +296,55 @@ func (l *Live) End(ctx context.Context, s engine.Session, turn string) {
 	}
 }
 
-// Streaming reports whether the session's workspace streams replies, i.e.
-// steps show in the message rather than in the status line.
-func (l *Live) Streaming(s engine.Session) bool {
-	team, _, _, _ := threadParts(s.ThreadKey)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.init()
-	return l.modes[team] == modeStream
+// Workspace modes as stored.
+var modeNames = map[liveMode]string{modeStream: "stream", modeUpdate: "update", modePost: "post"}
+
+// modeLocked is the team's mode, read from Modes the first time.
+func (l *Live) modeLocked(ctx context.Context, team string) liveMode {
+	if m, ok := l.modes[team]; ok {
+		return m
+	}
+	m := modeStream
+	if l.Modes != nil && team != "" {
+		name, ok, err := l.Modes.WorkspaceMode(ctx, engine.OriginSlack, team)
+		if err != nil {
+			l.Log.Warn("read workspace mode", logError, err)
+			return m // ask again next time
+		}
+		for k, v := range modeNames {
+			if ok && v == name {
+				m = k
+			}
+		}
+	}
+	l.modes[team] = m
+	return m
 }
 
-// fallBack moves r's workspace (and r) one way down after Slack refused.
-func (l *Live) fallBack(r *liveReply, from liveMode, err error) {
+// fallBack moves r's workspace (and r) one way down after Slack refused,
+// and remembers it.
+func (l *Live) fallBack(ctx context.Context, r *liveReply, from liveMode, err error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.modes[r.team] <= from {
+	moved := l.modes[r.team] <= from
+	if moved {
 		l.modes[r.team] = from + 1
-		l.Log.Info("slack refused a live reply; falling back", logChannel, r.channel, logError, err, "mode", int(from+1))
 	}
 	r.mode = from + 1
+	l.mu.Unlock()
+	if !moved {
+		return
+	}
+	l.Log.Info("slack refused a live reply; falling back", logChannel, r.channel, logError, err, "mode", modeNames[from+1])
+	if l.Modes == nil || r.team == "" {
+		return
+	}
+	now := time.Now
+	if l.Now != nil {
+		now = l.Now
+	}
+	if err := l.Modes.SetWorkspaceMode(ctx, now(), engine.OriginSlack, r.team, modeNames[from+1]); err != nil {
+		l.Log.Warn("remember workspace mode", logError, err)
+	}
 }
 
 // flush writes r's pending text and chunks; final closes the message.
@@ -347,7 +382,7 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 		var refused slack.SlackErrorResponse
 		if errors.As(err, &refused) {
 			if ts == "" {
-				l.fallBack(r, mode, err) // try the next way at once
+				l.fallBack(ctx, r, mode, err) // try the next way at once
 				continue
 			}
 			l.mu.Lock()

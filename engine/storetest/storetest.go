@@ -83,6 +83,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalMessages", testApprovalMessages},
 		{"PostedQuestions", testPostedQuestions},
 		{"ThreadContexts", testThreadContexts},
+		{"WorkspaceModes", testWorkspaceModes},
 
 		{"LinearTokens", testLinearTokens},
 		{"LinearRefreshLease", testLinearRefreshLease},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,8 @@ func migrationVersions(t *testing.T, conn *pgx.Conn) []int {
 	return vs
 }
 
-// allVersions is 1..n for the n embedded migrations.
+// allVersions is the versions of the embedded migrations, in order (the
+// numbers before the first "_" of their names; they may have gaps).
 func allVersions(t *testing.T) []int {
 	t.Helper()
 	files, err := filepath.Glob("migrations/*.sql")
@@ -47,9 +49,15 @@ func allVersions(t *testing.T) []int {
 		t.Fatalf("migrations: %v, %v", files, err)
 	}
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		num, _, _ := strings.Cut(filepath.Base(f), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,7 +78,8 @@ func fileAtVersion(t *testing.T, path string, version int) *sql.DB {
 	return db
 }
 
-// allVersions is 1..n for the n embedded migrations.
+// allVersions is the versions of the embedded migrations, in order (the
+// numbers before the first "_" of their names; they may have gaps).
 func allVersions(t *testing.T) []int {
 	t.Helper()
 	files, err := filepath.Glob("migrations/*.sql")
@@ -84,9 +87,15 @@ func allVersions(t *testing.T) []int {
 		t.Fatal(err)
 	}
 	var out []int
-	for i := range files {
-		out = append(out, i+1)
+	for _, f := range files {
+		num, _, _ := strings.Cut(filepath.Base(f), "_")
+		v, err := strconv.Atoi(num)
+		if err != nil {
+			t.Fatalf("migration %s: %v", f, err)
+		}
+		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 
