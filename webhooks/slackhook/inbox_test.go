@@ -89,6 +89,14 @@ func checkWellFormed(t testing.TB, it Item) {
 		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) {
 			t.Fatalf("thread key %q does not match action %+v", it.ThreadKey, a)
 		}
+	case KindStop, KindThreadStarted:
+		a := it.Agent
+		if a == nil || it.Message != nil || it.Action != nil || a.User == "" || a.Channel == "" || a.ThreadTS == "" || a.Team == "" {
+			t.Fatalf("bad agent item: %+v", it)
+		}
+		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) || it.DedupeKeys[0] != "event:"+a.EventID {
+			t.Fatalf("keys %q %v do not match %+v", it.ThreadKey, it.DedupeKeys, a)
+		}
 	default:
 		t.Fatalf("bad kind %q", it.Kind)
 	}
