@@ -262,3 +262,30 @@ func TestSlack_SuggestedPromptsAndTitle(t *testing.T) {
 		t.Errorf("title %q (%d runes)", string(got), len(got))
 	}
 }
+
+// TestSlack_LongAnswerContinuesInANewMessage: streamed text beyond one
+// message's 12,000 characters continues in a second streamed message; the
+// two hold the whole answer, in order.
+func TestSlack_LongAnswerContinuesInANewMessage(t *testing.T) {
+	sa := newSlackApp(t)
+	var b strings.Builder
+	for i := 0; b.Len() < 15000; i++ {
+		fmt.Fprintf(&b, "Sentence number %d of a very long answer. ", i)
+	}
+	answer := strings.TrimSpace(b.String())
+	sa.fake.Push(fakemodel.Text(answer).Slowly(700, 0))
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> write a lot", "")
+	s := sa.session(ts)
+	sa.waitTurns(s.ID, 1)
+	waitFor(t, "two stopped streams", func() bool {
+		ms := sa.streamed(ts)
+		return len(ms) == 2 && !ms[0].Streaming && !ms[1].Streaming
+	})
+	ms := sa.streamed(ts)
+	if n := len([]rune(ms[0].Text)); n > 12000 {
+		t.Errorf("first message holds %d characters", n)
+	}
+	if ms[0].Text+ms[1].Text != answer {
+		t.Errorf("the messages do not add up to the answer (%d + %d of %d)", len(ms[0].Text), len(ms[1].Text), len(answer))
+	}
+}
