@@ -289,3 +289,29 @@ func TestSlack_LongAnswerContinuesInANewMessage(t *testing.T) {
 		t.Errorf("the messages do not add up to the answer (%d + %d of %d)", len(ms[0].Text), len(ms[1].Text), len(answer))
 	}
 }
+
+// TestSlack_FallsBackToTheFinalPost: where streaming and the live message
+// are both refused, the answer arrives once, as the final post, and the
+// workspace is remembered as posting only.
+func TestSlack_FallsBackToTheFinalPost(t *testing.T) {
+	sa := newSlackApp(t)
+	sa.slack.Fail("chat.startStream", -1, "feature_not_enabled")
+	sa.slack.Fail("chat.postMessage", 1, "invalid_blocks")
+	sa.fake.Push(fakemodel.Text(longAnswer).Slowly(40, 0))
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> explain", "")
+	s := sa.session(ts)
+	sa.waitTurns(s.ID, 1)
+	sa.waitThread(ts, "about the question.")
+	n := 0
+	for _, m := range sa.slack.Thread("C1", ts) {
+		if strings.Contains(m.Text+string(m.Blocks), "The first words") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("the answer shows %d times, want once", n)
+	}
+	if mode, _, _ := sa.app.store.WorkspaceMode(context.Background(), engine.OriginSlack, slackfake.TeamID); mode != "post" {
+		t.Errorf("stored workspace mode %q, want post", mode)
+	}
+}

@@ -263,7 +263,9 @@ func (l *Live) Message(ctx context.Context, s engine.Session, turn, text string)
 	l.flush(ctx, r, false)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return !r.dead || r.written+len(r.shown) >= len(r.want)
+	// Refused on the way (the workspace fell back to the final post) or
+	// cut short: the recorded text is posted the ordinary way.
+	return r.mode != modePost && (!r.dead || r.written+len(r.shown) >= len(r.want))
 }
 
 // Task shows a step (a tool call, a plan step) in the turn's streamed

@@ -95,6 +95,8 @@ type Poster struct {
 	// each running session's Stop message there.
 	noAgent   map[string]bool
 	stopCards map[string]string
+	// noMarkdown is set once Slack refused a markdown block.
+	noMarkdown bool
 }
 
 // New returns a Poster sending through client.

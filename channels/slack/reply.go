@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -31,8 +32,33 @@ const maxMarkdown = 12000
 // converted to mrkdwn. It returns the ts of each part; a failure after
 // some parts were posted returns those ts with the error. Empty text posts
 // nothing.
+//
+// A workspace that refuses the markdown block (invalid_blocks on the first
+// part) gets the reply converted to mrkdwn in section blocks instead, from
+// then on.
 func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) ([]string, error) {
+	posted, err := p.reply(ctx, channel, threadTS, markdown, p.markdownOK())
+	var refused slack.SlackErrorResponse
+	if len(posted) == 0 && errors.As(err, &refused) && refused.Err == "invalid_blocks" && p.markdownOK() {
+		p.mu.Lock()
+		p.noMarkdown = true
+		p.mu.Unlock()
+		return p.reply(ctx, channel, threadTS, markdown, false)
+	}
+	return posted, err
+}
+
+func (p *Poster) markdownOK() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.noMarkdown
+}
+
+func (p *Poster) reply(ctx context.Context, channel, threadTS, markdown string, useMarkdown bool) ([]string, error) {
 	parts := split(markdown, maxMarkdown)
+	if !useMarkdown {
+		parts = split(Mrkdwn(markdown), maxSection)
+	}
 	if len(parts) == 0 {
 		return nil, nil
 	}
@@ -44,6 +70,9 @@ func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string) 
 			opts := []slack.MsgOption{
 				slack.MsgOptionText(truncate(Mrkdwn(part), maxSection), false),
 				slack.MsgOptionBlocks(slack.NewMarkdownBlock(p.blockID("reply"), part)),
+			}
+			if !useMarkdown {
+				opts = []slack.MsgOption{slack.MsgOptionText(part, false), slack.MsgOptionBlocks(section(p.blockID("reply"), part))}
 			}
 			if threadTS != "" {
 				opts = append(opts, slack.MsgOptionTS(threadTS))

@@ -121,3 +121,24 @@ func TestPoster_Ephemeral(t *testing.T) {
 		t.Error("an ephemeral became a message")
 	}
 }
+
+// TestPoster_ReplyWithoutMarkdownBlock: a workspace that refuses the
+// markdown block gets the reply in mrkdwn sections, and is not asked again.
+func TestPoster_ReplyWithoutMarkdownBlock(t *testing.T) {
+	p, fake := newPoster(t)
+	ctx := testCtx(t)
+	fake.Fail("chat.postMessage", 1, "invalid_blocks")
+	for range 2 {
+		tss, err := p.Reply(ctx, testChannel, testThread, "Hello **there**")
+		if err != nil || len(tss) != 1 {
+			t.Fatalf("Reply = %v, %v", tss, err)
+		}
+		m, _ := fake.Message(testChannel, tss[0])
+		if got := allText(t, m.Blocks); got != "Hello *there*" {
+			t.Errorf("section text %q, want mrkdwn", got)
+		}
+	}
+	if n := len(fake.Calls("chat.postMessage")); n != 3 {
+		t.Errorf("%d posts, want 3 (the refused one, then one per reply)", n)
+	}
+}
