@@ -222,7 +222,7 @@ func (l *Live) dueLocked() ([]*liveReply, time.Duration) {
 			continue
 		}
 		wait := r.last.Add(l.Interval).Sub(now)
-		if r.ts == "" || wait <= 0 {
+		if (r.ts == "" && r.last.IsZero()) || wait <= 0 {
 			due = append(due, r)
 		} else if next == 0 || wait < next {
 			next = wait
@@ -397,7 +397,8 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 				l.Log.Warn("live reply write failed", logChannel, r.channel, logError, err)
 			}
 			l.mu.Lock()
-			r.chunks = append(chunks, r.chunks...) // try again next time
+			r.chunks = append(chunks, r.chunks...) // try again after an interval
+			r.last = l.Poster.clock.Now()
 			l.mu.Unlock()
 			return
 		}
