@@ -315,3 +315,32 @@ func TestSlack_FallsBackToTheFinalPost(t *testing.T) {
 		t.Errorf("stored workspace mode %q, want post", mode)
 	}
 }
+
+// TestSlack_PlanAsTasks: the plan tool's checklist shows in the streamed
+// message as a plan: its title, then one task per step with its status.
+func TestSlack_PlanAsTasks(t *testing.T) {
+	sa := newSlackApp(t)
+	sa.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "plan", Input: `{"steps":[{"content":"Read the logs","status":"completed"},{"content":"Fix the bug","status":"inProgress"},{"content":"Ship it","status":"pending"}]}`}),
+		fakemodel.Text("Working through the plan."),
+	)
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> plan it", "")
+	s := sa.session(ts)
+	sa.waitTurns(s.ID, 1)
+	waitFor(t, "the stream stopped", func() bool {
+		ms := sa.streamed(ts)
+		return len(ms) == 1 && !ms[0].Streaming
+	})
+	var got []string
+	for _, c := range sa.streamed(ts)[0].Chunks {
+		var ch struct{ Type, ID, Title, Status string }
+		_ = json.Unmarshal(c, &ch)
+		if ch.Type == "plan_update" || strings.HasPrefix(ch.ID, "plan_") {
+			got = append(got, ch.Type+":"+ch.Title+":"+ch.Status)
+		}
+	}
+	want := []string{"plan_update:Plan:", "task_update:Read the logs:complete", "task_update:Fix the bug:in_progress", "task_update:Ship it:pending"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("plan chunks %q, want %q", got, want)
+	}
+}

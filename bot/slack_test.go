@@ -93,7 +93,7 @@ func newSlackAppAgent(t *testing.T, agent, more string) *slackApp {
 			return json.RawMessage(`"found 3 rows\nmore detail"`), nil
 		},
 	}
-	extra := fmt.Sprintf(`    tools: [ask, deploy, lookup]
+	extra := fmt.Sprintf(`    tools: [ask, deploy, lookup, plan]
 `+sa.agentYAML+`slack:
   bot_token: xoxb-test-bot-token
   signing_secret: %s
