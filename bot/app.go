@@ -214,7 +214,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	var posters outcomePosters
 	remote := map[string]readier{}
 	if cfg.Slack != nil {
-		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
+		var prompts []string
+		if ac, ok := cfg.Agent(cfg.Slack.Agent); ok {
+			prompts = ac.Slack.SuggestedPrompts
+		}
+		slack := slackbridge.New(cfg.Slack, slackbridge.Settings{SuggestedPrompts: prompts, PublicURL: cfg.PublicURL}, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
 		slack.SetContent(content.reader, content.files)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)

@@ -118,6 +118,8 @@ type Engine struct {
 
 	slots chan struct{} // one token per running turn
 	hub   hub
+	// deltas carries streamed text to its watchers, never to the store.
+	deltas deltas
 
 	leases       *leaser
 	pollInterval time.Duration

@@ -85,7 +85,22 @@ type AgentConfig struct {
 	InputMode         string       `yaml:"input_mode"`          // queue (default) | interrupt
 	// Approvers decide this agent's approvals; empty = approvals.approvers.
 	Approvers []string `yaml:"approvers"`
+	// Slack is how the agent presents itself in Slack's agent view.
+	Slack AgentSlackConfig `yaml:"slack"`
 }
+
+// AgentSlackConfig is agents[].slack.
+type AgentSlackConfig struct {
+	// SuggestedPrompts are offered when a person opens a new assistant
+	// thread (at most MaxSuggestedPrompts, each 1..MaxPromptLength).
+	SuggestedPrompts []string `yaml:"suggested_prompts"`
+}
+
+// Limits of agents[].slack.suggested_prompts (Slack shows four).
+const (
+	MaxSuggestedPrompts = 4
+	MaxPromptLength     = 300
+)
 
 // WhenConfig adds tools to an agent for inputs that match InputMatches.
 type WhenConfig struct {

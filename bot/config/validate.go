@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 )
@@ -241,6 +242,14 @@ func (c *Config) validateAgents(p *problems) {
 			p.add(key+".model", "%q is not a key of models", a.Model)
 		}
 		checkToolNames(p, key+".tools", a.Tools)
+		if n := len(a.Slack.SuggestedPrompts); n > MaxSuggestedPrompts {
+			p.add(key+".slack.suggested_prompts", "%d prompts; Slack shows at most %d", n, MaxSuggestedPrompts)
+		}
+		for j, pr := range a.Slack.SuggestedPrompts {
+			if n := utf8.RuneCountInString(strings.TrimSpace(pr)); n == 0 || n > MaxPromptLength {
+				p.add(fmt.Sprintf("%s.slack.suggested_prompts[%d]", key, j), "must be 1..%d characters", MaxPromptLength)
+			}
+		}
 		for j := range a.When {
 			w, wkey := &a.When[j], fmt.Sprintf("%s.when[%d]", key, j)
 			if w.InputMatches == "" {

@@ -93,6 +93,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalMessages", testApprovalMessages},
 		{"PostedQuestions", testPostedQuestions},
 		{"ThreadContexts", testThreadContexts},
+		{"WorkspaceModes", testWorkspaceModes},
 
 		{"Leases", testLeases},
 		{"LeaseRace", testLeaseRace},
