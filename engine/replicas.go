@@ -32,6 +32,11 @@ func newReplicaID() string {
 // owner of its leases and inbox claims.
 func (e *Engine) ReplicaID() string { return e.leases.owner }
 
+// SharesStore reports whether other engines (replicas) may share this
+// engine's store: work on one session can then run on one replica and be
+// delivered from another.
+func (e *Engine) SharesStore() bool { return !e.leases.exclusive }
+
 // LeaseTTL is how long a lease of this engine lasts without a renewal: how
 // long a dead replica's work waits before another takes it over.
 func (e *Engine) LeaseTTL() time.Duration { return e.leases.ttl }

@@ -57,6 +57,7 @@ type Engine interface {
 	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
 	slack.Sessions
 	StopFor(ctx context.Context, sessionID, by string) (engine.Session, bool, error)
+	SharesStore() bool
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -125,8 +126,14 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 		wake:   make(chan struct{}, 1),
 	}
 	b.prompts = set.SuggestedPrompts
-	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log}
-	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Live: b.live, Events: eng}
+	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
+	if !eng.SharesStore() {
+		// Streamed text exists only in the process running the turn, while
+		// replicas may deliver a session's events from any of them: with
+		// replicas, replies are posted whole (the status line shows steps).
+		b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log}
+		b.renderer.Live = b.live
+	}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
 	if cfg.AppToken != "" {
@@ -171,10 +178,14 @@ func (b *Bridge) Start(ctx context.Context) error {
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
 			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery}
-		b.live.Start() // before any turn can run, so no first words are missed
+		if b.live != nil {
+			b.live.Start() // before any turn can run, so no first words are missed
+		}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
-		b.life.Go(b.live.Run)
+		if b.live != nil {
+			b.life.Go(b.live.Run)
+		}
 		if b.socket != nil {
 			b.life.Go(b.runSocket)
 			b.log.Info("slack socket mode on: no public URL needed")

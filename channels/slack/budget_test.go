@@ -44,8 +44,8 @@ func TestPoster_CardWithManyLongFactsStaysWithinLimits(t *testing.T) {
 	if !want.MatchString(text) {
 		t.Errorf("no overflow line %s in:\n%s", want, text[len(text)-300:])
 	}
-	if len(buttons(t, m.Blocks)) != 2 {
-		t.Errorf("the Approve/Deny buttons did not survive")
+	if n := len(buttons(t, m.Blocks)); n != 4 { // Approve, with comment, Deny with reason, Deny
+		t.Errorf("%d decision buttons survived, want all 4", n)
 	}
 	a.Status, a.DecidedBy = engine.ApprovalDenied, "U2"
 	if err := p.UpdateApproval(ctx, testChannel, ts, a); err != nil {
