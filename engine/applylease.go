@@ -9,8 +9,10 @@ import (
 // another request (on any replica) is deciding or applying it right now.
 //
 // An apply that just recorded its outcome (unconfirmed or failed) still
-// holds the lease for a moment, until it lets go: a retry waits for that,
-// at most a lease's time (what a holder that died takes to expire).
+// holds the lease for a moment, until it lets go, and so does a decision
+// being recorded on a pending approval: a retry or another person's
+// approval waits for that, at most a lease's time (what a holder that died
+// takes to expire).
 func (e *Engine) holdApply(ctx context.Context, id string) error {
 	deadline := time.Now().Add(e.leases.ttl)
 	for {
@@ -26,9 +28,11 @@ func (e *Engine) holdApply(ctx context.Context, id string) error {
 		switch {
 		case cur.Status != ApprovalPending && !ended:
 			return alreadyDecided(cur)
-		case !ended || time.Now().After(deadline):
+		case time.Now().After(deadline):
 			return Errorf(CodeConflict, "approval %s is being decided or applied by another request; try again", id)
 		}
+		// Still pending: another decision (one approval of several, say)
+		// is being recorded and lets go as soon as it is; wait for it.
 		select {
 		case <-time.After(20 * time.Millisecond):
 		case <-ctx.Done():
