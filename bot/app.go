@@ -29,7 +29,7 @@ import (
 	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/store/sqlite"
+	"brain/store/postgres"
 	"brain/tools"
 )
 
@@ -53,7 +53,7 @@ type Options struct {
 type App struct {
 	cfg    *config.Config
 	log    *slog.Logger
-	store  *sqlite.Store
+	store  Store
 	engine *engine.Engine
 	api    *api.Server
 	lock   *os.File
@@ -93,13 +93,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("data_dir %s: %w", cfg.DataDir, err)
 	}
-	if a.lock, err = lockDataDir(cfg.DataDir); err != nil {
-		return nil, err
+	if usesFileLock(cfg) {
+		if a.lock, err = lockDataDir(cfg.DataDir); err != nil {
+			return nil, err
+		}
 	}
-	dbPath := filepath.Join(cfg.DataDir, "brain.db")
-	a.store, err = sqlite.OpenWithOptions(ctx, dbPath, sqlite.Options{Synchronous: cfg.Storage.Synchronous})
-	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", dbPath, err)
+	if a.store, err = openStore(ctx, cfg); err != nil {
+		return nil, err
 	}
 	models, err := a.buildModels()
 	if err != nil {
@@ -179,11 +179,21 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		FileBudget:        content.maxRequestBytes(),
 		Groups:            content.engineGroups(),
 		MaxParallelTools:  cfg.Limits.MaxParallelTools,
+		Leases:            replicaLeases(cfg, a.store),
+		Peers:             replicaPeers(a.store),
+		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
+		PollInterval:      cfg.Storage.PollInterval.Std(),
 	})
 	if err != nil {
 		return nil, err
 	}
 	a.services = append(a.services, a.engine)
+	if pg, ok := a.store.(*postgres.Store); ok {
+		// Commits of other replicas reach this one's hub before anything
+		// that watches it starts.
+		a.services = append(a.services, &liveFeed{store: pg, poll: cfg.Storage.PollInterval.Std(), log: a.log,
+			feed: postgres.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
+	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
@@ -204,7 +214,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	var posters outcomePosters
 	remote := map[string]readier{}
 	if cfg.Slack != nil {
-		slack := slackbridge.New(cfg.Slack, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
+		var prompts []string
+		if ac, ok := cfg.Agent(cfg.Slack.Agent); ok {
+			prompts = ac.Slack.SuggestedPrompts
+		}
+		slack := slackbridge.New(cfg.Slack, slackbridge.Settings{SuggestedPrompts: prompts, PublicURL: cfg.PublicURL}, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
 		slack.SetContent(content.reader, content.files)
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
@@ -278,7 +292,8 @@ func (a *App) Start(ctx context.Context) error {
 			a.log.Error("http server stopped", logErr, err)
 		}
 	}()
-	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir)
+	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir,
+		"storage", a.cfg.Storage.Driver, "replica", a.engine.ReplicaID())
 	for _, section := range a.cfg.Unsupported() {
 		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
 	}

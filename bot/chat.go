@@ -59,7 +59,7 @@ func ChatWith(ctx context.Context, cfg *config.Config, opts Options, c ChatOptio
 	if c.SessionID != "" {
 		fmt.Fprintf(out, "continuing session %s (%s, %d events)\n", s.ID, s.Status, s.LastSeq)
 	}
-	p := console.Printer{W: out}
+	p := &console.Printer{W: out}
 	after := s.LastSeq
 	lines := newChatInput(c.In)
 	for {
@@ -136,7 +136,7 @@ func ChatWith(ctx context.Context, cfg *config.Config, opts Options, c ChatOptio
 
 // decideApprovals asks y/n for each pending approval of the session and
 // prints what came of the decisions.
-func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *chatInput, interrupts <-chan struct{}, out io.Writer, p console.Printer) (int64, error) {
+func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *chatInput, interrupts <-chan struct{}, out io.Writer, p *console.Printer) (int64, error) {
 	pending, err := eng.Approvals(ctx, engine.ApprovalFilter{SessionID: id, Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
 	if err != nil {
 		return after, err
@@ -197,9 +197,16 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 // follow prints the session's events until the turn that takes input seq
 // has ended. Ctrl-C (interrupts) cancels the turn; following goes on until
 // it has ended.
-func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p console.Printer, interrupts <-chan struct{}) (int64, error) {
+func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p *console.Printer, interrupts <-chan struct{}) (int64, error) {
+	// The answer prints as the model writes it; deltas are taken before
+	// the events so a round's text shows before its agent.message.
+	feed := eng.WatchDeltas(id)
+	defer feed.Close()
 	for {
 		changed := eng.Changed(id)
+		for _, d := range feed.Take() {
+			p.Delta(d)
+		}
 		evs, err := eng.Events(ctx, id, after, 0)
 		if err != nil {
 			return after, err
@@ -217,6 +224,7 @@ func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64
 		}
 		select {
 		case <-changed:
+		case <-feed.Ready():
 		case <-interrupts:
 			fmt.Fprintln(p.W, "\n^C: stopping the turn (Ctrl-C at the prompt quits)")
 			if _, err := eng.Cancel(ctx, id); err != nil {

@@ -2,14 +2,12 @@ package bot
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"time"
 
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
-	"brain/store/sqlite"
+	"brain/engine/durable"
 )
 
 // ScheduleStatus and ScheduleRun are the scheduler's views of a schedule and
@@ -20,17 +18,25 @@ type (
 )
 
 // Inspector reads sessions straight from the database, for the CLI. It takes
-// no lock, so it works while brain serve runs (SQLite WAL allows readers).
+// no lock, so it works while brain serve runs (SQLite WAL allows readers;
+// PostgreSQL any number of clients).
 type Inspector struct {
-	store *sqlite.Store
+	store inspected
+}
+
+// inspected is what the Inspector reads.
+type inspected interface {
+	engine.Store
+	durable.Runs
+	durable.LinearTokens
+	Close() error
 }
 
 // OpenInspector opens the configured database for reading.
 func OpenInspector(ctx context.Context, cfg *config.Config) (*Inspector, error) {
-	path := filepath.Join(cfg.DataDir, "brain.db")
-	st, err := sqlite.OpenWithOptions(ctx, path, sqlite.Options{Synchronous: cfg.Storage.Synchronous})
+	st, err := openStore(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("open database %s: %w", path, err)
+		return nil, err
 	}
 	return &Inspector{store: st}, nil
 }

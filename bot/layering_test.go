@@ -47,8 +47,14 @@ var layers = []struct {
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The context benchmarks drive the real engine, store and adapters.
 	{"brain/bench/context", []string{"brain/engine", "brain/engine/durable", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
-	// Wiring knows everything; main only calls it.
+	// brain migrate copies between the two stores, so it sees both.
+	{"brain/bot/migrate", []string{"brain/store/sqlite", "brain/store/postgres", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The load scripts drive brain from outside, as operators would.
+	{"brain/bench/...", []string{"*"}},
+	// Wiring knows everything; main only calls it. The replicas test rig
+	// builds and drives the real binary (tests only).
 	{"brain/bot", []string{"*"}},
+	{"brain/bot/replicatest", []string{"*"}},
 	{"brain/cmd/brain", []string{"*"}},
 }
 

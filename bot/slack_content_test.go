@@ -242,7 +242,12 @@ func TestSlack_FeedbackButtons(t *testing.T) {
 	}
 	sa.fake.Push(fakemodel.Text("Here is the answer."))
 	sa.message("Ev2", "message", "U1", "a", ts)
-	reply := sa.waitThread(ts, "Here is the answer.")
+	sa.waitThread(ts, "Here is the answer.")
+	// A streamed reply gets its buttons when the stream stops.
+	reply := sa.waitThread(ts, "feedback_buttons")
+	if !strings.Contains(reply.Text+string(reply.Blocks), "Here is the answer.") {
+		t.Fatalf("feedback buttons under %+v, want them under the final answer", reply)
+	}
 	sa.clickValue("U2", reply, "brain_feedback", "feedback_buttons", feedbackValue(t, reply, false))
 
 	s := sa.session(ts)

@@ -70,6 +70,13 @@ func newSlackAppApprovals(t *testing.T, approvals, more string) *slackApp {
 	return newSlackAppConfig(t, "anthropic", "", "", approvals, more)
 }
 
+// newSlackAppAgent adds YAML to the agent's config (indented four spaces)
+// and top-level YAML.
+func newSlackAppAgent(t *testing.T, agent, more string) *slackApp {
+	t.Helper()
+	return newSlackAppConfig(t, "anthropic", agent, "", "{ttl: 1h}", more)
+}
+
 // newSlackAppFor is newSlackAppWith with the model's provider, YAML lines
 // added to the agent (indented 4) and to the slack block (indented 2).
 func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *slackApp {
@@ -95,14 +102,22 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 			return json.RawMessage(`{"deployed":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf(`    tools: [ask, deploy]
+	// lookup takes a secret-looking argument that must never show in Slack.
+	lookup := tools.Definition{
+		Name: "lookup", Description: "Look something up",
+		Input: json.RawMessage(`{"type":"object","properties":{"q":{"type":"string"},"token":{"type":"string"}}}`),
+		Run: func(ctx context.Context, c tools.Call) (json.RawMessage, error) {
+			return json.RawMessage(`"found 3 rows\nmore detail"`), nil
+		},
+	}
+	extra := fmt.Sprintf(`    tools: [ask, deploy, lookup, plan]
 %sslack:
   bot_token: %s
   signing_secret: %s
   api_url: %s/api/
 %sapprovals: %s
 `, agentMore, slackfake.BotToken, signingSecret, sa.slack.URL(), slackMore, approvals) + more
-	sa.testApp = newTestAppFor(t, provider, extra, Options{Tools: []tools.Definition{deploy}, Clock: sa.clock.Now})
+	sa.testApp = newTestAppFor(t, provider, extra, Options{Tools: []tools.Definition{deploy, lookup}, Clock: sa.clock.Now})
 	sa.nextTS.Store(1700000000)
 	return sa
 }
@@ -243,7 +258,7 @@ func TestSlack_MentionRepliesInThreadOnce(t *testing.T) {
 	// The same mention as a message event, and a retry of the first delivery.
 	sa.messageAt("Ev2", "message", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "")
 	sa.messageAt("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", ts, "", slackhook.HeaderRetryNum, "1", slackhook.HeaderRetryReason, "http_timeout")
-	reply := sa.waitThread(ts, "Hello from *brain*.")
+	reply := sa.waitThread(ts, "Hello from **brain**.")
 	if reply.ThreadTS != ts {
 		t.Fatalf("reply not in the thread: %+v", reply)
 	}

@@ -187,6 +187,9 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	if err != nil {
 		return Approval{}, err
 	}
+	if err := e.holdApply(ctx, a.ID); err != nil {
+		return Approval{}, err
+	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: e.now(),
 		Update: func(a *Approval) error {
@@ -200,6 +203,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 		Events: evs,
 	})
 	if err != nil {
+		e.releaseApply(ctx, a.ID)
 		return Approval{}, err
 	}
 	e.startApply(got)
@@ -210,15 +214,19 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 // it at the deadline, which leaves the approval unconfirmed.
 func (e *Engine) startApply(a Approval) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	if e.stopping {
-		// Left applying; the next start marks it unconfirmed for a person.
+		e.mu.Unlock()
+		// Left applying; once the lease is released, the next start (or
+		// another replica) marks it unconfirmed for a person.
 		e.log.Warn("not starting an apply during shutdown", "approval_id", a.ID)
+		e.releaseApply(context.Background(), a.ID)
 		return
 	}
+	defer e.mu.Unlock()
 	e.applies.Add(1)
 	go func() {
 		defer e.applies.Done()
+		defer e.releaseApply(e.applyCtx, a.ID)
 		e.apply(e.applyCtx, a)
 	}()
 }
@@ -388,27 +396,53 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 		return err
 	}
 	for _, a := range stuck {
-		msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
-		evs, err := e.events("", ApplyUnconfirmed{ApprovalID: a.ID, Status: ApprovalUnconfirmed, Tool: a.Tool, DecisionID: a.DecisionID, Error: msg})
+		// An apply whose lease this engine can claim has no live apply
+		// anywhere: it was cut short. A live one is skipped.
+		key := applyLease(a.ID)
+		held, err := e.leases.acquire(ctx, key, nil)
 		if err != nil {
-			return fmt.Errorf("approval %s: %w", a.ID, err)
+			return err
 		}
-		_, _, err = e.commitApproval(ctx, ApprovalCommit{
-			ID: a.ID, Now: e.now(),
-			Update: func(cur *Approval) error {
-				if cur.Status != ApprovalApplying {
-					return errNothingToDo
-				}
-				cur.Status, cur.Error = ApprovalUnconfirmed, msg
-				return nil
-			},
-			Events: evs,
-		})
-		if err != nil && !errors.Is(err, errNothingToDo) {
-			return fmt.Errorf("approval %s: %w", a.ID, err)
+		if !held {
+			continue
 		}
-		e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
+		err = e.markUnconfirmed(ctx, a)
+		if rerr := e.leases.release(ctx, key); rerr != nil {
+			e.log.Warn("release apply lease; it expires on its own", "approval_id", a.ID, logErr, rerr)
+		}
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// markUnconfirmed records an apply that was cut short as unconfirmed,
+// unless it is no longer applying.
+func (e *Engine) markUnconfirmed(ctx context.Context, a Approval) error {
+	msg := "brain stopped while the apply ran; it may or may not have happened. Retry runs it again with the same decision id."
+	evs, err := e.events("", ApplyUnconfirmed{ApprovalID: a.ID, Status: ApprovalUnconfirmed, Tool: a.Tool, DecisionID: a.DecisionID, Error: msg})
+	if err != nil {
+		return fmt.Errorf("approval %s: %w", a.ID, err)
+	}
+	_, _, err = e.commitApproval(ctx, ApprovalCommit{
+		ID: a.ID, Now: e.now(),
+		Update: func(cur *Approval) error {
+			if cur.Status != ApprovalApplying {
+				return errNothingToDo
+			}
+			cur.Status, cur.Error = ApprovalUnconfirmed, msg
+			return nil
+		},
+		Events: evs,
+	})
+	if errors.Is(err, errNothingToDo) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("approval %s: %w", a.ID, err)
+	}
+	e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
 	return nil
 }
 

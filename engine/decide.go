@@ -34,6 +34,14 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		e.expire(ctx, a.ID)
 		return Approval{}, Errorf(CodeConflict, "approval %s expired at %s", a.ID, a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"))
 	}
+	if d.Approve {
+		// The apply's lease is taken before an approval that may be the
+		// last one is recorded, so no replica ever sees it applying
+		// without a live holder.
+		if err := e.holdApply(ctx, a.ID); err != nil {
+			return Approval{}, err
+		}
+	}
 	decisionID := e.newID("dec")
 	now := e.now()
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
@@ -75,10 +83,14 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		},
 	})
 	if err != nil {
+		if d.Approve {
+			e.releaseApply(ctx, a.ID)
+		}
 		return Approval{}, err
 	}
 	switch got.Status {
 	case ApprovalPending:
+		e.releaseApply(ctx, a.ID) // a vote; the last one applies
 		e.count("approvals_votes")
 	case ApprovalDenied:
 		e.count("approvals_" + DecisionDeny)

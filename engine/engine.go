@@ -71,6 +71,24 @@ type Config struct {
 	// MaxParallelTools bounds the independent tool calls of one model
 	// round that run at once (default 4; 1 runs every call in turn).
 	MaxParallelTools int
+
+	// Leases, when set, are shared with other engines (replicas) on the
+	// same store: turns, applies and deliveries are leased there, renewed
+	// by a heartbeat, and what a dead replica leaves is taken over. Nil
+	// means this engine is alone on its store (SQLite under its file
+	// lock): leases are kept in memory, and any left in the store by an
+	// earlier process count as dead.
+	Leases Leases
+	// Replica names this engine among its replicas (default a new id).
+	Replica string
+	// LeaseTTL is how long a lease lasts unrenewed (default 30s).
+	LeaseTTL time.Duration
+	// PollInterval is how often a replica sweeps the store for work
+	// other replicas left (default 1s).
+	PollInterval time.Duration
+	// Peers, when set, reach the other replicas: cancel and interrupt ask
+	// them to stop a turn that runs elsewhere.
+	Peers Peers
 }
 
 // Engine runs sessions: it records input, schedules turns on a bounded pool
@@ -100,6 +118,12 @@ type Engine struct {
 
 	slots chan struct{} // one token per running turn
 	hub   hub
+	// deltas carries streamed text to its watchers, never to the store.
+	deltas deltas
+
+	leases       *leaser
+	pollInterval time.Duration
+	peers        Peers
 
 	mu       sync.Mutex
 	causes   map[string]bool // tool failure causes already logged
@@ -188,6 +212,23 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.agents[a.Name] = a
 	}
+	// Lease times are wall-clock times, compared across replicas; the
+	// injected clock stamps records only.
+	e.leases = &leaser{store: cfg.Leases, owner: cfg.Replica, ttl: cfg.LeaseTTL, now: time.Now}
+	if e.leases.store == nil {
+		e.leases.store, e.leases.exclusive = &memLeases{}, true
+	}
+	if e.leases.owner == "" {
+		e.leases.owner = newReplicaID()
+	}
+	if e.leases.ttl <= 0 {
+		e.leases.ttl = defaultLeaseTTL
+	}
+	e.peers = cfg.Peers
+	e.pollInterval = cfg.PollInterval
+	if e.pollInterval <= 0 {
+		e.pollInterval = defaultPollInterval
+	}
 	e.base, e.cancel = context.WithCancel(context.Background())
 	e.applyCtx, e.applyCancel = context.WithCancel(context.Background())
 	return e, nil
@@ -227,6 +268,10 @@ func (e *Engine) Start(ctx context.Context) error {
 		return nil
 	}
 	e.wg.Add(1) // under mu, so it never races Stop's Wait
+	if !e.leases.exclusive {
+		e.wg.Add(1)
+		go e.watchReplicas()
+	}
 	e.mu.Unlock()
 	go e.sweepApprovals()
 	pending, err := e.store.Sessions(ctx, SessionFilter{
@@ -355,22 +400,39 @@ func (e *Engine) work(id string, r *runner) {
 		e.mu.Lock()
 		r.pending = false
 		e.waiting--
-		ctx, cancel := context.WithCancelCause(e.base)
-		r.cancelTurn, r.turnDone = cancel, make(chan struct{})
-		done := r.turnDone
 		e.mu.Unlock()
 
-		e.runTurn(ctx, id)
+		// The session's lease: another replica holding it runs the input.
+		// Only a held session has a turn here that cancel can stop.
+		ctx, cancel := context.WithCancelCause(e.base)
+		ran := e.holdSession(ctx, id, cancel)
+		if ran {
+			e.mu.Lock()
+			r.cancelTurn, r.turnDone = cancel, make(chan struct{})
+			done := r.turnDone
+			e.mu.Unlock()
+			e.runTurn(ctx, id)
+			e.releaseSession(ctx, id)
+			e.mu.Lock()
+			r.cancelTurn, r.turnDone = nil, nil
+			close(done)
+			e.mu.Unlock()
+		}
 		cancel(nil)
 		<-e.slots
 
 		e.mu.Lock()
-		r.cancelTurn, r.turnDone = nil, nil
-		close(done)
 		again := r.pending && !e.stopping
+		if !again {
+			// Under the same lock as the check, so a kick in between
+			// starts a new goroutine instead of being dropped here.
+			e.retireLocked(id, r)
+		}
 		e.mu.Unlock()
 		if !again {
-			e.retire(id, r)
+			if ran {
+				e.recheck(context.WithoutCancel(ctx), id)
+			}
 			return
 		}
 	}
@@ -380,6 +442,10 @@ func (e *Engine) work(id string, r *runner) {
 func (e *Engine) retire(id string, r *runner) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.retireLocked(id, r)
+}
+
+func (e *Engine) retireLocked(id string, r *runner) {
 	r.active = false
 	if r.pending {
 		// Only when stopping: the input is durable and the next Start runs it.

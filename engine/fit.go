@@ -18,6 +18,7 @@ func (t *turn) request() ModelRequest {
 		Tools:     t.specs,
 		SessionID: t.session.ID,
 		TurnID:    t.id,
+		OnDelta:   t.onDelta,
 	}
 }
 

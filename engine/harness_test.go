@@ -28,6 +28,7 @@ type harness struct {
 	ids   atomic.Int64
 	mu    sync.Mutex
 	now   time.Time
+	peers *peerList // the replicas' peers (replicas_test.go)
 }
 
 type harnessOption func(*engine.Config, *engine.Agent)
@@ -155,11 +156,13 @@ func (h *harness) waitFor(id string, what string, cond func(engine.Session, []en
 	defer cancel()
 	for {
 		changed := h.eng.Changed(id)
-		s, err := h.eng.Session(ctx, id)
+		// The log first: the session read after it is at least as new, so
+		// a condition never pairs an old status with newer events.
+		evs, err := h.eng.Events(ctx, id, 0, 0)
 		if err != nil {
 			h.t.Fatal(err)
 		}
-		evs, err := h.eng.Events(ctx, id, 0, 0)
+		s, err := h.eng.Session(ctx, id)
 		if err != nil {
 			h.t.Fatal(err)
 		}

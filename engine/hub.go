@@ -41,6 +41,11 @@ func (h *hub) notify(id string) {
 	}
 }
 
+// Notify wakes the session's watchers as a commit here does: for commits
+// another replica made to the shared store (a live-update feed calls it).
+// A spurious call only makes watchers read the log again.
+func (e *Engine) Notify(sessionID string) { e.hub.notify(sessionID) }
+
 // Watcher collects the ids of sessions that got new events since it was
 // last drained. It never blocks a commit: ids accumulate in a set.
 type Watcher struct {

@@ -22,6 +22,11 @@ type ModelRequest struct {
 	// observe model calls (tracing); adapters ignore them.
 	SessionID string
 	TurnID    string
+	// OnDelta, when set, is called with each piece of the answer's text as
+	// it arrives, in order, before Generate returns; the pieces add up to
+	// ModelResponse.Text. It must return quickly. Adapters that cannot
+	// stream may leave it uncalled.
+	OnDelta func(text string)
 }
 
 // Role of a message.

@@ -17,11 +17,39 @@ func (e *Engine) recover(ctx context.Context) error {
 		return err
 	}
 	for _, s := range running {
-		if err := e.recoverSession(ctx, s); err != nil {
+		// A running session whose lease this engine can claim has no live
+		// turn anywhere: its replica (or this process, before a restart)
+		// died. One whose turn is alive is skipped.
+		key := sessionLease(s.ID)
+		held, err := e.leases.acquire(ctx, key, nil)
+		if err != nil {
+			return err
+		}
+		if !held {
+			continue
+		}
+		err = e.recoverHeld(ctx, s.ID)
+		if rerr := e.leases.release(ctx, key); rerr != nil {
+			e.log.Warn("release session lease; it expires on its own", logSession, s.ID, logErr, rerr)
+		}
+		if err != nil {
 			return fmt.Errorf("session %s: %w", s.ID, err)
 		}
-		e.log.Warn("session interrupted by a crash or kill; resume it to continue", logSession, s.ID)
 	}
+	return nil
+}
+
+// recoverHeld recovers the session, read again under its lease: the turn
+// listed as running may have ended (and released the lease) since.
+func (e *Engine) recoverHeld(ctx context.Context, id string) error {
+	s, err := e.store.Session(ctx, id)
+	if err != nil || s.Status != StatusRunning {
+		return err
+	}
+	if err := e.recoverSession(ctx, s); err != nil {
+		return err
+	}
+	e.log.Warn("session interrupted by a crash or kill; resume it to continue", logSession, s.ID)
 	return nil
 }
 

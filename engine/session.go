@@ -229,7 +229,9 @@ func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit boo
 		}
 	}
 	if mode == ModeInterrupt {
-		e.cancelRunning(sessionID, errInterrupted)
+		if e.cancelRunning(sessionID, errInterrupted) == nil && res.Session.Status == StatusRunning {
+			e.interruptElsewhere(ctx, sessionID) // the turn runs on another replica
+		}
 	}
 	return res.Events[0], false, nil
 }
@@ -258,6 +260,12 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 		// The turn may have ended on its own just before the cancel, with a
 		// question open or input queued: clear those too.
 		if s, err = e.Session(ctx, sessionID); err != nil {
+			return Session{}, err
+		}
+	}
+	if s.Status == StatusRunning && e.peers != nil {
+		// The turn runs on another replica: it stops it.
+		if s, err = e.stopElsewhere(ctx, sessionID); err != nil {
 			return Session{}, err
 		}
 	}

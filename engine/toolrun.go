@@ -223,6 +223,10 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 			if decided, err = e.events(t.id, policyDecision(*a)); err != nil {
 				return fmt.Errorf("record tool result: %w", err)
 			}
+			// Held before it is recorded applying, as Decide does.
+			if err := e.holdApply(ctx, a.ID); err != nil {
+				return fmt.Errorf("record tool result: %w", err)
+			}
 		}
 	case out.plan != nil:
 		opened = *out.plan
@@ -251,6 +255,9 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 	}
 	c.Events = append(append(res, extra...), decided...)
 	_, err = e.commit(ctx, c)
+	if err != nil && decided != nil {
+		e.releaseApply(context.WithoutCancel(ctx), out.approval.ID)
+	}
 	if errors.Is(err, errTurnEnded) {
 		return e.recordResult(ctx, t, call, failed("%v", errTurnEnded))
 	}

@@ -13,6 +13,9 @@ import (
 
 // turn is the state of one running turn.
 type turn struct {
+	// onDelta gets the text of the round's answer as it streams (nil:
+	// nobody watches).
+	onDelta  func(text string)
 	id       string
 	session  Session
 	agent    *Agent
@@ -56,6 +59,12 @@ func (e *Engine) runTurn(ctx context.Context, id string) {
 	e.observeTurnStart(t)
 	log := e.log.With(logSession, id, logTurn, t.id)
 	outcome, err := e.loop(ctx, t)
+	if errors.Is(context.Cause(ctx), errLeaseLost) {
+		// Another replica may be recovering the session: it records how
+		// the turn ended, not this one.
+		log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
+		return
+	}
 	if err != nil {
 		e.failTurn(wctx, t, err, context.Cause(ctx))
 		return
@@ -153,7 +162,15 @@ func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
+		live := e.live(t)
+		t.onDelta = nil
+		if live != nil {
+			t.onDelta = live.add
+		}
 		resp, err := e.callModel(ctx, t)
+		// Watchers get the round's last words before its agent.message
+		// is committed.
+		live.flush()
 		if err != nil {
 			if ctx.Err() != nil {
 				return "", ctx.Err()

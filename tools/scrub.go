@@ -142,6 +142,26 @@ func (s *Scrubber) Longest() int {
 	return s.longest
 }
 
+// Pending is how many bytes at the end of t could be the start of a
+// secret cut short: the longest suffix of t that is a proper prefix of some
+// form. A caller streaming text holds them back until more text shows
+// whether a secret follows.
+func (s *Scrubber) Pending(t string) int {
+	if s == nil {
+		return 0
+	}
+	n := 0
+	for _, f := range s.forms {
+		for k := min(len(f)-1, len(t)); k > n; k-- {
+			if strings.HasSuffix(t, f[:k]) {
+				n = k
+				break
+			}
+		}
+	}
+	return n
+}
+
 // String replaces every secret in t, in any form, with Redacted. Every
 // byte of t covered by some form is redacted, even where forms overlap;
 // each covered stretch becomes one Redacted, so the output holds no form

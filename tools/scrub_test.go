@@ -212,3 +212,24 @@ func formsOf(v string) []string {
 	}
 	return forms
 }
+
+func TestScrubber_Pending(t *testing.T) {
+	s := tools.NewScrubber("sk-live-0123456789")
+	for _, c := range []struct {
+		in   string
+		want int
+	}{
+		{"hello", 0},
+		{"the key is sk-li", 5},
+		{"the key is s", 1},
+		{"sk-live-0123456789", 0}, // whole: String redacts it, nothing pends
+		{"", 0},
+	} {
+		if got := s.Pending(c.in); got != c.want {
+			t.Errorf("Pending(%q) = %d, want %d", c.in, got, c.want)
+		}
+	}
+	if (*tools.Scrubber)(nil).Pending("sk-li") != 0 {
+		t.Error("a nil scrubber holds text back")
+	}
+}

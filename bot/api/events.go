@@ -40,7 +40,12 @@ func (a *Server) listEvents(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		a.streamEvents(w, r, id, after)
+		deltas, err := parseBool(r.URL.Query().Get("deltas"), "deltas")
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		a.streamEvents(w, r, id, after, deltas)
 		return
 	}
 	evs, err := a.engine.Events(r.Context(), id, after, limit)
@@ -65,7 +70,21 @@ func parseSeq(v, name string) (int64, error) {
 	return n, nil
 }
 
-func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64) {
+func parseBool(v, name string) (bool, error) {
+	switch v {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, engine.Errorf(engine.CodeInvalid, "%s must be true or false", name)
+}
+
+// streamEvents streams the session's events after after; with deltas, the
+// text the model is writing too, as agent.message.delta events without an
+// id, so Last-Event-ID keeps naming the last stored event and a reconnect
+// replays only what is kept.
+func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string, after int64, deltas bool) {
 	ctx := r.Context()
 	// Check the session before committing to a stream, so a bad id is a 404.
 	if _, err := a.engine.Session(ctx, id); err != nil {
@@ -95,11 +114,31 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 	w.WriteHeader(http.StatusOK)
 	flusher.Flush()
 
+	var feed *engine.DeltaFeed
+	var ready <-chan struct{} // nil without deltas: never ready
+	if deltas {
+		feed = a.engine.WatchDeltas(id)
+		defer feed.Close()
+		ready = feed.Ready()
+	}
 	heartbeat := time.NewTicker(sseHeartbeat)
 	defer heartbeat.Stop()
 	for {
-		// Take the wake-up channel before reading, so no commit is missed.
+		// Take the wake-up channel before reading, so no commit is missed;
+		// take the deltas before the events, so a round's deltas go out
+		// before its agent.message.
 		changed := a.engine.Changed(id)
+		var ds []engine.Delta
+		if feed != nil {
+			ds = feed.Take()
+		}
+		extend()
+		for _, d := range ds {
+			data, _ := json.Marshal(d)
+			if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", engine.EventAgentMessageDelta, data); err != nil {
+				return
+			}
+		}
 		evs, err := a.engine.Events(ctx, id, after, 500)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -121,6 +160,7 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 		}
 		select {
 		case <-changed:
+		case <-ready:
 		case <-heartbeat.C:
 			extend()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {

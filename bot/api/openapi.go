@@ -27,7 +27,7 @@ var apiDocs = []apiDoc{
 	{pattern: "POST /v1/sessions", summary: "Create a session (optionally with its first message)", request: "CreateSession", response: "SessionWithEvent", status: 201},
 	{pattern: "GET /v1/sessions", summary: "List sessions, newest first", query: []string{"status", "limit"}, response: "SessionList"},
 	{pattern: "GET /v1/sessions/{id}", summary: "Get a session, with the tokens its model calls used (usage)", response: "SessionWithUsage"},
-	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them)", query: []string{"after", "limit"}, response: "EventList"},
+	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them; with deltas=true the stream also carries agent.message.delta events, the text as the model writes it: no id, not retained, not replayed)", query: []string{"after", "limit", "deltas"}, response: "EventList"},
 	{pattern: "POST /v1/sessions/{id}/events", summary: "Send a user.message (or an answer) to a session", request: "UserMessage", response: "Event", status: 202},
 	{pattern: "POST /v1/sessions/{id}/resume", summary: "Resume an interrupted or failed session at its checkpoint", response: "Session"},
 	{pattern: "POST /v1/sessions/{id}/cancel", summary: "Cancel the running turn and close the open question", response: "Session"},
@@ -72,6 +72,8 @@ var apiSchemas = map[string]any{
 		"id": str(), "seq": integer(), "type": str(), "turn_id": str(), "created_at": datetime(), "data": ref("Object"),
 	}, "id", "seq", "type", "data"),
 	"EventList": obj(map[string]any{"events": list("Event")}, "events"),
+	// The data of an agent.message.delta server-sent event (SSE only).
+	"AgentMessageDelta": obj(map[string]any{"session_id": str(), "turn_id": str(), "round": integer(), "text": str()}, "session_id", "turn_id", "round", "text"),
 	"UserMessage": obj(map[string]any{
 		"type": enum("user.message"), "text": str(), "author": str(), "mode": enum("queue", "interrupt"),
 		"idempotency_key": str(),

@@ -52,6 +52,8 @@ type Engine interface {
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
 	// Changed is closed at the session's next commit.
 	Changed(sessionID string) <-chan struct{}
+	// WatchDeltas feeds the session's streamed text (never stored).
+	WatchDeltas(sessionID string) *engine.DeltaFeed
 	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
 	Approval(ctx context.Context, id string) (engine.Approval, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)

@@ -15,6 +15,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"time"
 
 	"brain/engine"
 	"brain/tools"
@@ -34,6 +35,13 @@ type Engine interface {
 	Session(ctx context.Context, id string) (engine.Session, error)
 	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	// Lease claims key among the replicas sharing the store, renewed
+	// until release; held is false while another holds it.
+	Lease(ctx context.Context, key string) (release func(), held bool, err error)
+	// ReplicaID and LeaseTTL name this replica and how long its claims
+	// last, for the inbox worker's claims.
+	ReplicaID() string
+	LeaseTTL() time.Duration
 }
 
 var _ Engine = (*engine.Engine)(nil)

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -34,6 +35,13 @@ type Deliverer struct {
 // deliverBatch is how many events one read of a session's log returns.
 const deliverBatch = 100
 
+// errDeliveryHeld: another replica is delivering the session.
+var errDeliveryHeld = errors.New("another replica is delivering this session")
+
+// heldPause is how soon a session another replica was delivering is
+// looked at again.
+const heldPause = 250 * time.Millisecond
+
 // Run delivers until ctx is done.
 func (d Deliverer) Run(ctx context.Context) {
 	w := d.Engine.Watch()
@@ -59,29 +67,49 @@ func (d Deliverer) Run(ctx context.Context) {
 			return
 		}
 		for _, id := range ids {
-			if err := d.one(ctx, id); err != nil && ctx.Err() == nil {
-				d.Log.Warn("delivery failed; will retry", logSession, id, "retry_in", pause.String(), logErr, err)
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					select {
-					case <-time.After(pause):
-						w.Mark(id)
-					case <-ctx.Done():
-					}
-				}()
+			err := d.one(ctx, id)
+			if err == nil || ctx.Err() != nil {
+				continue
 			}
+			wait := pause
+			if errors.Is(err, errDeliveryHeld) {
+				wait = heldPause
+			} else {
+				d.Log.Warn("delivery failed; will retry", logSession, id, "retry_in", pause.String(), logErr, err)
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				select {
+				case <-time.After(wait):
+					w.Mark(id)
+				case <-ctx.Done():
+				}
+			}()
 		}
 	}
 }
 
 // one renders a session's events after its cursor, saving the cursor
 // after each one.
+//
+// The session's delivery lease makes one replica at a time render it
+// (with replicas, each one hears of every commit): one that finds it held
+// returns errDeliveryHeld and looks again shortly, since the holder may
+// have read the log before the newest commit.
 func (d Deliverer) one(ctx context.Context, id string) error {
 	s, err := d.Engine.Session(ctx, id)
 	if err != nil || s.Origin != d.Origin {
 		return err
 	}
+	release, held, err := d.Engine.Lease(ctx, d.Origin+":"+id)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return errDeliveryHeld
+	}
+	defer release()
 	cursor, err := d.Store.DeliveryCursor(ctx, d.Origin, id)
 	if err != nil {
 		return err

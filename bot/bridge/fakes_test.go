@@ -37,6 +37,11 @@ func (f *fakeInbox) PendingInbound(ctx context.Context, source string, limit int
 	return f.PendingInboundFunc(ctx, source, limit)
 }
 
+// ClaimInbound claims what PendingInbound returns: the fake has one worker.
+func (f *fakeInbox) ClaimInbound(ctx context.Context, source, _ string, _, _ time.Time, limit int) ([]durable.Inbound, error) {
+	return f.PendingInbound(ctx, source, limit)
+}
+
 func (f *fakeInbox) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
 	if f.FinishInboundFunc == nil {
 		return nil
@@ -63,6 +68,15 @@ type fakeEngine struct {
 var _ Engine = (*fakeEngine)(nil)
 
 func (f *fakeEngine) Watch() *engine.Watcher { return f.WatchFunc() }
+
+// Lease is always held: the fake is the only replica.
+func (f *fakeEngine) Lease(context.Context, string) (func(), bool, error) {
+	return func() {}, true, nil
+}
+
+func (f *fakeEngine) ReplicaID() string { return "fake" }
+
+func (f *fakeEngine) LeaseTTL() time.Duration { return time.Minute }
 
 func (f *fakeEngine) Session(ctx context.Context, id string) (engine.Session, error) {
 	return f.SessionFunc(ctx, id)

@@ -133,6 +133,12 @@ type Worker struct {
 	// Handle works one item; ErrRetryLater leaves it pending, any other
 	// error is recorded as its outcome.
 	Handle func(context.Context, durable.Inbound) error
+	// Owner names this worker's claims on items (the replica id), so
+	// workers of several replicas never work one item; ClaimFor is how
+	// long a claim lasts (after it, the item is worked again elsewhere:
+	// its worker died). Defaults: "local", one minute.
+	Owner    string
+	ClaimFor time.Duration
 }
 
 // Run works the inbox until ctx is done.
@@ -140,8 +146,16 @@ func (w Worker) Run(ctx context.Context) {
 	tick := time.NewTicker(5 * time.Second)
 	defer tick.Stop()
 	pruned := time.Time{}
+	owner, claimFor := w.Owner, w.ClaimFor
+	if owner == "" {
+		owner = "local"
+	}
+	if claimFor <= 0 {
+		claimFor = time.Minute
+	}
 	for {
-		items, err := w.Store.PendingInbound(ctx, w.Source, 50)
+		now := w.Now()
+		items, err := w.Store.ClaimInbound(ctx, w.Source, owner, now, now.Add(claimFor), 50)
 		if err != nil && ctx.Err() == nil {
 			w.Log.Error("read inbox", logErr, err)
 		}
@@ -187,9 +201,23 @@ func (w Worker) Run(ctx context.Context) {
 		}
 		select {
 		case <-w.Wake:
+			// Events come in bursts, each group commit waking the worker.
+			// Waiting a moment lets one pass (one read, one commit of
+			// outcomes) take the whole burst instead of a commit per
+			// event, leaving the store's writer to the intake, whose acks
+			// wait on it. Turns start at most this much later.
+			select {
+			case <-time.After(workerLinger):
+			case <-ctx.Done():
+				return
+			}
 		case <-tick.C:
 		case <-ctx.Done():
 			return
 		}
 	}
 }
+
+// workerLinger is how long the worker lets a burst of events gather after
+// it is woken.
+const workerLinger = 5 * time.Millisecond

@@ -85,7 +85,22 @@ type AgentConfig struct {
 	InputMode         string       `yaml:"input_mode"`          // queue (default) | interrupt
 	// Approvers decide this agent's approvals; empty = approvals.approvers.
 	Approvers []string `yaml:"approvers"`
+	// Slack is how the agent presents itself in Slack's agent view.
+	Slack AgentSlackConfig `yaml:"slack"`
 }
+
+// AgentSlackConfig is agents[].slack.
+type AgentSlackConfig struct {
+	// SuggestedPrompts are offered when a person opens a new assistant
+	// thread (at most MaxSuggestedPrompts, each 1..MaxPromptLength).
+	SuggestedPrompts []string `yaml:"suggested_prompts"`
+}
+
+// Limits of agents[].slack.suggested_prompts (Slack shows four).
+const (
+	MaxSuggestedPrompts = 4
+	MaxPromptLength     = 300
+)
 
 // WhenConfig adds tools to an agent for inputs that match InputMatches.
 type WhenConfig struct {
@@ -275,7 +290,7 @@ type MCPServerConfig struct {
 
 // LimitsConfig is the limits block.
 type LimitsConfig struct {
-	MaxRunningTurns   int      `yaml:"max_running_turns"`   // default 16
+	MaxRunningTurns   int      `yaml:"max_running_turns"`   // default 64
 	MaxQueuedTurns    int      `yaml:"max_queued_turns"`    // default 256
 	MaxToolIterations int      `yaml:"max_tool_iterations"` // default 5
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536
@@ -308,9 +323,30 @@ type TelemetryConfig struct {
 	ServiceName  string `yaml:"service_name"` // default brain
 }
 
-// StorageConfig is the storage block.
+// Storage drivers.
+const (
+	DriverSQLite   = "sqlite"
+	DriverPostgres = "postgres"
+)
+
+// StorageConfig is the storage block: one SQLite file under data_dir (the
+// default; one brain process), or a PostgreSQL database that several
+// replicas share.
 type StorageConfig struct {
-	Synchronous string `yaml:"synchronous"` // SQLite PRAGMA synchronous: full (default) | normal
+	Driver string `yaml:"driver"` // sqlite (default) | postgres
+	// DSN is the PostgreSQL connection string (postgres:// URL or libpq
+	// key=value); postgres only. It may hold a password: a secret.
+	DSN string `yaml:"dsn"`
+	// Synchronous is SQLite's PRAGMA synchronous: full (default) | normal;
+	// sqlite only.
+	Synchronous string `yaml:"synchronous"`
+	// LeaseTTL is how long a replica's lease on a session, an apply, a
+	// delivery or an inbox item lasts without renewal: how long a dead
+	// replica's work waits for another (default 30s); postgres only.
+	LeaseTTL Duration `yaml:"lease_ttl"`
+	// PollInterval is how often each replica looks for work others left
+	// (input no replica took, expired leases; default 1s); postgres only.
+	PollInterval Duration `yaml:"poll_interval"`
 }
 
 // Agent returns the agent named name.

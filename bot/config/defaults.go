@@ -31,7 +31,7 @@ const (
 	defaultMaxParallelTools   = 4
 	defaultModelTimeout       = 10 * time.Minute
 	defaultMaxRetries         = 2
-	defaultMaxRunningTurns    = 16
+	defaultMaxRunningTurns    = 64 // turns mostly wait on the model: see the README's "Choosing limits.max_running_turns"
 	defaultMaxQueuedTurns     = 256
 	defaultMaxToolIterations  = 5
 	defaultMaxOutputBytes     = 65536
@@ -48,6 +48,8 @@ const (
 	defaultFetchMaxBody       = 5 << 20
 	defaultFetchTimeoutMS     = 10000
 	defaultSandboxTimeout     = 120
+	defaultLeaseTTL           = 30 * time.Second
+	defaultPollInterval       = time.Second
 	maxSandboxTimeout         = 1800
 )
 
@@ -60,7 +62,14 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Level, "info")
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Telemetry.ServiceName, "brain")
-	setDefault(&c.Storage.Synchronous, "full")
+	setDefault(&c.Storage.Driver, DriverSQLite)
+	if c.Storage.Driver == DriverSQLite {
+		setDefault(&c.Storage.Synchronous, "full")
+	}
+	if c.Storage.Driver == DriverPostgres {
+		setDefault(&c.Storage.LeaseTTL, Duration(defaultLeaseTTL))
+		setDefault(&c.Storage.PollInterval, Duration(defaultPollInterval))
+	}
 	c.applyConsoleDefaults()
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))

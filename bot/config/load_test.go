@@ -265,7 +265,7 @@ tools:
 
 	t.Run("empty value means absent", func(t *testing.T) {
 		c := mustLoadYAML(t, minimalYAML+"limits: {max_running_turns: \"${NOPE}\", tool_timeout: \"${NOPE}\"}\n", env)
-		if c.Limits.MaxRunningTurns != 16 || c.Limits.ToolTimeout.Std() != time.Minute {
+		if c.Limits.MaxRunningTurns != 64 || c.Limits.ToolTimeout.Std() != time.Minute {
 			t.Errorf("limits = %+v, want the defaults", c.Limits)
 		}
 	})

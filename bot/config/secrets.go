@@ -1,6 +1,7 @@
 package config
 
 import (
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -20,6 +21,7 @@ func (c *Config) Secrets() []string {
 		s = append(s, k.Key)
 	}
 	s = append(s, c.headerEnv...)
+	s = append(s, dsnPassword(c.Storage.DSN)...)
 	if sl := c.Slack; sl != nil {
 		s = append(s, sl.BotToken, sl.SigningSecret, sl.AppToken)
 	}
@@ -49,4 +51,43 @@ func (c *Config) Secrets() []string {
 		return strings.Compare(a, b)
 	})
 	return slices.Compact(s)
+}
+
+// dsnPassword returns the secrets of a PostgreSQL connection string: the
+// whole string and its password, from a postgres:// URL's user info or a
+// key=value string's password key.
+func dsnPassword(dsn string) []string {
+	if dsn == "" {
+		return nil
+	}
+	out := []string{dsn}
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			out = append(out, pw)
+		}
+		return out
+	}
+	for rest := dsn; ; {
+		i := strings.Index(rest, "password")
+		if i < 0 {
+			return out
+		}
+		rest = strings.TrimLeft(rest[i+len("password"):], " ")
+		if !strings.HasPrefix(rest, "=") {
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " ")
+		end := strings.IndexByte(rest, ' ')
+		if strings.HasPrefix(rest, "'") {
+			rest = rest[1:]
+			end = strings.IndexByte(rest, '\'')
+		}
+		if end < 0 {
+			end = len(rest)
+		}
+		if end > 0 {
+			out = append(out, rest[:end])
+		}
+		rest = rest[end:]
+	}
 }

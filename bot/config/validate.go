@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	"github.com/robfig/cron/v3"
 )
@@ -37,7 +38,7 @@ func (c *Config) Validate() error {
 	c.validateAPIKeys(&p)
 	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&p, "log.format", c.Log.Format, "text", "json")
-	oneOf(&p, "storage.synchronous", c.Storage.Synchronous, "full", "normal")
+	c.validateStorage(&p)
 	c.validateModels(&p)
 	c.validateAgents(&p)
 	c.validateChannels(&p)
@@ -68,6 +69,36 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.write_timeout", int64(l.WriteTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.idle_timeout", int64(l.IdleTimeout), 1, "a positive duration")
 	return errors.Join(p.errs...)
+}
+
+// validateStorage checks the storage block: each driver takes its own keys.
+func (c *Config) validateStorage(p *problems) {
+	s := c.Storage
+	switch s.Driver {
+	case DriverSQLite:
+		oneOf(p, "storage.synchronous", s.Synchronous, "full", "normal")
+		if s.DSN != "" {
+			p.add("storage.dsn", "only for driver: postgres (SQLite lives in data_dir)")
+		}
+		if s.LeaseTTL != 0 {
+			p.add("storage.lease_ttl", "only for driver: postgres (one process owns an SQLite file)")
+		}
+		if s.PollInterval != 0 {
+			p.add("storage.poll_interval", "only for driver: postgres (one process owns an SQLite file)")
+		}
+	case DriverPostgres:
+		p.required("storage.dsn", s.DSN)
+		if s.Synchronous != "" {
+			p.add("storage.synchronous", "only for driver: sqlite (PostgreSQL's durability is its own synchronous_commit)")
+		}
+		atLeast(p, "storage.lease_ttl", int64(s.LeaseTTL), int64(time.Second), "at least 1s")
+		atLeast(p, "storage.poll_interval", int64(s.PollInterval), int64(10*time.Millisecond), "at least 10ms")
+		if s.PollInterval > s.LeaseTTL {
+			p.add("storage.poll_interval", "must not be longer than storage.lease_ttl")
+		}
+	default:
+		oneOf(p, "storage.driver", s.Driver, DriverSQLite, DriverPostgres)
+	}
 }
 
 func (c *Config) validateListen(p *problems) {
@@ -211,6 +242,14 @@ func (c *Config) validateAgents(p *problems) {
 			p.add(key+".model", "%q is not a key of models", a.Model)
 		}
 		checkToolNames(p, key+".tools", a.Tools)
+		if n := len(a.Slack.SuggestedPrompts); n > MaxSuggestedPrompts {
+			p.add(key+".slack.suggested_prompts", "%d prompts; Slack shows at most %d", n, MaxSuggestedPrompts)
+		}
+		for j, pr := range a.Slack.SuggestedPrompts {
+			if n := utf8.RuneCountInString(strings.TrimSpace(pr)); n == 0 || n > MaxPromptLength {
+				p.add(fmt.Sprintf("%s.slack.suggested_prompts[%d]", key, j), "must be 1..%d characters", MaxPromptLength)
+			}
+		}
 		for j := range a.When {
 			w, wkey := &a.When[j], fmt.Sprintf("%s.when[%d]", key, j)
 			if w.InputMatches == "" {

@@ -38,6 +38,10 @@ func TestValidate(t *testing.T) {
 		{"duplicate agent", func(c *Config) { c.Agents = append(c.Agents, AgentConfig{Name: "x"}, AgentConfig{Name: "x"}) },
 			`agents[2].name: duplicate "x"`},
 		{"agent name", func(c *Config) { c.Agents[0].Name = "a b" }, `agents[0].name: "a b"`},
+		{"too many prompts", func(c *Config) { c.Agents[0].Slack.SuggestedPrompts = []string{"a", "b", "c", "d", "e"} },
+			"agents[0].slack.suggested_prompts: 5 prompts; Slack shows at most 4"},
+		{"blank prompt", func(c *Config) { c.Agents[0].Slack.SuggestedPrompts = []string{"ok", " "} },
+			"agents[0].slack.suggested_prompts[1]: must be 1..300 characters"},
 		{"regexp", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "(", Tools: []string{"t"}}} },
 			"agents[0].when[0].input_matches: invalid regexp: "},
 		{"when tools", func(c *Config) { c.Agents[0].When = []WhenConfig{{InputMatches: "x"}} }, "agents[0].when[0].tools: required"},
@@ -123,6 +127,20 @@ func TestValidate(t *testing.T) {
 		{"log level", func(c *Config) { c.Log.Level = "trace" }, `log.level: must be debug, info, warn or error, got "trace"`},
 		{"log format", func(c *Config) { c.Log.Format = "xml" }, "log.format: must be text or json"},
 		{"synchronous", func(c *Config) { c.Storage.Synchronous = "off" }, "storage.synchronous: must be full or normal"},
+		{"storage driver", func(c *Config) { c.Storage.Driver = "mysql" }, `storage.driver: must be sqlite or postgres, got "mysql"`},
+		{"postgres without dsn", func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres} }, "storage.dsn: required"},
+		{"postgres with synchronous", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", Synchronous: "full"}
+		},
+			"storage.synchronous: only for driver: sqlite"},
+		{"sqlite with dsn", func(c *Config) { c.Storage.DSN = "postgres://db/brain" }, "storage.dsn: only for driver: postgres"},
+		{"sqlite with lease_ttl", func(c *Config) { c.Storage.LeaseTTL = Duration(time.Minute) }, "storage.lease_ttl: only for driver: postgres"},
+		{"postgres short lease", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Millisecond), PollInterval: Duration(time.Millisecond)}
+		}, "storage.lease_ttl: must be at least 1s"},
+		{"postgres poll past lease", func(c *Config) {
+			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Second), PollInterval: Duration(time.Minute)}
+		}, "storage.poll_interval: must not be longer than storage.lease_ttl"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

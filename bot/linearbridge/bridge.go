@@ -287,7 +287,8 @@ func (b *Bridge) Start(ctx context.Context) error {
 		if err := b.inbox.Start(ctx); err != nil {
 			return err
 		}
-		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
+		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
+			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginLinear, Now: b.now, Log: b.log, Renderer: b.renderer, Observe: b.observeDelivery}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)

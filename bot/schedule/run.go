@@ -23,12 +23,13 @@ const (
 // the outcome. inputSeq is the seq of the run's user.message. Called with
 // s.mu held, so Stop cannot be waiting yet.
 func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) {
-	if s.stopped {
+	if s.stopped || !s.watching.add(run) {
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.watching.done(run)
 		s.watch(s.ctx, cfg, run, inputSeq)
 	}()
 }
@@ -246,6 +247,9 @@ func (s *Scheduler) pickUp(ctx context.Context) error {
 		return err
 	}
 	for _, r := range runs {
+		if s.watching.has(r) {
+			continue // followed here already
+		}
 		if e := s.byName[r.Schedule]; e != nil {
 			s.start(ctx, e, r)
 			continue

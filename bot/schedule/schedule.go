@@ -121,6 +121,8 @@ type Scheduler struct {
 
 	posterMu sync.Mutex
 	poster   OutcomePoster
+
+	watching watched
 }
 
 // scheduleEntry is one configured schedule, parsed.
@@ -222,8 +224,9 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.pickUp(ctx); err != nil {
 		return fmt.Errorf("start schedules: %w", err)
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go s.loop()
+	go s.adoptLoop()
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"sync"
 	"time"
 
@@ -54,6 +55,9 @@ type Engine interface {
 	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
 	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
+	slack.Sessions
+	StopFor(ctx context.Context, sessionID, by string) (engine.Session, bool, error)
+	SharesStore() bool
 }
 
 var _ Engine = (*engine.Engine)(nil)
@@ -77,9 +81,13 @@ type Bridge struct {
 	renderer *slack.Renderer
 	reader   *slack.Reader
 	files    *filestore.Store // nil: shared files are named, not kept
-	inbox    *bridge.Inbox
-	now      func() time.Time
-	log      *slog.Logger
+	live     *slack.Live
+	// prompts are offered in new assistant threads (the agent's
+	// slack.suggested_prompts).
+	prompts []string
+	inbox   *bridge.Inbox
+	now     func() time.Time
+	log     *slog.Logger
 
 	handler *slackhook.Handler
 	socket  *slackhook.Socket // nil without an app token
@@ -99,18 +107,33 @@ type Bridge struct {
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
 
-// New builds the Slack bridge from its config; opts configure its poster
-// (slack.WithConsoleURL).
-func New(cfg *config.SlackConfig, eng Engine, store Store, now func() time.Time, log *slog.Logger, opts ...slack.Option) *Bridge {
+// Settings are what the Slack bridge takes from outside the slack block.
+type Settings struct {
+	// SuggestedPrompts are the Slack agent's agents[].slack.suggested_prompts.
+	SuggestedPrompts []string
+	// PublicURL is brain's public_url, for links in messages ("" none).
+	PublicURL string
+}
+
+// New builds the Slack bridge from its config; configure its poster (slack.WithConsoleURL).
+func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now func() time.Time, log *slog.Logger, opts ...slack.Option) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
 	log = log.With(tools.LogPlatform, "slack")
 	b := &Bridge{
 		cfg: cfg, eng: eng, store: store, now: now, log: log,
-		poster: slack.New(client, log, opts...),
+		poster: slack.New(client, log, append(opts, slack.WithPublicURL(set.PublicURL))...),
 		reader: slack.NewReader(client, now),
 		wake:   make(chan struct{}, 1),
 	}
+	b.prompts = set.SuggestedPrompts
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
+	if !eng.SharesStore() {
+		// Streamed text exists only in the process running the turn, while
+		// replicas may deliver a session's events from any of them: with
+		// replicas, replies are posted whole (the status line shows steps).
+		b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log}
+		b.renderer.Live = b.live
+	}
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
 	if cfg.AppToken != "" {
@@ -128,6 +151,7 @@ func (b *Bridge) SetContent(r *slack.Reader, files *filestore.Store) {
 	}
 	b.files = files
 }
+
 // SetAudience sets who gets copies of approval cards besides the thread
 // (approvals.notify); call it before Start.
 func (b *Bridge) SetAudience(a slack.Audience) { b.renderer.Audience = a }
@@ -151,10 +175,17 @@ func (b *Bridge) Start(ctx context.Context) error {
 		if err := b.inbox.Start(ctx); err != nil {
 			return err
 		}
-		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle}
+		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
+			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery}
+		if b.live != nil {
+			b.live.Start() // before any turn can run, so no first words are missed
+		}
 		b.life.Go(worker.Run)
 		b.life.Go(out.Run)
+		if b.live != nil {
+			b.life.Go(b.live.Run)
+		}
 		if b.socket != nil {
 			b.life.Go(b.runSocket)
 			b.log.Info("slack socket mode on: no public URL needed")
@@ -255,6 +286,10 @@ func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
 		return b.publishHome(ctx, it.Home.User)
 	case it.Submission != nil:
 		return b.onSubmission(ctx, *it.Submission)
+	case it.Agent != nil && it.Kind == slackhook.KindStop:
+		return b.onStop(ctx, it.ThreadKey, *it.Agent)
+	case it.Agent != nil && it.Kind == slackhook.KindThreadStarted:
+		return b.onThreadStarted(ctx, *it.Agent)
 	}
 	return nil
 }
@@ -272,6 +307,8 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 		if !m.Mention && !dm && !(inThread && b.cfg.RepliesWithoutMention()) {
 			return nil
 		}
+	case !m.Mention && !dm && !inThread:
+		return nil // not for us, whatever note the thread has
 	default:
 		// A thread brain posted (a schedule's outcome) is marked with a
 		// note: replies there start a session that sees it.
@@ -287,12 +324,16 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 				return err
 			}
 		}
-		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{
+		var created bool
+		s, created, err = b.eng.CreateSession(ctx, engine.NewSession{
 			Agent: b.cfg.Agent, Origin: engine.OriginSlack, ThreadKey: threadKey,
 			Interactive: true, StartedBy: m.User, Context: note,
 		})
 		if err != nil {
 			return err
+		}
+		if created && dm {
+			b.titleThread(ctx, m)
 		}
 	}
 	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
@@ -367,6 +408,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 			By: a.User, MessageID: v.Message, Rating: v.Value, Source: engine.OriginSlack,
 		})
 		return explain(err, notify)
+	case slack.ActionStop:
+		return b.stop(ctx, v.Session, a.Channel, a.ThreadTS, a.User, notify)
 	case slack.ActionResume:
 		// The same rule as answering: only the person the session talks to.
 		s, err := b.eng.Session(ctx, v.Session)
@@ -406,5 +449,14 @@ func refusal(err error) (text string, refused bool) {
 	if ee.Code == engine.CodeNotFound {
 		return "This card is stale: its approval no longer exists.", true
 	}
-	return engine.ErrorMessage(err), true
+	return mentions(engine.ErrorMessage(err)), true
+}
+
+// reUserID matches a Slack user id standing alone in an engine message.
+var reUserID = regexp.MustCompile(`(^|[\s(,])([UW][A-Z0-9]{6,})\b`)
+
+// mentions renders the Slack user ids in a message as mentions (<@U123>),
+// so a notice names people instead of showing raw ids.
+func mentions(text string) string {
+	return reUserID.ReplaceAllString(text, "$1<@$2>")
 }

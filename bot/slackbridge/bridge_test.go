@@ -50,7 +50,7 @@ func newRig(t *testing.T) *rig {
 }
 
 func (r *rig) bridge() *Bridge {
-	return New(r.cfg, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return New(r.cfg, Settings{}, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(io.Discard, nil)))
 }
 
 // syncBuffer is a log sink safe for the bridge's goroutines.
@@ -92,7 +92,7 @@ func postEvent(t *testing.T, h http.Handler, eventID, ts string) int {
 func TestBridge_RecordsWhileStarted(t *testing.T) {
 	r := newRig(t)
 	var logs syncBuffer
-	b := New(r.cfg, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(&logs, nil)))
+	b := New(r.cfg, Settings{}, r.eng, r.store, time.Now, slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx := context.Background()
 	if err := b.Start(ctx); err != nil {
 		t.Fatal(err)
@@ -197,5 +197,18 @@ func TestBridge_PostOutcome(t *testing.T) {
 	}
 	if len(r.fake.Messages("C9")) != 1 {
 		t.Fatal("posted without a channel")
+	}
+}
+
+func TestMentions(t *testing.T) {
+	for in, want := range map[string]string{
+		"U0123ABC may not decide this approval; only U0456DEF, who started": "<@U0123ABC> may not decide this approval; only <@U0456DEF>, who started",
+		"only (W0123ABC) may":   "only (<@W0123ABC>) may",
+		"USERS and ABCU0123ABC": "USERS and ABCU0123ABC",
+		"already <@U0123ABC>":   "already <@U0123ABC>",
+	} {
+		if got := mentions(in); got != want {
+			t.Errorf("mentions(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

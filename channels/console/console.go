@@ -13,14 +13,31 @@ import (
 // maxShown bounds how much of a tool's input or result is printed.
 const maxShown = 300
 
-// Printer writes events as lines a person reads.
+// Printer writes events as lines a person reads. Use it by pointer when
+// it prints deltas: it remembers the text already shown.
 type Printer struct {
 	W io.Writer
+
+	streamed string // the current round's text printed from deltas
+}
+
+// Delta prints streamed text as it arrives; the round's agent.message then
+// prints only what the deltas did not show.
+func (p *Printer) Delta(d engine.Delta) {
+	if p.streamed == "" {
+		fmt.Fprint(p.W, "\n")
+		d.Text = strings.TrimLeft(d.Text, " \n")
+		if d.Text == "" {
+			return
+		}
+	}
+	fmt.Fprint(p.W, d.Text)
+	p.streamed += d.Text
 }
 
 // Print renders one event; events a person need not see print nothing, and
 // one that cannot be decoded prints the error.
-func (p Printer) Print(ev engine.Event) {
+func (p *Printer) Print(ev engine.Event) {
 	payload, err := ev.Decode()
 	if err != nil {
 		fmt.Fprintf(p.W, "! %v\n", err)
@@ -28,7 +45,17 @@ func (p Printer) Print(ev engine.Event) {
 	}
 	switch d := payload.(type) {
 	case engine.AgentMessage:
-		fmt.Fprintf(p.W, "\n%s\n", strings.TrimSpace(d.Text))
+		text := strings.TrimSpace(d.Text)
+		shown := strings.TrimSpace(p.streamed)
+		p.streamed = ""
+		if rest, ok := strings.CutPrefix(text, shown); ok && shown != "" {
+			fmt.Fprintf(p.W, "%s\n", rest)
+			return
+		}
+		if shown != "" {
+			fmt.Fprintln(p.W) // what streamed differs: show the recorded text whole
+		}
+		fmt.Fprintf(p.W, "\n%s\n", text)
 	case engine.ToolCall:
 		fmt.Fprintf(p.W, "  -> %s %s\n", d.Name, clip(string(d.Input)))
 	case engine.ToolProgress:

@@ -94,3 +94,30 @@ func TestPrinter_ApprovalComments(t *testing.T) {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
+
+// TestPrinter_DeltasThenTheMessage: streamed text prints as it comes; the
+// round's agent.message then adds only what was not shown, and a message
+// that differs from what streamed prints whole.
+func TestPrinter_DeltasThenTheMessage(t *testing.T) {
+	var out strings.Builder
+	p := &console.Printer{W: &out}
+	msg := func(text string) engine.Event {
+		ev, err := engine.NewEvent(engine.AgentMessage{Text: text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	p.Delta(engine.Delta{Text: "Hel"})
+	p.Delta(engine.Delta{Text: "lo the"})
+	if out.String() != "\nHello the" {
+		t.Fatalf("while streaming: %q", out.String())
+	}
+	p.Print(msg("Hello there."))
+	p.Delta(engine.Delta{Text: "Other"})
+	p.Print(msg("Redacted answer"))
+	want := "\nHello there.\n" + "\nOther\n\nRedacted answer\n"
+	if out.String() != want {
+		t.Fatalf("printed %q, want %q", out.String(), want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"regexp"
 	"strings"
 	"time"
@@ -64,7 +65,7 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 	if title == "" {
 		title = "Approval"
 	}
-	blocks := []slack.Block{slack.NewHeaderBlock(plain(truncate(title, maxHeader)),
+	head := []slack.Block{slack.NewHeaderBlock(plain(truncate(title, maxHeader)),
 		slack.HeaderBlockOptionBlockID(p.blockID("card")))}
 
 	var fields []*slack.TextBlockObject
@@ -76,12 +77,7 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 		}
 		fields = append(fields, mrkdwn(clip("*"+label+"*\n"+value, maxFieldText)))
 	}
-	for len(fields) > 0 {
-		n := min(len(fields), maxFields)
-		blocks = append(blocks, slack.NewSectionBlock(nil, fields[:n], nil,
-			slack.SectionBlockOptionBlockID(p.blockID("facts"))))
-		fields = fields[n:]
-	}
+	var blocks []slack.Block // what follows the facts
 
 	var meta []string
 	if a.RequestedBy != "" {
@@ -108,7 +104,7 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 			blocks = append(blocks, contextLine(p.blockID("votes"), line))
 		}
 		blocks = append(blocks, decideButtons(p.blockID("decide"), value))
-		return blocks, "Approval needed: " + truncate(title, maxHeader), nil
+		return p.card(head, fields, blocks, a), "Approval needed: " + truncate(title, maxHeader), nil
 	case engine.ApprovalApplied:
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
 		blocks = appendComment(blocks, p.blockID("comment"), a)
@@ -123,7 +119,22 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
 		blocks = appendComment(blocks, p.blockID("comment"), a)
 	}
-	return blocks, truncate(title, maxHeader) + ": " + outcome, nil
+	return p.card(head, fields, blocks, a), truncate(title, maxHeader) + ": " + outcome, nil
+}
+
+// card lays out the facts between head and tail within Block Kit's limits
+// as a whole; facts that do not fit are summarised with a link to the
+// approval's page in the web console, or else in the API (under
+// public_url), when brain knows its address.
+func (p *Poster) card(head []slack.Block, facts []*slack.TextBlockObject, tail []slack.Block, a engine.Approval) []slack.Block {
+	link := ""
+	switch {
+	case p.consoleURL != "":
+		link = p.consoleURL + "/approvals/" + url.PathEscape(a.ID)
+	case p.publicURL != "":
+		link = strings.TrimSuffix(p.publicURL, "/") + "/v1/approvals/" + url.PathEscape(a.ID)
+	}
+	return fitItems(head, facts, maxFields, tail, p.blockID, "fact", link)
 }
 
 // approvalOutcome is the status line of a decided card.

@@ -39,6 +39,10 @@ type Renderer struct {
 	Events EventReader
 	// Audience gets copies of approval cards besides the thread.
 	Audience Audience
+	// Live, when set, shows text and steps while the turn runs (streamed
+	// or updated in place) and Stop while it runs; nil posts each reply
+	// once, as it is recorded.
+	Live *Live
 }
 
 // Render renders one of the session's events in its thread; a session
@@ -67,16 +71,43 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
 		return nil
 	}
+	team, _, _, _ := threadParts(s.ThreadKey)
 	switch d := payload.(type) {
 	case engine.TurnStarted:
+		if r.Live != nil {
+			if err := r.turnBegins(ctx, s, team, channel, threadTS); err != nil {
+				return err
+			}
+		}
 		return r.Poster.SetStatus(ctx, channel, threadTS, "is thinking…")
 	case engine.ToolCall:
+		if r.Live != nil {
+			r.Live.Task(ctx, s, ev.TurnID, toolStarted(d))
+		}
 		return r.Poster.SetStatus(ctx, channel, threadTS, "is using "+d.Name+"…")
+	case engine.ToolCallResult:
+		if r.Live != nil {
+			r.Live.Task(ctx, s, ev.TurnID, toolEnded(d))
+		}
+		return nil
+	case engine.PlanUpdated:
+		if r.Live != nil {
+			for _, c := range planChunks(d) {
+				r.Live.Task(ctx, s, ev.TurnID, c)
+			}
+		}
+		return nil
 	case engine.ToolProgress:
 		return r.Poster.SetStatus(ctx, channel, threadTS, d.Name+": "+clipText(string(d.Data), 100))
 	case engine.AgentMessage:
 		return r.reply(ctx, s, channel, threadTS, ev, d.Text)
 	case engine.TurnCompleted:
+		if r.Live != nil {
+			r.Live.End(ctx, s, ev.TurnID)
+			if err := r.turnEnds(ctx, s, team, channel, threadTS); err != nil {
+				return err
+			}
+		}
 		return r.Poster.ClearStatus(ctx, channel, threadTS)
 	case engine.Question:
 		ts, err := r.Poster.PostQuestion(ctx, channel, threadTS, d, s.ID)

@@ -52,8 +52,10 @@ func isFinalReply(ctx context.Context, events EventReader, s engine.Session, ev 
 	return len(next) == 0 || next[0].Type != engine.EventToolCall, nil
 }
 
-// reply posts an agent message, with feedback buttons under its last
-// part when it is a final reply and the renderer can tell.
+// reply shows an agent message: in the turn's live reply when one is
+// streaming (the feedback buttons then go under it when the stream
+// stops), else posted, with the feedback buttons under its last part when
+// it is a final reply and the renderer can tell.
 func (r *Renderer) reply(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event, text string) error {
 	var tail []slack.Block
 	if r.Events != nil {
@@ -68,6 +70,10 @@ func (r *Renderer) reply(ctx context.Context, s engine.Session, channel, threadT
 			}
 			tail = append(tail, b)
 		}
+	}
+	if r.Live != nil && r.Live.Message(ctx, s, ev.TurnID, text) {
+		r.Live.Tail(s.ID, ev.TurnID, tail)
+		return nil
 	}
 	_, err := r.Poster.Reply(ctx, channel, threadTS, text, tail...)
 	return err

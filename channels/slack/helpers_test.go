@@ -43,13 +43,10 @@ func testCtx(t *testing.T) context.Context {
 
 // block is the part of a Block Kit block the tests look at.
 type block struct {
-	Type    string `json:"type"`
-	BlockID string `json:"block_id"`
-	Text    *struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"text"`
-	Fields []struct {
+	Type    string     `json:"type"`
+	BlockID string     `json:"block_id"`
+	Text    *textField `json:"text"`
+	Fields  []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
 	} `json:"fields"`
@@ -60,6 +57,21 @@ type block struct {
 		Style    string `json:"style"`
 		Text     any    `json:"text"`
 	} `json:"elements"`
+}
+
+// textField is a text object, or the plain string of a markdown block.
+type textField struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+func (f *textField) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		f.Type = "markdown"
+		return json.Unmarshal(b, &f.Text)
+	}
+	type plainField textField
+	return json.Unmarshal(b, (*plainField)(f))
 }
 
 type button struct {

@@ -63,6 +63,10 @@ type Option func(*Poster)
 // WithClock sets the clock of the status throttle (tests inject a fake).
 func WithClock(c Clock) Option { return func(p *Poster) { p.clock = c } }
 
+// WithPublicURL sets brain's external address (public_url), for links to
+// what a message cannot hold (a card's facts beyond Slack's limits).
+func WithPublicURL(u string) Option { return func(p *Poster) { p.publicURL = u } }
+
 // WithStatusInterval sets the least time between two updates of a status
 // message (default 1s).
 func WithStatusInterval(d time.Duration) Option { return func(p *Poster) { p.interval = d } }
@@ -77,6 +81,8 @@ type Poster struct {
 	idSeq    atomic.Uint64
 	// consoleURL is the web console's base URL (see WithConsoleURL).
 	consoleURL string
+	// publicURL is brain's external address, "" when unknown.
+	publicURL string
 
 	base   context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -87,6 +93,12 @@ type Poster struct {
 	lanes    map[string]*lane // channel -> queue, present while busy
 	statuses map[threadKey]*statusLine
 	plain    map[string]bool // channels where assistant status failed
+	// noAgent marks teams whose app lacks the agent view; stopCards holds
+	// each running session's Stop message there.
+	noAgent   map[string]bool
+	stopCards map[string]string
+	// noMarkdown is set once Slack refused a markdown block.
+	noMarkdown bool
 }
 
 // New returns a Poster sending through client.
@@ -94,14 +106,16 @@ func New(client *slack.Client, log *slog.Logger, opts ...Option) *Poster {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	p := &Poster{
-		api:      client,
-		log:      log,
-		clock:    realClock{},
-		interval: time.Second,
-		idPrefix: hex.EncodeToString(b[:]),
-		lanes:    map[string]*lane{},
-		statuses: map[threadKey]*statusLine{},
-		plain:    map[string]bool{},
+		api:       client,
+		log:       log,
+		clock:     realClock{},
+		interval:  time.Second,
+		idPrefix:  hex.EncodeToString(b[:]),
+		lanes:     map[string]*lane{},
+		statuses:  map[threadKey]*statusLine{},
+		plain:     map[string]bool{},
+		noAgent:   map[string]bool{},
+		stopCards: map[string]string{},
 	}
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)

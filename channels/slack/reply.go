@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,13 +25,42 @@ const (
 // maxErrorText bounds the message of an error notice.
 const maxErrorText = 500
 
-// Reply converts markdown to mrkdwn, splits it under Slack's limits and
-// posts the parts in order in the thread (threadTS "" posts to the channel).
-// It returns the ts of each part; a failure after some parts were posted
-// returns those ts with the error. Empty text posts nothing. Blocks in
-// tail go under the last part (feedback buttons).
+// maxMarkdown is what one message's markdown block holds.
+const maxMarkdown = 12000
+
+// Reply posts markdown in Slack's markdown block (Slack renders standard
+// Markdown), split under its limit, the parts in order in the thread
+// (threadTS "" posts to the channel); the notification text is the part
+// converted to mrkdwn. It returns the ts of each part; a failure after
+// some parts were posted returns those ts with the error. Empty text posts
+// nothing. Blocks in tail go under the last part (feedback buttons).
+//
+// A workspace that refuses the markdown block (invalid_blocks on the first
+// part) gets the reply converted to mrkdwn in section blocks instead, from
+// then on.
 func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string, tail ...slack.Block) ([]string, error) {
-	parts := split(Mrkdwn(markdown), maxSection)
+	posted, err := p.reply(ctx, channel, threadTS, markdown, p.markdownOK(), tail)
+	var refused slack.SlackErrorResponse
+	if len(posted) == 0 && errors.As(err, &refused) && refused.Err == "invalid_blocks" && p.markdownOK() {
+		p.mu.Lock()
+		p.noMarkdown = true
+		p.mu.Unlock()
+		return p.reply(ctx, channel, threadTS, markdown, false, tail)
+	}
+	return posted, err
+}
+
+func (p *Poster) markdownOK() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.noMarkdown
+}
+
+func (p *Poster) reply(ctx context.Context, channel, threadTS, markdown string, useMarkdown bool, tail []slack.Block) ([]string, error) {
+	parts := split(markdown, maxMarkdown)
+	if !useMarkdown {
+		parts = split(Mrkdwn(markdown), maxSection)
+	}
 	if len(parts) == 0 {
 		return nil, nil
 	}
@@ -40,8 +70,12 @@ func (p *Poster) Reply(ctx context.Context, channel, threadTS, markdown string, 
 	err := p.do(ctx, channel, func(ctx context.Context) error {
 		for i, part := range parts {
 			opts := []slack.MsgOption{
-				slack.MsgOptionText(part, false),
-				slack.MsgOptionBlocks(append([]slack.Block{section(p.blockID("reply"), part)}, lastTail(i, len(parts), tail)...)...),
+				slack.MsgOptionText(truncate(Mrkdwn(part), maxSection), false),
+				slack.MsgOptionBlocks(append([]slack.Block{slack.NewMarkdownBlock(p.blockID("reply"), part)}, lastTail(i, len(parts), tail)...)...),
+			}
+			if !useMarkdown {
+				opts = []slack.MsgOption{slack.MsgOptionText(part, false),
+					slack.MsgOptionBlocks(append([]slack.Block{section(p.blockID("reply"), part)}, lastTail(i, len(parts), tail)...)...)}
 			}
 			if threadTS != "" {
 				opts = append(opts, slack.MsgOptionTS(threadTS))
@@ -149,7 +183,7 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		ok = v.Session != "" && v.Question != "" && v.Value != ""
 	case ActionApprove, ActionDeny, ActionRetry, ActionApproveComment, ActionDenyReason:
 		ok = v.Approval != ""
-	case ActionResume:
+	case ActionResume, ActionStop:
 		ok = v.Session != ""
 	case ActionFeedback:
 		ok = v.Session != "" && v.Message != "" && (v.Value == engine.FeedbackPositive || v.Value == engine.FeedbackNegative)

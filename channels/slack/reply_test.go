@@ -12,9 +12,9 @@ func TestPoster_ReplySplitsInOrder(t *testing.T) {
 	ctx := testCtx(t)
 	var paras []string
 	for i := range 5 {
-		paras = append(paras, fmt.Sprintf("**Part %d** %s", i, strings.Repeat("word ", 250)))
+		paras = append(paras, fmt.Sprintf("**Part %d** %s", i, strings.Repeat("word ", 1000)))
 	}
-	paras = append(paras, "```\n"+strings.Repeat("code line\n", 400)+"```")
+	paras = append(paras, "```\n"+strings.Repeat("code line\n", 1600)+"```")
 	tss, err := p.Reply(ctx, testChannel, testThread, strings.Join(paras, "\n\n"))
 	if err != nil {
 		t.Fatal(err)
@@ -32,8 +32,8 @@ func TestPoster_ReplySplitsInOrder(t *testing.T) {
 			t.Errorf("ts not increasing: %s after %s", m.TS, msgs[i-1].TS)
 		}
 		text := allText(t, m.Blocks)
-		if text != m.Text || utf8.RuneCountInString(text) > maxSection {
-			t.Errorf("message %d: section text %d runes, fallback text equal: %v", i, utf8.RuneCountInString(text), text == m.Text)
+		if utf8.RuneCountInString(text) > maxMarkdown || m.Text != truncate(Mrkdwn(text), maxSection) {
+			t.Errorf("message %d: markdown %d runes, fallback text %d runes", i, utf8.RuneCountInString(text), utf8.RuneCountInString(m.Text))
 		}
 		if strings.Count(text, "```")%2 != 0 {
 			t.Errorf("message %d has an unclosed code block", i)
@@ -41,11 +41,11 @@ func TestPoster_ReplySplitsInOrder(t *testing.T) {
 		joined.WriteString(text)
 	}
 	for i := range 5 {
-		if !strings.Contains(joined.String(), fmt.Sprintf("*Part %d*", i)) {
-			t.Errorf("part %d missing or not converted", i)
+		if !strings.Contains(joined.String(), fmt.Sprintf("**Part %d**", i)) {
+			t.Errorf("part %d missing or converted (the markdown block takes Markdown as is)", i)
 		}
 	}
-	if strings.Index(joined.String(), "*Part 1*") > strings.Index(joined.String(), "*Part 4*") {
+	if strings.Index(joined.String(), "**Part 1**") > strings.Index(joined.String(), "**Part 4**") {
 		t.Error("parts out of order")
 	}
 }
@@ -60,6 +60,9 @@ func TestPoster_ReplyShortAndEmpty(t *testing.T) {
 	m, ok := fake.Message(testChannel, tss[0])
 	if !ok || m.ThreadTS != "" || m.Text != "Hello *there* &amp; <https://x.test|docs>" {
 		t.Errorf("message = %+v", m)
+	}
+	if got := allText(t, m.Blocks); got != "Hello **there** & [docs](https://x.test)" {
+		t.Errorf("markdown block = %q, want the Markdown as written", got)
 	}
 	tss, err = p.Reply(ctx, testChannel, testThread, " \n ")
 	if err != nil || tss != nil {
@@ -116,5 +119,26 @@ func TestPoster_Ephemeral(t *testing.T) {
 	}
 	if len(fake.Messages(testChannel)) != 0 {
 		t.Error("an ephemeral became a message")
+	}
+}
+
+// TestPoster_ReplyWithoutMarkdownBlock: a workspace that refuses the
+// markdown block gets the reply in mrkdwn sections, and is not asked again.
+func TestPoster_ReplyWithoutMarkdownBlock(t *testing.T) {
+	p, fake := newPoster(t)
+	ctx := testCtx(t)
+	fake.Fail("chat.postMessage", 1, "invalid_blocks")
+	for range 2 {
+		tss, err := p.Reply(ctx, testChannel, testThread, "Hello **there**")
+		if err != nil || len(tss) != 1 {
+			t.Fatalf("Reply = %v, %v", tss, err)
+		}
+		m, _ := fake.Message(testChannel, tss[0])
+		if got := allText(t, m.Blocks); got != "Hello *there*" {
+			t.Errorf("section text %q, want mrkdwn", got)
+		}
+	}
+	if n := len(fake.Calls("chat.postMessage")); n != 3 {
+		t.Errorf("%d posts, want 3 (the refused one, then one per reply)", n)
 	}
 }

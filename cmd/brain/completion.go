@@ -10,7 +10,7 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "completion", "version", "help"},
+	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "completion", "version", "help"},
 	"sessions":   {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":  {"list", "run"},
 	"approvals":  {"list", "show", "approve", "deny"},
@@ -18,7 +18,7 @@ var commandWords = map[string][]string{
 	"completion": {"bash", "zsh"},
 }
 
-const commonFlags = "--config --help --json --status --limit --agent --session --as --comment --grace"
+const commonFlags = "--config --help --json --status --limit --agent --session --as --comment --grace --to --from --dsn --replace"
 
 const bashCompletion = `# brain completion for bash: source <(brain completion bash)
 _brain() {

@@ -18,6 +18,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/store/postgres/pgtest"
 )
 
 // TestMain lets the test binary run as brain itself, so the end-to-end tests
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 		main()
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	pgtest.Main(m) // for brain migrate --to postgres
 }
 
 func TestRun_HelpOnEveryCommand(t *testing.T) {
@@ -36,6 +37,7 @@ func TestRun_HelpOnEveryCommand(t *testing.T) {
 		{"sessions", "list", "--help"}, {"sessions", "show", "--help"},
 		{"sessions", "send", "--help"}, {"approvals", "--help"}, {"approvals", "list", "--help"},
 		{"config", "--help"}, {"config", "check", "--help"}, {"completion", "--help"},
+		{"migrate", "--help"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), args, strings.NewReader(""), &out, &errOut)

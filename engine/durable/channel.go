@@ -60,9 +60,22 @@ type ThreadContexts interface {
 	SetThreadContext(ctx context.Context, now time.Time, threadKey, note string) error
 }
 
+// WorkspaceModes remember what a platform's workspace was found to
+// support at run time (Slack: a workspace that refuses streamed replies
+// falls back to updating one message), so a restart does not ask again.
+// Modes are the platform's own words.
+type WorkspaceModes interface {
+	// WorkspaceMode returns the mode recorded for the workspace; ok is
+	// false when none was.
+	WorkspaceMode(ctx context.Context, platform, workspace string) (mode string, ok bool, err error)
+	// SetWorkspaceMode records mode, replacing any earlier one.
+	SetWorkspaceMode(ctx context.Context, now time.Time, platform, workspace, mode string) error
+}
+
 // ChannelState is the delivery state a platform bridge keeps.
 type ChannelState interface {
 	DeliveryCursors
 	PostedMessages
 	ThreadContexts
+	WorkspaceModes
 }

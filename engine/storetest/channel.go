@@ -148,3 +148,24 @@ func testThreadContexts(t *testing.T, open func() Store) {
 		t.Errorf("ThreadContext of another thread = %v, %v; want none", ok, err)
 	}
 }
+
+func testWorkspaceModes(t *testing.T, open func() Store) {
+	ctx := context.Background()
+	st := open()
+	if mode, ok, err := st.WorkspaceMode(ctx, "slack", "T1"); ok || mode != "" || err != nil {
+		t.Fatalf("WorkspaceMode before one is set = %q, %v, %v; want none", mode, ok, err)
+	}
+	for _, mode := range []string{"update", "post"} {
+		if err := st.SetWorkspaceMode(ctx, T0, "slack", "T1", mode); err != nil {
+			t.Fatalf("SetWorkspaceMode: %v", err)
+		}
+	}
+	if mode, ok, err := st.WorkspaceMode(ctx, "slack", "T1"); !ok || mode != "post" || err != nil {
+		t.Errorf("WorkspaceMode = %q, %v, %v; want the last mode set", mode, ok, err)
+	}
+	for _, other := range [][2]string{{"slack", "T2"}, {"linear", "T1"}} {
+		if _, ok, err := st.WorkspaceMode(ctx, other[0], other[1]); ok || err != nil {
+			t.Errorf("WorkspaceMode(%s, %s) = %v, %v; want none", other[0], other[1], ok, err)
+		}
+	}
+}

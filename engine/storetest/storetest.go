@@ -23,6 +23,8 @@ type Store interface {
 	durable.Runs
 	durable.ChannelState
 	durable.LinearTokens
+	durable.Health
+	engine.Leases
 }
 
 // NewDB creates an empty database for one test (with the implementation's
@@ -76,6 +78,10 @@ func Run(t *testing.T, newDB NewDB) {
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},
+		{"ClaimInbound", testClaimInbound},
+		{"ClaimInboundRace", testClaimInboundRace},
+		{"InboxBacklogs", testInboxBacklogs},
+		{"CheckWritable", testCheckWritable},
 
 		{"ClaimRunOnce", testClaimRunOnce},
 		{"ClaimRunAcrossProcesses", testClaimRunAcrossProcesses},
@@ -87,6 +93,10 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalMessages", testApprovalMessages},
 		{"PostedQuestions", testPostedQuestions},
 		{"ThreadContexts", testThreadContexts},
+		{"WorkspaceModes", testWorkspaceModes},
+
+		{"Leases", testLeases},
+		{"LeaseRace", testLeaseRace},
 
 		{"LinearTokens", testLinearTokens},
 		{"LinearRefreshLease", testLinearRefreshLease},

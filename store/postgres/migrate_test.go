@@ -40,7 +40,8 @@ func migrationVersions(t *testing.T, conn *pgx.Conn) []int {
 	return vs
 }
 
-// allVersions is 1..n for the n embedded migrations.
+// allVersions is the versions of the embedded migrations, in order (the
+// numbers before the first "_" of their names; they may have gaps).
 func allVersions(t *testing.T) []int {
 	t.Helper()
 	files, err := filepath.Glob("migrations/*.sql")
@@ -57,6 +58,7 @@ func allVersions(t *testing.T) []int {
 		}
 		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 

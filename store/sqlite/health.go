@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"brain/engine/durable"
 )
 
 // healthOrigin is the delivery_cursors origin of CheckWritable's probe
@@ -31,25 +33,17 @@ func (s *Store) CheckWritable(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// InboxBacklog is the pending part of one source's inbox.
-type InboxBacklog struct {
-	Source string
-	Depth  int64
-	// Oldest is when the oldest pending item was recorded (zero when none).
-	Oldest time.Time
-}
-
 // InboxBacklogs reports the pending inbox items per source, for metrics.
-func (s *Store) InboxBacklogs(ctx context.Context) ([]InboxBacklog, error) {
+func (s *Store) InboxBacklogs(ctx context.Context) ([]durable.InboxBacklog, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT source, COUNT(*), MIN(created_at) FROM inbox WHERE status = 'pending' GROUP BY source ORDER BY source`)
 	if err != nil {
 		return nil, fmt.Errorf("inbox backlog: %w", err)
 	}
 	defer rows.Close()
-	var out []InboxBacklog
+	var out []durable.InboxBacklog
 	for rows.Next() {
-		var b InboxBacklog
+		var b durable.InboxBacklog
 		var oldest string
 		if err := rows.Scan(&b.Source, &b.Depth, &oldest); err != nil {
 			return nil, fmt.Errorf("inbox backlog: %w", err)

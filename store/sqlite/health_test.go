@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"testing"
 	"time"
-
-	"brain/engine/durable"
 )
 
 func TestStore_CheckWritableFailsWhileLockedAndRecovers(t *testing.T) {
@@ -42,25 +40,5 @@ func TestStore_CheckWritableFailsWhileLockedAndRecovers(t *testing.T) {
 	}
 	if err := st.CheckWritable(ctx, now.Add(time.Second)); err != nil {
 		t.Fatalf("after the lock was released: %v", err)
-	}
-}
-
-func TestStore_InboxBacklogs(t *testing.T) {
-	st, _ := openStore(t)
-	ctx := context.Background()
-	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	for i, src := range []string{"slack", "slack", "linear"} {
-		it := durable.Inbound{Source: src, ThreadKey: "t", Kind: "message", Payload: []byte(`{}`)}
-		if _, err := st.RecordInbound(ctx, t0.Add(time.Duration(i)*time.Minute), []durable.Inbound{it}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got, err := st.InboxBacklogs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != 2 || got[0].Source != "linear" || got[0].Depth != 1 || !got[0].Oldest.Equal(t0.Add(2*time.Minute)) ||
-		got[1].Source != "slack" || got[1].Depth != 2 || !got[1].Oldest.Equal(t0) {
-		t.Fatalf("backlogs %+v", got)
 	}
 }

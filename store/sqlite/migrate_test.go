@@ -78,7 +78,8 @@ func fileAtVersion(t *testing.T, path string, version int) *sql.DB {
 	return db
 }
 
-// allVersions is 1..n for the n embedded migrations.
+// allVersions is the versions of the embedded migrations, in order (the
+// numbers before the first "_" of their names; they may have gaps).
 func allVersions(t *testing.T) []int {
 	t.Helper()
 	files, err := filepath.Glob("migrations/*.sql")
@@ -95,6 +96,7 @@ func allVersions(t *testing.T) []int {
 		}
 		out = append(out, v)
 	}
+	slices.Sort(out)
 	return out
 }
 

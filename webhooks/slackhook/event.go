@@ -83,6 +83,10 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 		res.Ignored = "event_callback without event"
 		return res, nil
 	}
+	if it, why, ok := parseAgentEvent(env); ok {
+		res.Item, res.Ignored = it, why
+		return res, nil
+	}
 	var ev messageEvent
 	if err := json.Unmarshal(env.Event, &ev); err != nil {
 		// Other event types (user_change, channel_created, ...) use objects

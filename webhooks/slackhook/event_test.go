@@ -215,3 +215,32 @@ func mustJSON(t testing.TB, v any) string {
 	}
 	return string(b)
 }
+
+// TestParseEvent_AgentEvents: Slack's Stop and a new assistant thread
+// become items keyed by event id and naming the thread; malformed ids are
+// ignored, not recorded.
+func TestParseEvent_AgentEvents(t *testing.T) {
+	stop := `{"team_id":"T1","type":"event_callback","event_id":"Ev9","event":{"type":"agent_session_stopped","channel":"C1","thread_ts":"1700000000.000100","user":"U1","streaming_message_ts":[],"event_ts":"1.1"}}`
+	res, err := ParseEvent([]byte(stop), "UBOT")
+	if err != nil || res.Item == nil {
+		t.Fatalf("stop: %+v, %v", res, err)
+	}
+	if it := res.Item; it.Kind != KindStop || it.ThreadKey != "slack:T1:C1:1700000000.000100" || it.Agent.User != "U1" || it.DedupeKeys[0] != "event:Ev9" {
+		t.Errorf("stop item %+v %+v", it, it.Agent)
+	}
+	started := `{"team_id":"T1","type":"event_callback","event_id":"Ev8","event":{"type":"assistant_thread_started","assistant_thread":{"user_id":"U2","channel_id":"D1","thread_ts":"1700000000.000300"},"event_ts":"1.2"}}`
+	res, err = ParseEvent([]byte(started), "UBOT")
+	if err != nil || res.Item == nil || res.Item.Kind != KindThreadStarted || res.Item.Agent.Channel != "D1" || res.Item.Agent.User != "U2" {
+		t.Fatalf("thread started: %+v, %v", res, err)
+	}
+	for _, bad := range []string{
+		`{"team_id":"T1","type":"event_callback","event_id":"Ev7","event":{"type":"agent_session_stopped","channel":"C:1","thread_ts":"1.0","user":"U1"}}`,
+		`{"team_id":"T1","type":"event_callback","event_id":"Ev6","event":{"type":"assistant_thread_started"}}`,
+		`{"team_id":"T1","type":"event_callback","event":{"type":"agent_session_stopped","channel":"C1","thread_ts":"1.0","user":"U1"}}`,
+	} {
+		res, err := ParseEvent([]byte(bad), "UBOT")
+		if err != nil || res.Item != nil || res.Ignored == "" {
+			t.Errorf("%s: %+v, %v; want ignored", bad, res, err)
+		}
+	}
+}

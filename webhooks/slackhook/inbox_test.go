@@ -109,6 +109,14 @@ func checkWellFormed(t testing.TB, it Item) {
 		if want := "view:" + s.ViewID + ":" + s.User; len(it.DedupeKeys) != 1 || it.DedupeKeys[0] != want {
 			t.Fatalf("submission keys %v, want [%s]", it.DedupeKeys, want)
 		}
+	case KindStop, KindThreadStarted:
+		a := it.Agent
+		if a == nil || it.Message != nil || it.Action != nil || a.User == "" || a.Channel == "" || a.ThreadTS == "" || a.Team == "" {
+			t.Fatalf("bad agent item: %+v", it)
+		}
+		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) || it.DedupeKeys[0] != "event:"+a.EventID {
+			t.Fatalf("keys %q %v do not match %+v", it.ThreadKey, it.DedupeKeys, a)
+		}
 	default:
 		t.Fatalf("bad kind %q", it.Kind)
 	}

@@ -37,10 +37,11 @@ type Item struct {
 	// work the same way.
 	ThreadKey string `json:"thread_key"`
 
-	Message *Message `json:"message,omitempty"`
-	Action  *Action  `json:"action,omitempty"`
-	Home    *Home    `json:"home,omitempty"`
+	Message    *Message    `json:"message,omitempty"`
+	Action     *Action     `json:"action,omitempty"`
+	Home       *Home       `json:"home,omitempty"`
 	Submission *Submission `json:"submission,omitempty"`
+	Agent      *Agent      `json:"agent,omitempty"` // KindStop, KindThreadStarted
 }
 
 // Home is an app_home_opened event on the Home tab.

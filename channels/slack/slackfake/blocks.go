@@ -18,6 +18,10 @@ const (
 	maxButtonText   = 75
 	maxButtonValue  = 2000
 	maxContextElems = 10
+	// maxBlocksText is the text a message's blocks may carry in all: Slack
+	// refuses more with msg_blocks_too_long (a markdown block alone may
+	// hold it all).
+	maxBlocksText = 12000
 )
 
 type textObject struct {
@@ -33,15 +37,50 @@ type element struct {
 }
 
 type block struct {
-	Type     string          `json:"type"`
-	BlockID  string          `json:"block_id"`
-	Text     *textObject     `json:"text"`
-	Fields   []textObject    `json:"fields"`
+	Type    string          `json:"type"`
+	BlockID string          `json:"block_id"`
+	RawText json.RawMessage `json:"text"` // an object; a string in a markdown block
+	Fields  []textObject    `json:"fields"`
+	// Elements are buttons or, in a context block, text objects.
 	Elements json.RawMessage `json:"elements"`
+
+	Text     *textObject `json:"-"` // RawText, when an object
+	Markdown string      `json:"-"` // RawText, in a markdown block
 }
 
-// checkBlocks returns "invalid_blocks" when Slack would reject the blocks,
-// "" when they pass. It checks the limits this project depends on, not
+// decode fills Text or Markdown from RawText.
+func (b *block) decode() bool {
+	if len(b.RawText) == 0 || string(b.RawText) == "null" {
+		return true
+	}
+	if b.Type == "markdown" {
+		return json.Unmarshal(b.RawText, &b.Markdown) == nil
+	}
+	b.Text = &textObject{}
+	return json.Unmarshal(b.RawText, b.Text) == nil
+}
+
+// textSize counts the characters a block carries, toward maxBlocksText.
+func (b block) textSize() int {
+	n := utf8.RuneCountInString(b.Markdown)
+	if b.Text != nil {
+		n += utf8.RuneCountInString(b.Text.Text)
+	}
+	for _, f := range b.Fields {
+		n += utf8.RuneCountInString(f.Text)
+	}
+	if b.Type == "context" {
+		var elems []textObject
+		_ = json.Unmarshal(b.Elements, &elems)
+		for _, e := range elems {
+			n += utf8.RuneCountInString(e.Text)
+		}
+	}
+	return n
+}
+
+// checkBlocks returns "invalid_blocks" (or "msg_blocks_too_long") when
+// Slack would reject the blocks, "" when they pass. It checks the limits this project depends on, not
 // every rule of Block Kit.
 func checkBlocks(raw string) string { return checkBlocksUpTo(raw, maxBlocks) }
 
@@ -53,7 +92,12 @@ func checkBlocksUpTo(raw string, limit int) string {
 		return "invalid_blocks"
 	}
 	ids := map[string]bool{}
+	size := 0
 	for _, b := range blocks {
+		if !b.decode() {
+			return "invalid_blocks"
+		}
+		size += b.textSize()
 		if b.BlockID != "" {
 			if ids[b.BlockID] || utf8.RuneCountInString(b.BlockID) > maxID {
 				return "invalid_blocks"
@@ -63,6 +107,9 @@ func checkBlocksUpTo(raw string, limit int) string {
 		if !checkBlock(b) {
 			return "invalid_blocks"
 		}
+	}
+	if size > maxBlocksText {
+		return "msg_blocks_too_long"
 	}
 	return ""
 }
@@ -110,7 +157,9 @@ func checkBlock(b block) bool {
 		return true
 	case "context_actions":
 		return checkContextActions(b.Elements)
-	case "divider", "rich_text", "image", "markdown":
+	case "markdown":
+		return b.Markdown != "" && utf8.RuneCountInString(b.Markdown) <= maxBlocksText
+	case "divider", "rich_text", "image":
 		return true
 	default:
 		return false

@@ -49,6 +49,14 @@ type Message struct {
 	Username string
 	// Files are the files shared with a seeded message.
 	Files []File
+	// Streamed marks a message made by chat.startStream; Streaming is true
+	// until chat.stopStream. Appends counts chat.appendStream calls and
+	// Chunks holds every chunk sent to it (task and plan updates), in
+	// order.
+	Streamed  bool
+	Streaming bool
+	Appends   int
+	Chunks    []json.RawMessage
 }
 
 // Call is one request the fake received.
@@ -59,6 +67,9 @@ type Call struct {
 	Status int
 	// Error is the Slack error code answered, "" when ok.
 	Error string
+	// At is when the fake answered (its own clock, the wall time), for
+	// measurements.
+	At time.Time
 }
 
 type fault struct {
@@ -85,7 +96,10 @@ type Server struct {
 	changed     chan struct{} // closed and replaced on every recorded change
 	oidc        *oidc         // nil until EnableOIDC
 	views       []View
-	fakeContent               // users, files, groups, views: content.go
+	agents      map[threadKey]string   // agents.sessions.setStatus
+	titles      map[threadKey]string   // assistant.threads.setTitle
+	prompts     map[threadKey][]Prompt // assistant.threads.setSuggestedPrompts
+	fakeContent                        // users, files, groups, views: content.go
 }
 
 // New starts a fake server; Close it when done.
@@ -95,6 +109,9 @@ func New() *Server {
 		statuses:    map[threadKey]string{},
 		faults:      map[string][]*fault{},
 		changed:     make(chan struct{}),
+		agents:      map[threadKey]string{},
+		titles:      map[threadKey]string{},
+		prompts:     map[threadKey][]Prompt{},
 		fakeContent: newContent(),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
@@ -248,7 +265,7 @@ func (s *Server) handle(method string, params url.Values, bearer bool) (status i
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	defer s.notifyLocked()
-	call := Call{Method: method, Params: params, Status: http.StatusOK}
+	call := Call{Method: method, Params: params, Status: http.StatusOK, At: time.Now()}
 	switch f := s.takeFaultLocked(method); {
 	case f != nil && f.code == "":
 		call.Status, call.Error = http.StatusTooManyRequests, "ratelimited"
@@ -311,7 +328,7 @@ func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
 	case "conversations.replies":
 		return s.repliesLocked(p)
 	default:
-		return s.dispatchContentLocked(method, p)
+		return s.agentLocked(method, p)
 	}
 }
 

@@ -83,7 +83,7 @@ func (s *Server) viewsOpenLocked(p url.Values) map[string]any {
 		}
 		if in.Type != "input" {
 			var b block
-			if json.Unmarshal(raw, &b) != nil || !checkBlock(b) {
+			if json.Unmarshal(raw, &b) != nil || !b.decode() || !checkBlock(b) {
 				return apiError("invalid_arguments")
 			}
 			continue

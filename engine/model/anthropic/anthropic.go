@@ -114,7 +114,8 @@ func New(cfg Config) (*Model, error) {
 
 // Generate sends the conversation and returns the model's answer. It
 // streams, so long answers are not cut by the non-streaming time limits,
-// and returns once the whole message has arrived.
+// passes text to req.OnDelta as it arrives, and returns once the whole
+// message has arrived.
 //
 // Errors: the caller's context error (wrapped, errors.Is works) when ctx
 // ends first; otherwise an *engine.ProviderError.
@@ -138,6 +139,9 @@ func (m *Model) Generate(ctx context.Context, req engine.ModelRequest) (engine.M
 		ev := stream.Current()
 		if err := msg.Accumulate(ev); err != nil {
 			return engine.ModelResponse{}, classify(ctx, malformed(err.Error()))
+		}
+		if ev.Type == "content_block_delta" && ev.Delta.Type == "text_delta" && req.OnDelta != nil && ev.Delta.Text != "" {
+			req.OnDelta(ev.Delta.Text)
 		}
 		if ev.Type == "message_stop" {
 			complete = true

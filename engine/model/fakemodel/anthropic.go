@@ -114,6 +114,9 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 		return
 	}
 
+	// Headers first: a slow answer writes its body in pieces.
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
 	var buf bytes.Buffer
 	start := msg
 	start.Content, start.StopReason = []anthBlock{}, nil
@@ -125,11 +128,12 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 	for i, b := range blocks {
 		// The block starts empty and its content arrives in two deltas, so
 		// clients are exercised on accumulation.
-		first, second := "", ""
+		first, second, text := "", "", ""
 		var delta string
 		switch b.Type {
 		case "text":
-			first, second = split(*b.Text)
+			text = *b.Text
+			first, second = split(text)
 			b.Text, delta = new(string), "text_delta"
 		case "tool_use":
 			first, second = split(string(*b.Input))
@@ -141,7 +145,11 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 			Index        int       `json:"index"`
 			ContentBlock anthBlock `json:"content_block"`
 		}{"content_block_start", i, b})
-		for _, part := range []string{first, second} {
+		parts := []string{first, second}
+		if delta == "text_delta" {
+			parts = a.pace.pieces(text)
+		}
+		for n, part := range parts {
 			if part == "" {
 				continue
 			}
@@ -154,6 +162,9 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 				Index int       `json:"index"`
 				Delta anthDelta `json:"delta"`
 			}{"content_block_delta", i, d})
+			if delta == "text_delta" && !a.pace.flushPiece(a.ctx, w, &buf, n, part) {
+				return
+			}
 		}
 		writeSSE(&buf, "content_block_stop", struct {
 			Type  string `json:"type"`
@@ -168,8 +179,6 @@ func (anthropicAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, 
 	writeSSE(&buf, "message_stop", struct {
 		Type string `json:"type"`
 	}{"message_stop"})
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	w.Write(buf.Bytes())
 }
 

@@ -355,9 +355,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// The server recovers this panic by closing the connection unanswered.
 		panic(http.ErrAbortHandler)
 	case kindEcho:
-		p.writeAnswer(w, h, req, answer{text: "echo: " + p.lastUserText(req.Messages)})
+		p.writeAnswer(w, h, req, answer{text: "echo: " + p.lastUserText(req.Messages), ctx: ctx})
 	default:
-		p.writeAnswer(w, h, req, answer{text: step.text, calls: step.calls})
+		p.writeAnswer(w, h, req, answer{text: step.text, calls: step.calls, pace: step.pace, ctx: ctx})
 	}
 }
 
@@ -365,6 +365,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type answer struct {
 	text  string
 	calls []Call
+	pace  *pacing         // nil: not slowed down
+	ctx   context.Context // the request's, ends a slow answer early
 }
 
 // provider is one wire dialect.

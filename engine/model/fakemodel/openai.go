@@ -126,6 +126,9 @@ func (openaiAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, a a
 
 	// Streaming: a role+text chunk, one chunk per tool call, a finish chunk,
 	// a usage chunk (sent always; clients that did not ask ignore it), DONE.
+	// Headers first: a slow answer writes its body in pieces.
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
 	var buf bytes.Buffer
 	chunk := func(delta oaiMessage, finish *string, usage *oaiUsage) {
 		choices := []oaiChoice{{Delta: &delta, FinishReason: finish}}
@@ -139,7 +142,20 @@ func (openaiAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, a a
 		buf.Write(b)
 		buf.WriteString("\n\n")
 	}
-	chunk(oaiMessage{Role: "assistant", Content: msg.Content}, nil, nil)
+	if a.pace == nil || msg.Content == nil {
+		chunk(oaiMessage{Role: "assistant", Content: msg.Content}, nil, nil)
+	} else {
+		for n, part := range a.pace.pieces(*msg.Content) {
+			delta := oaiMessage{Content: &part}
+			if n == 0 {
+				delta.Role = "assistant"
+			}
+			chunk(delta, nil, nil)
+			if !a.pace.flushPiece(a.ctx, w, &buf, n, part) {
+				return
+			}
+		}
+	}
 	for i := range calls {
 		c := calls[i]
 		c.Index = &i
@@ -148,8 +164,6 @@ func (openaiAPI) writeAnswer(w http.ResponseWriter, h *Handler, req Request, a a
 	chunk(oaiMessage{}, &finish, nil)
 	chunk(oaiMessage{}, nil, usage)
 	buf.WriteString("data: [DONE]\n\n")
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
 	w.Write(buf.Bytes())
 }
 

@@ -10,6 +10,7 @@ type Step struct {
 	message string
 	wait    <-chan struct{}
 	fn      func(Request) Step
+	pace    *pacing // nil: the text arrives in two deltas at once
 }
 
 type stepKind int

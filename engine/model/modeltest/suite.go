@@ -121,6 +121,7 @@ func Run(t *testing.T, s Suite) {
 	t.Run("TextAnswer", s.textAnswer)
 	t.Run("ToolRoundTrip", s.toolRoundTrip)
 	t.Run("HistoryMapping", s.historyMapping)
+	t.Run("Deltas", s.deltas)
 	t.Run("Errors", s.failures)
 	t.Run("RetryThenSuccess", s.retryThenSuccess)
 	t.Run("ConnectionRefused", s.connectionRefused)

@@ -122,7 +122,9 @@ func New(cfg Config) (*Model, error) {
 	}, nil
 }
 
-// Generate sends the conversation and returns the model's answer.
+// Generate sends the conversation and returns the model's answer. With
+// req.OnDelta set it streams, passing text on as it arrives; without, it
+// asks for the whole answer at once, as servers that cannot stream need.
 //
 // Errors: the caller's context error (wrapped, errors.Is works) when ctx
 // ends first; otherwise an *engine.ProviderError.
@@ -140,7 +142,12 @@ func (m *Model) Generate(ctx context.Context, req engine.ModelRequest) (engine.M
 	// The raw response gives the status of errors the SDK could not decode
 	// into an *openai.Error (servers that answer {"error":"text"}).
 	var raw *http.Response
-	completion, err := m.chat.New(ctx, params, option.WithResponseInto(&raw))
+	var completion *openai.ChatCompletion
+	if req.OnDelta != nil {
+		completion, err = m.stream(ctx, params, req.OnDelta, &raw)
+	} else {
+		completion, err = m.chat.New(ctx, params, option.WithResponseInto(&raw))
+	}
 	if err != nil {
 		return engine.ModelResponse{}, classify(ctx, err, raw)
 	}
@@ -158,6 +165,10 @@ func (m *Model) Generate(ctx context.Context, req engine.ModelRequest) (engine.M
 func classify(ctx context.Context, err error, raw *http.Response) error {
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return fmt.Errorf("openai: %w", ctxErr)
+	}
+	var pe *engine.ProviderError
+	if errors.As(err, &pe) {
+		return pe
 	}
 	var apiErr *openai.Error
 	if errors.As(err, &apiErr) {
@@ -195,4 +206,28 @@ func defaultHTTPClient() *http.Client {
 	t = t.Clone()
 	t.MaxIdleConnsPerHost = 64
 	return &http.Client{Transport: t}
+}
+
+// stream asks for the answer as a stream, hands each text piece to
+// onDelta and returns the whole completion.
+func (m *Model) stream(ctx context.Context, params openai.ChatCompletionNewParams, onDelta func(string), raw **http.Response) (*openai.ChatCompletion, error) {
+	params.StreamOptions = openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)}
+	s := m.chat.NewStreaming(ctx, params, option.WithResponseInto(raw))
+	defer s.Close()
+	var acc openai.ChatCompletionAccumulator
+	for s.Next() {
+		chunk := s.Current()
+		if !acc.AddChunk(chunk) {
+			return nil, &engine.ProviderError{Transient: true, Code: engine.ProviderUnavailable, Message: "openai: malformed stream chunk"}
+		}
+		for _, c := range chunk.Choices {
+			if c.Index == 0 && c.Delta.Content != "" {
+				onDelta(c.Delta.Content)
+			}
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	return &acc.ChatCompletion, nil
 }
