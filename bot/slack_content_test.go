@@ -242,7 +242,13 @@ func TestSlack_FeedbackButtons(t *testing.T) {
 	}
 	sa.fake.Push(fakemodel.Text("Here is the answer."))
 	sa.message("Ev2", "message", "U1", "a", ts)
-	reply := sa.waitThread(ts, "Here is the answer.")
+	// A streamed reply shows its text before its stream stops with the
+	// buttons: wait for them.
+	var reply slackfake.Message
+	waitFor(t, "the final reply's feedback buttons", func() bool {
+		reply = sa.waitThread(ts, "Here is the answer.")
+		return strings.Contains(string(reply.Blocks), "feedback_buttons")
+	})
 	sa.clickValue("U2", reply, "brain_feedback", "feedback_buttons", feedbackValue(t, reply, false))
 
 	s := sa.session(ts)
