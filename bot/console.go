@@ -10,6 +10,7 @@ import (
 	"brain/bot/config"
 	"brain/bot/web"
 	slackchan "brain/channels/slack"
+	"brain/engine"
 	"brain/engine/durable"
 )
 
@@ -31,7 +32,7 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 		checks[name] = cacheSuccess(clock, remoteReadyTTL, r.Ready)
 	}
 	wc := web.Config{
-		Engine: a.engine, Schedules: a.schedules, Logger: a.log.With("component", "console"),
+		Engine: consoleEngine{a.engine}, Schedules: a.schedules, Logger: a.log.With("component", "console"),
 		Status:       consoleStatus{cfg: cfg, store: a.store, ready: checks, mcps: mcps, now: clock},
 		APIKeys:      cfg.APIKeys,
 		SessionTTL:   cfg.Console.SessionTTL.Std(),
@@ -51,6 +52,12 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 	}
 	return web.New(wc)
 }
+
+// consoleEngine is the engine as the console asks for it: its delta feeds
+// as the console's DeltaFeed.
+type consoleEngine struct{ *engine.Engine }
+
+func (e consoleEngine) Deltas(sessionID string) web.DeltaFeed { return e.WatchDeltas(sessionID) }
 
 // consoleStatus is what the console's status page shows of Slack, Linear
 // and the MCP servers.

@@ -23,6 +23,7 @@ type fakeEngine struct {
 	changed   map[string]chan struct{}
 	decisions []engine.Decision
 	sent      []engine.Input
+	feeds     map[*fakeFeed]bool
 
 	DecideFunc func(id string, d engine.Decision) (engine.Approval, error)
 }
@@ -117,6 +118,74 @@ func (f *fakeEngine) Changed(id string) <-chan struct{} {
 		f.changed[id] = ch
 	}
 	return ch
+}
+
+func (f *fakeEngine) Deltas(id string) DeltaFeed {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	feed := &fakeFeed{owner: f, session: id, wake: make(chan struct{}, 1)}
+	if f.feeds == nil {
+		f.feeds = map[*fakeFeed]bool{}
+	}
+	f.feeds[feed] = true
+	return feed
+}
+
+// publishDelta hands d to the feeds watching its session, as the engine
+// does while a model writes; it reports how many there were.
+func (f *fakeEngine) publishDelta(d engine.Delta) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for feed := range f.feeds {
+		if feed.session == d.SessionID {
+			feed.push(d)
+			n++
+		}
+	}
+	return n
+}
+
+// watching counts the open delta feeds.
+func (f *fakeEngine) watching() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.feeds)
+}
+
+// fakeFeed is a DeltaFeed of a fakeEngine.
+type fakeFeed struct {
+	owner   *fakeEngine
+	session string
+	mu      sync.Mutex
+	buf     []engine.Delta
+	wake    chan struct{}
+}
+
+func (f *fakeFeed) push(d engine.Delta) {
+	f.mu.Lock()
+	f.buf = append(f.buf, d)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (f *fakeFeed) Ready() <-chan struct{} { return f.wake }
+
+func (f *fakeFeed) Take() []engine.Delta {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.buf
+	f.buf = nil
+	return out
+}
+
+func (f *fakeFeed) Close() {
+	f.owner.mu.Lock()
+	defer f.owner.mu.Unlock()
+	delete(f.owner.feeds, f)
 }
 
 func (f *fakeEngine) CreateSessionWithInput(_ context.Context, n engine.NewSession, in engine.Input) (engine.Session, engine.Event, bool, error) {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -17,7 +18,10 @@ const liveHeartbeat = 15 * time.Second
 // live streams a session's new timeline entries as server-sent events:
 // "item" events carry an entry's HTML, rendered by the same template as
 // the page (so it is escaped the same way), "status" events the session's
-// new status. The EventSource reconnects with Last-Event-ID.
+// new status, "delta" events the text the model is writing (JSON, shown
+// as text by the page until the committed agent.message replaces it).
+// Deltas have no id, so the EventSource reconnects with the Last-Event-ID
+// of the last stored event and nothing unstored is replayed.
 func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 	ctx := r.Context()
 	id := r.PathValue("id")
@@ -30,6 +34,10 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		after = last
 	}
 	after = max(after, 0)
+	// Watch before the stream opens: a turn started once the page is live
+	// streams its text here from its first word.
+	feed := s.cfg.Engine.Deltas(id)
+	defer feed.Close()
 	rc := http.NewResponseController(w)
 	extend := func() {
 		if s.cfg.WriteTimeout > 0 {
@@ -49,6 +57,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 	defer heartbeat.Stop()
 	for {
 		changed := s.cfg.Engine.Changed(id) // before reading, so no commit is missed
+		// The deltas before the events, so a round's text goes out before
+		// the agent.message that replaces it.
+		deltas := feed.Take()
 		evs, err := s.cfg.Engine.Events(ctx, id, after, 500)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -58,6 +69,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		}
 		extend()
 		var buf bytes.Buffer
+		for _, d := range deltas {
+			writeDelta(&buf, d)
+		}
 		for _, ev := range evs {
 			after = ev.Seq
 			if err := s.writeItem(&buf, ev); err != nil {
@@ -78,6 +92,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		}
 		select {
 		case <-changed:
+		case <-feed.Ready():
 		case <-heartbeat.C:
 			extend()
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil {
@@ -119,4 +134,18 @@ func (s *Server) writeItem(buf *bytes.Buffer, ev engine.Event) error {
 		}
 	}
 	return nil
+}
+
+// liveDelta is a delta as the page reads it.
+type liveDelta struct {
+	Turn  string `json:"turn"`
+	Round int    `json:"round"`
+	Text  string `json:"text"`
+}
+
+// writeDelta writes d as a "delta" event to buf. JSON keeps it on one
+// line and escapes <, > and &, and the page sets it as text, never HTML.
+func writeDelta(buf *bytes.Buffer, d engine.Delta) {
+	data, _ := json.Marshal(liveDelta{Turn: d.TurnID, Round: d.Round, Text: d.Text}) // cannot fail: strings and an int
+	fmt.Fprintf(buf, "event: delta\ndata: %s\n\n", data)
 }

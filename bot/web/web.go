@@ -44,6 +44,9 @@ type Engine interface {
 	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
 	// Changed is closed at the session's next commit.
 	Changed(sessionID string) <-chan struct{}
+	// Deltas feeds the text the model writes in the session's turns from
+	// now on (never stored); the caller closes it.
+	Deltas(sessionID string) DeltaFeed
 	CreateSessionWithInput(ctx context.Context, n engine.NewSession, in engine.Input) (s engine.Session, ev engine.Event, created bool, err error)
 	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
 	ResumeWith(ctx context.Context, sessionID string, opts engine.ResumeOptions) (engine.Resumed, error)
@@ -52,6 +55,16 @@ type Engine interface {
 	Approval(ctx context.Context, id string) (engine.Approval, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+}
+
+// DeltaFeed is a session's streamed text as it is written;
+// *engine.DeltaFeed has it.
+type DeltaFeed interface {
+	// Ready is signalled when deltas may be waiting.
+	Ready() <-chan struct{}
+	// Take returns the deltas collected so far without waiting.
+	Take() []engine.Delta
+	Close()
 }
 
 // Schedules is what the schedules page asks of the scheduler: the views

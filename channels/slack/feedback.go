@@ -53,9 +53,10 @@ func isFinalReply(ctx context.Context, events EventReader, s engine.Session, ev 
 }
 
 // reply shows an agent message: in the turn's live reply when one is
-// streaming (the feedback buttons then go under it when the stream
-// stops), else posted, with the feedback buttons under its last part when
-// it is a final reply and the renderer can tell.
+// streaming (the tail then goes under it when the stream stops), else
+// posted, with the tail under its last part. A final reply's tail, when
+// the renderer can tell, is a link to the session in the console (when
+// there is one) and the feedback buttons.
 func (r *Renderer) reply(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event, text string) error {
 	var tail []slack.Block
 	if r.Events != nil {
@@ -64,6 +65,9 @@ func (r *Renderer) reply(ctx context.Context, s engine.Session, channel, threadT
 			return err
 		}
 		if final {
+			if link := r.Poster.consoleLink("/sessions/", s.ID, "open in brain"); link != "" {
+				tail = append(tail, contextLine(r.Poster.blockID("console"), link))
+			}
 			b, err := r.Poster.feedbackBlock(s.ID, ev.ID)
 			if err != nil {
 				return err

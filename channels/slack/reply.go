@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -57,7 +58,7 @@ func (p *Poster) markdownOK() bool {
 }
 
 func (p *Poster) reply(ctx context.Context, channel, threadTS, markdown string, useMarkdown bool, tail []slack.Block) ([]string, error) {
-	parts := split(markdown, maxMarkdown)
+	parts := splitBeside(markdown, maxMarkdown, tailText(tail))
 	if !useMarkdown {
 		parts = split(Mrkdwn(markdown), maxSection)
 	}
@@ -197,6 +198,34 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 }
 
 // lastTail is tail for the last of n parts, nil for the others.
+// splitBeside is split, with the last part leaving room for reserve
+// characters of the tail that goes under it: a message's blocks hold
+// maxMarkdown characters of text in all.
+func splitBeside(text string, limit, reserve int) []string {
+	reserve = min(reserve, limit/2) // a tail that long is refused anyway; never cut at nothing
+	parts := split(text, limit)
+	n := len(parts)
+	if n == 0 || reserve == 0 || utf8.RuneCountInString(parts[n-1])+reserve <= limit {
+		return parts
+	}
+	return append(parts[:n-1], split(parts[n-1], limit-reserve)...)
+}
+
+// tailText counts the characters of text the tail's context lines carry.
+func tailText(tail []slack.Block) int {
+	n := 0
+	for _, b := range tail {
+		if c, ok := b.(*slack.ContextBlock); ok {
+			for _, e := range c.ContextElements.Elements {
+				if t, ok := e.(*slack.TextBlockObject); ok {
+					n += utf8.RuneCountInString(t.Text)
+				}
+			}
+		}
+	}
+	return n
+}
+
 func lastTail(i, n int, tail []slack.Block) []slack.Block {
 	if i == n-1 {
 		return tail

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -317,6 +318,24 @@ func TestConsole_InABrowser(t *testing.T) {
 	if marker := get(r, "read the marker", chromedp.Evaluate[int](`window.brainMarker`)); marker != 7 {
 		t.Fatalf("the page was reloaded (marker %d), not updated live", marker)
 	}
+
+	// While the model writes, its text shows as a provisional message, as
+	// text (the tag in it is not parsed); the model is paused meanwhile,
+	// so nothing here depends on timing. The committed message replaces it.
+	pause := make(chan struct{})
+	resume := sync.OnceFunc(func() { close(pause) })
+	defer resume()
+	r.model.Push(fakemodel.Text("Thinking about <b>bold</b> claims, then the verdict: streamed.").Slowly(8, 0).PauseAfter(3, pause))
+	r.api("POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"type": "user.message", "text": "think aloud"}, nil)
+	r.do("the streamed text shows while the model writes",
+		chromedp.WaitVisible(`//li[contains(@class,"is-provisional")]//p[contains(text(),"Thinking about <b>bold")]`))
+	if tags := get(r, "count tags in the streamed text", chromedp.Evaluate[int](`document.querySelectorAll('#timeline .is-provisional b').length`)); tags != 0 {
+		t.Fatalf("the streamed text was parsed as HTML: %d <b> elements", tags)
+	}
+	resume()
+	r.do("the committed message replaces it",
+		chromedp.WaitVisible(`//li[contains(@class,"kind-agent") and not(contains(@class,"is-provisional"))]//p[contains(.,"the verdict: streamed.")]`),
+		chromedp.WaitNotPresent(chromedp.CSS(`#timeline .is-provisional`)))
 
 	// Hostile text, from the user and the model, is shown inert.
 	hostile := fmt.Sprintf("<script>alert('s')</script> <img src=%[1]s/img onerror=\"alert('e');fetch('%[1]s/onerror')\"> "+
