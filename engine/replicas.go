@@ -124,6 +124,7 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 // the replica holding the session, and a replica that died has lost its
 // leases only after a lease time. Kicking it here too made every replica
 // claim every queued session. Sessions queued or running here are skipped.
+// (UpdatedAt is stamped by Config.Clock: the wall clock outside tests.)
 func (e *Engine) kickPending(ctx context.Context) error {
 	pending, err := e.store.Sessions(ctx, SessionFilter{
 		Statuses:     []Status{StatusIdle, StatusAwaitingInput},

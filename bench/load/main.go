@@ -94,7 +94,7 @@ func main() {
 }
 
 func run(ctx context.Context, mode string, o options) error {
-	env, err := newEnv(ctx, o.keep, o.brain)
+	env, err := newEnv(ctx, o.keep, o.brain, o.statements > 0)
 	if err != nil {
 		return err
 	}

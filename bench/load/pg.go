@@ -26,7 +26,9 @@ type cluster struct {
 	cmd       *exec.Cmd
 }
 
-func startCluster(ctx context.Context, dir string) (*cluster, error) {
+// statements loads pg_stat_statements (it costs a little on every
+// statement, so only when asked).
+func startCluster(ctx context.Context, dir string, statements bool) (*cluster, error) {
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Strings(bins)
 	if len(bins) == 0 {
@@ -62,9 +64,11 @@ func startCluster(ctx context.Context, dir string) (*cluster, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	c.cmd = c.command(context.Background(), "postgres", "-D", data, "-k", c.sock, "-c", "listen_addresses=",
-		"-c", "max_connections=400", "-c", "shared_buffers=256MB",
-		"-c", "shared_preload_libraries=pg_stat_statements")
+	args := []string{"-D", data, "-k", c.sock, "-c", "listen_addresses=", "-c", "max_connections=400", "-c", "shared_buffers=256MB"}
+	if statements {
+		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements")
+	}
+	c.cmd = c.command(context.Background(), "postgres", args...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := c.cmd.Start(); err != nil {
