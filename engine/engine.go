@@ -253,7 +253,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.started = true
 	e.mu.Unlock()
 
-	if err := e.recover(ctx); err != nil {
+	if err := e.recover(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("recover sessions: %w", err)
 	}
 	if err := e.recoverApplies(ctx); err != nil {
@@ -406,12 +406,13 @@ func (e *Engine) work(id string, r *runner) {
 		// Only a held session has a turn here that cancel can stop.
 		ctx, cancel := context.WithCancelCause(e.base)
 		ran := e.holdSession(ctx, id, cancel)
+		var cursor int64
 		if ran {
 			e.mu.Lock()
 			r.cancelTurn, r.turnDone = cancel, make(chan struct{})
 			done := r.turnDone
 			e.mu.Unlock()
-			e.runTurn(ctx, id)
+			cursor = e.runTurn(ctx, id)
 			e.releaseSession(ctx, id)
 			e.mu.Lock()
 			r.cancelTurn, r.turnDone = nil, nil
@@ -431,7 +432,7 @@ func (e *Engine) work(id string, r *runner) {
 		e.mu.Unlock()
 		if !again {
 			if ran {
-				e.recheck(context.WithoutCancel(ctx), id)
+				e.recheck(context.WithoutCancel(ctx), id, cursor)
 			}
 			return
 		}

@@ -150,14 +150,6 @@ func (l *leaser) forget(key string) {
 	l.mu.Unlock()
 }
 
-// holds reports whether this engine holds key.
-func (l *leaser) holds(key string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, ok := l.held[key]
-	return ok
-}
-
 // renew is one heartbeat: it renews every lease and tells the holders of
 // those that were lost.
 func (l *leaser) renew(ctx context.Context) error {

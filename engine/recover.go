@@ -4,19 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // recover repairs sessions that a crash left running: each gets an error
 // result for every tool call that has none (its outcome is unknown), a
 // session.error for the turn's input and its queued input, and status
 // interrupted, so `resume` can continue it (and resume with retry run the
-// input again).
-func (e *Engine) recover(ctx context.Context) error {
+// input again). Sessions updated after changedBefore (zero: none) are
+// skipped.
+func (e *Engine) recover(ctx context.Context, changedBefore time.Time) error {
 	running, err := e.store.Sessions(ctx, SessionFilter{Statuses: []Status{StatusRunning}})
 	if err != nil {
 		return err
 	}
 	for _, s := range running {
+		if !changedBefore.IsZero() && s.UpdatedAt.After(changedBefore) {
+			continue
+		}
 		// A running session whose lease this engine can claim has no live
 		// turn anywhere: its replica (or this process, before a restart)
 		// died. One whose turn is alive is skipped.
@@ -35,6 +40,9 @@ func (e *Engine) recover(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("session %s: %w", s.ID, err)
 		}
+		// The turn may have ended before the claim: input another replica
+		// recorded while this one held the lease waits for a turn.
+		e.recheck(ctx, s.ID, 0)
 	}
 	return nil
 }

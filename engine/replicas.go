@@ -77,8 +77,26 @@ func (e *Engine) releaseSession(ctx context.Context, id string) {
 // recheck looks, after this replica's last turn of a session, for input
 // another replica recorded while this one held the session (that replica
 // could not take it): it runs here. Alone on the store nothing is missed.
-func (e *Engine) recheck(ctx context.Context, id string) {
+// after is the input cursor the turn left (0: no turn started): any
+// user.message past it is such input, found with one read of the log; a
+// kick that finds the session unable to take it (interrupted meanwhile)
+// ends in a recheck without a cursor, which reads the session too.
+func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 	if e.leases.exclusive {
+		return
+	}
+	if after > 0 {
+		evs, err := e.store.Events(ctx, id, after, 0)
+		if err != nil {
+			e.log.Warn("recheck session for input", logSession, id, logErr, err)
+			return
+		}
+		for _, ev := range evs {
+			if ev.Type == EventUserMessage {
+				e.kick(id)
+				return
+			}
+		}
 		return
 	}
 	s, err := e.store.Session(ctx, id)
@@ -101,6 +119,12 @@ func (e *Engine) recheck(ctx context.Context, id string) {
 
 // kickPending queues every session with input that no turn took: input
 // another replica recorded and could not run, or left behind when it died.
+// Input recorded within the last lease time is skipped: the live replica
+// that recorded it runs it (it is queued there), or hands it by recheck to
+// the replica holding the session, and a replica that died has lost its
+// leases only after a lease time. Kicking it here too made every replica
+// claim every queued session. Sessions queued or running here are skipped.
+// (UpdatedAt is stamped by Config.Clock: the wall clock outside tests.)
 func (e *Engine) kickPending(ctx context.Context) error {
 	pending, err := e.store.Sessions(ctx, SessionFilter{
 		Statuses:     []Status{StatusIdle, StatusAwaitingInput},
@@ -109,12 +133,21 @@ func (e *Engine) kickPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	settled := e.leases.now().Add(-e.leases.ttl)
 	for _, s := range pending {
-		if s.OpenQuestion() == nil && !e.leases.holds(sessionLease(s.ID)) {
+		if s.OpenQuestion() == nil && !s.UpdatedAt.After(settled) && !e.queuedHere(s.ID) {
 			e.kick(s.ID)
 		}
 	}
 	return nil
+}
+
+// queuedHere reports whether a goroutine here runs or waits to run the
+// session's turns.
+func (e *Engine) queuedHere(id string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.runners[id] != nil
 }
 
 // watchReplicas is the loop of an engine that shares its store: the
@@ -151,7 +184,9 @@ func (e *Engine) watchReplicas() {
 
 // sweep is one pass of the takeover sweeps.
 func (e *Engine) sweep(ctx context.Context) {
-	if err := e.recover(ctx); err != nil && ctx.Err() == nil {
+	// Sessions that changed within a lease time have a live turn, or one
+	// whose lease has not expired yet: claiming them would fail.
+	if err := e.recover(ctx, e.leases.now().Add(-e.leases.ttl)); err != nil && ctx.Err() == nil {
 		e.log.Error("recover sessions of other replicas", logErr, err)
 	}
 	if err := e.recoverApplies(ctx); err != nil && ctx.Err() == nil {

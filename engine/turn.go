@@ -45,7 +45,9 @@ type turn struct {
 
 // runTurn takes the session's queued input into one turn and runs it to its
 // end. ctx is cancelled (with a cause) by interrupt, cancel and shutdown.
-func (e *Engine) runTurn(ctx context.Context, id string) {
+// It returns the input cursor the turn took the session to (the seq of its
+// newest input), or 0 when no turn started.
+func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	// Records must be written even after the turn is cancelled.
 	wctx := context.WithoutCancel(ctx)
 	t, err := e.startTurn(wctx, id)
@@ -53,8 +55,9 @@ func (e *Engine) runTurn(ctx context.Context, id string) {
 		if !errors.Is(err, errNothingToDo) {
 			e.log.Error("start turn", logSession, id, logErr, err)
 		}
-		return
+		return 0
 	}
+	cursor = t.inputs[len(t.inputs)-1].Seq
 	e.count("turns")
 	e.observeTurnStart(t)
 	log := e.log.With(logSession, id, logTurn, t.id)
@@ -63,15 +66,16 @@ func (e *Engine) runTurn(ctx context.Context, id string) {
 		// Another replica may be recovering the session: it records how
 		// the turn ended, not this one.
 		log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
-		return
+		return cursor
 	}
 	if err != nil {
 		e.failTurn(wctx, t, err, context.Cause(ctx))
-		return
+		return cursor
 	}
 	if err := e.endTurn(wctx, t, outcome, context.Cause(ctx)); err != nil {
 		log.Error("end turn", logErr, err)
 	}
+	return cursor
 }
 
 // startTurn marks the session running and takes its queued input.

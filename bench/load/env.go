@@ -23,16 +23,18 @@ type env struct {
 	dir   string
 	brain string
 	keep  bool
-	pg    *cluster
-	dbs   int
+	// statements: the cluster loads pg_stat_statements.
+	statements bool
+	pg         *cluster
+	dbs        int
 }
 
-func newEnv(ctx context.Context, keep bool, brain string) (*env, error) {
+func newEnv(ctx context.Context, keep bool, brain string, statements bool) (*env, error) {
 	dir, err := os.MkdirTemp("", "brain-load-")
 	if err != nil {
 		return nil, err
 	}
-	e := &env{dir: dir, brain: filepath.Join(dir, "brain"), keep: keep}
+	e := &env{dir: dir, brain: filepath.Join(dir, "brain"), keep: keep, statements: statements}
 	if brain != "" {
 		if e.brain, err = filepath.Abs(brain); err != nil {
 			os.RemoveAll(dir)
@@ -69,7 +71,7 @@ func (e *env) newDatabase(ctx context.Context) (string, error) {
 // newNamedDatabase is newDatabase with the database's name.
 func (e *env) newNamedDatabase(ctx context.Context) (name, dsn string, err error) {
 	if e.pg == nil {
-		pg, err := startCluster(ctx, filepath.Join(e.dir, "pg"))
+		pg, err := startCluster(ctx, filepath.Join(e.dir, "pg"), e.statements)
 		if err != nil {
 			return "", "", err
 		}

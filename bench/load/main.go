@@ -42,6 +42,7 @@ type options struct {
 	bolt        string
 	keep        bool
 	brain       string
+	statements  int
 }
 
 func main() {
@@ -67,6 +68,7 @@ func main() {
 	flag.StringVar(&o.bolt, "bolt", "bench/bolt", "intake: directory of the Bolt app (npm ci --prefix bench/bolt)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
 	flag.StringVar(&o.brain, "brain", "", "brain binary to measure (default: go build ./cmd/brain), e.g. another commit's build")
+	flag.IntVar(&o.statements, "pg-statements", 0, "turns: print PostgreSQL's N most frequent statements per run, in calls per turn")
 	flag.Usage = func() { fmt.Fprint(os.Stderr, usage); flag.PrintDefaults() }
 	flag.Parse()
 	if flag.NArg() != 1 {
@@ -92,7 +94,7 @@ func main() {
 }
 
 func run(ctx context.Context, mode string, o options) error {
-	env, err := newEnv(ctx, o.keep, o.brain)
+	env, err := newEnv(ctx, o.keep, o.brain, o.statements > 0)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,9 @@ type cluster struct {
 	cmd       *exec.Cmd
 }
 
-func startCluster(ctx context.Context, dir string) (*cluster, error) {
+// statements loads pg_stat_statements (it costs a little on every
+// statement, so only when asked).
+func startCluster(ctx context.Context, dir string, statements bool) (*cluster, error) {
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	sort.Strings(bins)
 	if len(bins) == 0 {
@@ -62,8 +64,11 @@ func startCluster(ctx context.Context, dir string) (*cluster, error) {
 		return nil, err
 	}
 	defer logf.Close()
-	c.cmd = c.command(context.Background(), "postgres", "-D", data, "-k", c.sock, "-c", "listen_addresses=",
-		"-c", "max_connections=400", "-c", "shared_buffers=256MB")
+	args := []string{"-D", data, "-k", c.sock, "-c", "listen_addresses=", "-c", "max_connections=400", "-c", "shared_buffers=256MB"}
+	if statements {
+		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements")
+	}
+	c.cmd = c.command(context.Background(), "postgres", args...)
 	c.cmd.Stdout, c.cmd.Stderr = logf, logf
 	c.cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	if err := c.cmd.Start(); err != nil {
@@ -109,6 +114,24 @@ func (c *cluster) queryInt(ctx context.Context, sql string) (int64, error) {
 // statistics lag by up to a second).
 func (c *cluster) commits(ctx context.Context, name string) (int64, error) {
 	return c.queryInt(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = '"+name+"'")
+}
+
+// resetStatements starts pg_stat_statements afresh.
+func (c *cluster) resetStatements(ctx context.Context) error {
+	return c.psql(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
+}
+
+// statements is the top n statements database name ran since the last
+// reset, by calls, each with its calls per turn.
+func (c *cluster) statements(ctx context.Context, name string, n, turns int) (string, error) {
+	sql := fmt.Sprintf(`SELECT round(s.calls::numeric / %d, 2) || '  ' || left(regexp_replace(s.query, '\s+', ' ', 'g'), 150)
+		FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+		WHERE d.datname = '%s' ORDER BY s.calls DESC LIMIT %d`, turns, name, n)
+	out, err := c.command(ctx, "psql", "-h", c.sock, "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-qAtc", sql).Output()
+	if err != nil {
+		return "", fmt.Errorf("psql %q: %w", sql, err)
+	}
+	return string(out), nil
 }
 
 // dsn of database name; pool_max_conns sizes each replica's pgx pool.

@@ -173,6 +173,11 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		if commitsBefore, err = e.pg.commits(ctx, dbName); err != nil {
 			return res, err
 		}
+		if o.statements > 0 {
+			if err := e.pg.resetStatements(ctx); err != nil {
+				return res, err
+			}
+		}
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	start := time.Now()
@@ -255,6 +260,13 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 			return res, err
 		}
 		res.commitsPerTurn = float64(after-commitsBefore) / float64(o.sessions)
+		if o.statements > 0 {
+			top, err := e.pg.statements(ctx, dbName, o.statements, o.sessions)
+			if err != nil {
+				return res, err
+			}
+			fmt.Printf("statements per turn, %d replicas, %d running:\n%s", replicas, running, top)
+		}
 	}
 	return res, nil
 }
