@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -156,8 +157,13 @@ func (h *harness) waitFor(id string, what string, cond func(engine.Session, []en
 	defer cancel()
 	for {
 		changed := h.eng.Changed(id)
-		// The log first: the session read after it is at least as new, so
-		// a condition never pairs an old status with newer events.
+		// A consistent snapshot: the session, its log, and the session
+		// again unchanged, so a condition never pairs a status with a log
+		// older or newer than it (a commit in between reads again).
+		before, err := h.eng.Session(ctx, id)
+		if err != nil {
+			h.t.Fatal(err)
+		}
 		evs, err := h.eng.Events(ctx, id, 0, 0)
 		if err != nil {
 			h.t.Fatal(err)
@@ -165,6 +171,9 @@ func (h *harness) waitFor(id string, what string, cond func(engine.Session, []en
 		s, err := h.eng.Session(ctx, id)
 		if err != nil {
 			h.t.Fatal(err)
+		}
+		if !reflect.DeepEqual(before, s) {
+			continue
 		}
 		if cond(s, evs) {
 			return s, evs

@@ -7,12 +7,10 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -349,145 +347,6 @@ func (c *Config) validateSchedules(p *problems) {
 		}
 		if s.PostTo.LinearIssue != "" && c.Linear == nil {
 			p.add(key+".post_to.linear_issue", "needs the linear block")
-		}
-	}
-}
-
-var httpMethods = []string{"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"}
-
-func (c *Config) validateTools(p *problems) {
-	seen := map[string]bool{}
-	for i, h := range c.Tools.HTTP {
-		key := fmt.Sprintf("tools.http[%d]", i)
-		switch {
-		case h.Name == "":
-			p.add(key+".name", "required")
-		case !namePattern.MatchString(h.Name):
-			p.add(key+".name", "%q: use letters, digits, _ and -", h.Name)
-		case seen[h.Name]:
-			p.add(key+".name", "duplicate tool name %q", h.Name)
-		}
-		seen[h.Name] = true
-		if strings.TrimSpace(h.Description) == "" {
-			p.add(key+".description", "required")
-		}
-		checkSchema(p, key+".input", h.Input)
-		checkSchema(p, key+".output", h.Output)
-		if !slices.Contains(httpMethods, h.Method) {
-			p.add(key+".method", "must be one of %s, got %q", strings.Join(httpMethods, ", "), h.Method)
-		}
-		checkURL(p, key+".url", h.URL, true)
-		atLeast(p, key+".timeout_ms", int64(h.TimeoutMS), 1, "")
-		if a := h.Approval; a != nil {
-			if a.Title == "" {
-				p.add(key+".approval.title", "required")
-			}
-			checkTemplate(p, key+".approval.title", a.Title)
-			for j, f := range a.Facts {
-				fkey := fmt.Sprintf("%s.approval.facts[%d]", key, j)
-				if f.Label == "" {
-					p.add(fkey+".label", "required")
-				}
-				checkTemplate(p, fkey+".value", f.Value)
-			}
-		}
-	}
-	if w := c.Tools.WebSearch; w != nil {
-		oneOf(p, "tools.web_search.provider", w.Provider, "tavily", "brave", "searxng", "ollama", "mojeek", "marginalia")
-		checkURL(p, "tools.web_search.endpoint", w.Endpoint, false)
-		atLeast(p, "tools.web_search.max_results", int64(w.MaxResults), 1, "")
-		atLeast(p, "tools.web_search.timeout_ms", int64(w.TimeoutMS), 1, "")
-	}
-	if w := c.Tools.WebFetch; w != nil {
-		atLeast(p, "tools.web_fetch.max_chars", int64(w.MaxChars), 1, "")
-		atLeast(p, "tools.web_fetch.max_body", w.MaxBody, 1, "")
-		atLeast(p, "tools.web_fetch.timeout_ms", int64(w.TimeoutMS), 1, "")
-	}
-	if s := c.Tools.SandboxExec; s != nil && (s.TimeoutSeconds < 1 || s.TimeoutSeconds > maxSandboxTimeout) {
-		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
-	}
-	if g := c.Tools.GitHub; g != nil {
-		validateGitHub(p, g)
-	}
-}
-
-var (
-	githubOwner = regexp.MustCompile(`^[A-Za-z0-9-]+$`)
-	githubName  = regexp.MustCompile(`^[A-Za-z0-9._*?\[\]^-]+$`)
-)
-
-// validateGitHub checks tools.github: exactly one credential, and an
-// allow-list of owner/name entries whose owner is literal (a search can be
-// confined to an owner, not to an owner pattern).
-func validateGitHub(p *problems, g *GitHubConfig) {
-	switch {
-	case g.Token != "" && g.App != nil:
-		p.add("tools.github.token", "set token or app, not both")
-	case g.Token != "":
-	case g.App == nil:
-		if vars := p.unsetAt["tools.github.token"]; len(vars) > 0 {
-			p.required("tools.github.token", "")
-		} else {
-			p.add("tools.github.token", "required (or set tools.github.app)")
-		}
-	default:
-		atLeast(p, "tools.github.app.app_id", g.App.AppID, 1, "")
-		atLeast(p, "tools.github.app.installation_id", g.App.InstallationID, 1, "")
-		p.required("tools.github.app.private_key_file", g.App.PrivateKeyFile)
-	}
-	checkURL(p, "tools.github.base_url", g.BaseURL, false)
-	if len(g.Repos) == 0 {
-		p.add("tools.github.repos", "list at least one repository (owner/name; the name may be a glob such as acme/*)")
-	}
-	for i, r := range g.Repos {
-		key := fmt.Sprintf("tools.github.repos[%d]", i)
-		owner, name, ok := strings.Cut(r, "/")
-		switch {
-		case !ok || !githubOwner.MatchString(owner) || !githubName.MatchString(name):
-			p.add(key, "%q: want owner/name, the owner literal, the name letters, digits, . _ - or a glob", r)
-		case !validGlob(name):
-			p.add(key, "%q: invalid glob", r)
-		}
-	}
-}
-
-func validGlob(pattern string) bool {
-	_, err := path.Match(pattern, "")
-	return err == nil
-}
-
-func checkSchema(p *problems, key string, v JSONValue) {
-	if len(v) > 0 && v[0] != '{' {
-		p.add(key, "must be a JSON Schema object")
-	}
-}
-
-func checkTemplate(p *problems, key, text string) {
-	if _, err := template.New(key).Parse(text); err != nil {
-		p.add(key, "invalid template: %v", err)
-	}
-}
-
-func (c *Config) validateMCP(p *problems) {
-	seen := map[string]bool{}
-	for i, m := range c.MCPServers {
-		key := fmt.Sprintf("mcp_servers[%d]", i)
-		switch {
-		case m.ID == "":
-			p.add(key+".id", "required")
-		case !namePattern.MatchString(m.ID) || strings.Contains(m.ID, "__"):
-			p.add(key+".id", "%q: use letters, digits, _ and - (not __, the tool name separator)", m.ID)
-		case seen[m.ID]:
-			p.add(key+".id", "duplicate %q", m.ID)
-		}
-		seen[m.ID] = true
-		switch m.Transport {
-		case "stdio":
-			p.required(key+".command", m.Command)
-		case "http":
-			checkURL(p, key+".url", m.URL, true)
-		default:
-			p.add(key+".transport", "must be stdio or http, got %q", m.Transport)
 		}
 	}
 }
