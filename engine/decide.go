@@ -131,3 +131,10 @@ func (e *Engine) MayDecide(ctx context.Context, approvalID string, d Decision) e
 	}
 	return e.authorize(ctx, a, d)
 }
+
+// MayDecideApproval is MayDecide for an approval already read, for lists
+// (the Slack Home tab) that show people what they may decide without a
+// read per approval.
+func (e *Engine) MayDecideApproval(ctx context.Context, a Approval, by string) error {
+	return e.authorize(ctx, a, Decision{By: by})
+}

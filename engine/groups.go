@@ -40,9 +40,3 @@ func (e *Engine) isApprover(ctx context.Context, approvers []string, by string) 
 	}
 	return false
 }
-
-// MayDecideApproval reports whether by may decide a (nil) or why not, by the rule
-// Decide applies; channels use it to show people what they may decide.
-func (e *Engine) MayDecideApproval(ctx context.Context, a Approval, by string) error {
-	return e.authorize(ctx, a, Decision{By: by})
-}
