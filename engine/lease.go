@@ -137,6 +137,14 @@ func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, 
 	return true, nil
 }
 
+// holds reports whether this engine holds key (or is claiming it).
+func (l *leaser) holds(key string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.held[key]
+	return ok
+}
+
 // release drops key; a failure is only logged by the caller, since the
 // lease expires on its own.
 func (l *leaser) release(ctx context.Context, key string) error {

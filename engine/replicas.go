@@ -37,6 +37,12 @@ func (e *Engine) ReplicaID() string { return e.leases.owner }
 // delivered from another.
 func (e *Engine) SharesStore() bool { return !e.leases.exclusive }
 
+// HoldsSession reports whether this engine holds the session's lease: a
+// turn of the session runs here, or is about to. A deliverer uses it to
+// leave a session whose turn runs on another replica to that replica,
+// which alone has the turn's streamed text.
+func (e *Engine) HoldsSession(id string) bool { return e.leases.holds(sessionLease(id)) }
+
 // LeaseTTL is how long a lease of this engine lasts without a renewal: how
 // long a dead replica's work waits before another takes it over.
 func (e *Engine) LeaseTTL() time.Duration { return e.leases.ttl }

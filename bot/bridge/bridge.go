@@ -38,6 +38,11 @@ type Engine interface {
 	// Lease claims key among the replicas sharing the store, renewed
 	// until release; held is false while another holds it.
 	Lease(ctx context.Context, key string) (release func(), held bool, err error)
+	// SharesStore reports whether replicas share the store, and
+	// HoldsSession whether this one runs the session's turn (holds its
+	// lease).
+	SharesStore() bool
+	HoldsSession(id string) bool
 	// ReplicaID and LeaseTTL name this replica and how long its claims
 	// last, for the inbox worker's claims.
 	ReplicaID() string

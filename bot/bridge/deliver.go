@@ -30,6 +30,9 @@ type Deliverer struct {
 	// Observe, when set, is told how long each delivery took and how it
 	// ended (metrics).
 	Observe func(time.Duration, error)
+	// Claims shares the session delivery leases with what else holds them
+	// on this replica (a streaming reply); nil: the deliverer's own.
+	Claims *Claims
 }
 
 // deliverBatch is how many events one read of a session's log returns.
@@ -38,9 +41,9 @@ const deliverBatch = 100
 // errDeliveryHeld: another replica is delivering the session.
 var errDeliveryHeld = errors.New("another replica is delivering this session")
 
-// heldPause is how soon a session another replica was delivering is
-// looked at again.
-const heldPause = 250 * time.Millisecond
+// A session another replica was delivering is looked at again after a
+// lease time: the holder hears of every commit too and renders it, so the
+// second look only matters when the holder died (its lease expired).
 
 // Run delivers until ctx is done.
 func (d Deliverer) Run(ctx context.Context) {
@@ -51,6 +54,9 @@ func (d Deliverer) Run(ctx context.Context) {
 	pause := d.RetryPause
 	if pause <= 0 {
 		pause = 5 * time.Second
+	}
+	if d.Claims == nil {
+		d.Claims = &Claims{Leaser: d.Engine}
 	}
 	all, err := d.Engine.Sessions(ctx, engine.SessionFilter{})
 	if err != nil && ctx.Err() == nil {
@@ -73,7 +79,7 @@ func (d Deliverer) Run(ctx context.Context) {
 			}
 			wait := pause
 			if errors.Is(err, errDeliveryHeld) {
-				wait = heldPause
+				wait = d.Engine.LeaseTTL()
 			} else {
 				d.Log.Warn("delivery failed; will retry", logSession, id, "retry_in", pause.String(), logErr, err)
 			}
@@ -95,14 +101,17 @@ func (d Deliverer) Run(ctx context.Context) {
 //
 // The session's delivery lease makes one replica at a time render it
 // (with replicas, each one hears of every commit): one that finds it held
-// returns errDeliveryHeld and looks again shortly, since the holder may
-// have read the log before the newest commit.
+// returns errDeliveryHeld. While a turn runs on another replica, that
+// replica delivers the session: it alone has the turn's streamed text, and
+// keeps the lease while it streams a reply, so no other replica posts
+// that reply a second time. If it dies, the replica that recovers the
+// session commits the interruption, and every replica hears of it.
 func (d Deliverer) one(ctx context.Context, id string) error {
 	s, err := d.Engine.Session(ctx, id)
-	if err != nil || s.Origin != d.Origin {
+	if err != nil || s.Origin != d.Origin || d.runsElsewhere(s) {
 		return err
 	}
-	release, held, err := d.Engine.Lease(ctx, d.Origin+":"+id)
+	release, held, err := d.Claims.Acquire(ctx, d.Origin+":"+id)
 	if err != nil {
 		return err
 	}
@@ -122,6 +131,27 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	return err
 }
 
+// runsElsewhere reports whether the session's turn runs on another
+// replica, going by s.
+func (d Deliverer) runsElsewhere(s engine.Session) bool {
+	return s.Status == engine.StatusRunning && d.Engine.SharesStore() && !d.Engine.HoldsSession(s.ID)
+}
+
+// turnTaken reports, at a turn's start in the log, whether a replica other
+// than this one runs the session now: the pass stops there and leaves the
+// rest to it (a pass that began before the turn must not post the reply
+// that replica streams).
+func (d Deliverer) turnTaken(ctx context.Context, id string, ev engine.Event) (bool, error) {
+	if ev.Type != engine.EventTurnStarted || !d.Engine.SharesStore() || d.Engine.HoldsSession(id) {
+		return false, nil
+	}
+	s, err := d.Engine.Session(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	return d.runsElsewhere(s), nil
+}
+
 // render renders the session's events after cursor, moving the durable
 // cursor past each one, and says how many it rendered.
 func (d Deliverer) render(ctx context.Context, s engine.Session, id string, cursor int64) (int, error) {
@@ -132,6 +162,9 @@ func (d Deliverer) render(ctx context.Context, s engine.Session, id string, curs
 			return n, err
 		}
 		for _, ev := range evs {
+			if taken, err := d.turnTaken(ctx, id, ev); err != nil || taken {
+				return n, err
+			}
 			if err := d.Renderer.Render(ctx, s, ev); err != nil {
 				return n, fmt.Errorf("render %s #%d: %w", ev.Type, ev.Seq, err)
 			}

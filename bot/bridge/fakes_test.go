@@ -76,6 +76,10 @@ func (f *fakeEngine) Lease(context.Context, string) (func(), bool, error) {
 
 func (f *fakeEngine) ReplicaID() string { return "fake" }
 
+func (f *fakeEngine) SharesStore() bool { return false }
+
+func (f *fakeEngine) HoldsSession(string) bool { return false }
+
 func (f *fakeEngine) LeaseTTL() time.Duration { return time.Minute }
 
 func (f *fakeEngine) Session(ctx context.Context, id string) (engine.Session, error) {

@@ -82,6 +82,7 @@ type Bridge struct {
 	reader   *slack.Reader
 	files    *filestore.Store // nil: shared files are named, not kept
 	live     *slack.Live
+	claims   *bridge.Claims // the session delivery leases, shared by the deliverer and live replies
 	// prompts are offered in new assistant threads (the agent's
 	// slack.suggested_prompts).
 	prompts []string
@@ -115,6 +116,12 @@ type Settings struct {
 	PublicURL string
 }
 
+// pinDelivery keeps a session's delivery on this replica while its reply
+// streams (slack.Live.Pin): the deliverer's key for the session.
+func (b *Bridge) pinDelivery(ctx context.Context, sessionID string) (func(), bool, error) {
+	return b.claims.Acquire(ctx, engine.OriginSlack+":"+sessionID)
+}
+
 // New builds the Slack bridge from its config; configure its poster (slack.WithConsoleURL).
 func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now func() time.Time, log *slog.Logger, opts ...slack.Option) *Bridge {
 	client := slack.NewClient(cfg.BotToken, cfg.AppToken, cfg.APIURL)
@@ -127,13 +134,12 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 	}
 	b.prompts = set.SuggestedPrompts
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
-	if !eng.SharesStore() {
-		// Streamed text exists only in the process running the turn, while
-		// replicas may deliver a session's events from any of them: with
-		// replicas, replies are posted whole (the status line shows steps).
-		b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log}
-		b.renderer.Live = b.live
-	}
+	// Streamed text exists only in the replica running the turn: the live
+	// reply pins the session's delivery there (claims shared with the
+	// deliverer) until the turn's end is rendered.
+	b.claims = &bridge.Claims{Leaser: eng}
+	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log, Pin: b.pinDelivery}
+	b.renderer.Live = b.live
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
 	if cfg.AppToken != "" {
@@ -177,7 +183,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
 			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
-		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery, Claims: b.claims}
 		if b.live != nil {
 			b.live.Start() // before any turn can run, so no first words are missed
 		}

@@ -28,6 +28,15 @@ const (
 // message (Slack's 12,000 characters of markdown per message).
 const maxLiveText = 12000
 
+// A reply whose session another replica is delivering (a pass that began
+// before the turn) tries to pin it again after pinRetry, for at most
+// maxPinWait; then its text is posted whole, by whichever replica
+// delivers it.
+const (
+	pinRetry   = 100 * time.Millisecond
+	maxPinWait = 10 * time.Second
+)
+
 // maxReplies bounds the replies kept before those of sessions outside
 // Slack are forgotten.
 const maxReplies = 1024
@@ -58,6 +67,12 @@ type Live struct {
 	// Interval is the least time between two writes to one message
 	// (DefaultLiveInterval when zero).
 	Interval time.Duration
+	// Pin, when set, keeps the session's delivery on this replica from a
+	// reply's first live write until its turn ends, so that no other
+	// replica posts the reply whole while this one streams it (replicas
+	// sharing a store; nil alone). held is false while another replica is
+	// delivering the session.
+	Pin func(ctx context.Context, sessionID string) (release func(), held bool, err error)
 
 	mu      sync.Mutex
 	feed    *engine.DeltaFeed
@@ -87,6 +102,8 @@ type liveReply struct {
 	last                  time.Time
 	mode                  liveMode
 	tail                  []slack.Block // under the reply when its stream stops (feedback buttons)
+	unpin                 func()        // lets the session's delivery go (Live.Pin); nil when not pinned
+	pinFrom               time.Time     // the first refused pin
 }
 
 func (l *Live) init() {
@@ -118,6 +135,7 @@ func (l *Live) Start() {
 func (l *Live) Run(ctx context.Context) {
 	l.Start()
 	defer l.feed.Close()
+	defer l.unpinAll()
 	for {
 		l.mu.Lock()
 		l.takeLocked(ctx)
@@ -185,6 +203,12 @@ func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engin
 			return nil
 		}
 		s = &got
+	}
+	if old, ok := l.replies[sessionID]; ok && old.unpin != nil {
+		// A newer turn: the old one's end was never rendered here.
+		old.dead = true
+		old.unpin()
+		old.unpin = nil
 	}
 	if len(l.replies) >= maxReplies {
 		for id, old := range l.replies {
@@ -308,6 +332,57 @@ func (l *Live) End(ctx context.Context, s engine.Session, turn string) {
 	if !r.ignore {
 		l.flush(ctx, r, true)
 	}
+	l.mu.Lock()
+	release := r.unpin
+	r.unpin = nil
+	l.mu.Unlock()
+	if release != nil {
+		release()
+	}
+}
+
+// unpinAll lets every pinned session's delivery go (Run ends).
+func (l *Live) unpinAll() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, r := range l.replies {
+		if r.unpin != nil {
+			r.unpin()
+			r.unpin = nil
+		}
+	}
+}
+
+// pin makes sure r's session is delivered here before r is written to
+// (see Live.Pin); false means not now, and puts chunks back.
+func (l *Live) pin(ctx context.Context, r *liveReply, chunks []slack.StreamChunk) bool {
+	l.mu.Lock()
+	pinned := l.Pin == nil || r.unpin != nil
+	l.mu.Unlock()
+	if pinned {
+		return true
+	}
+	release, held, err := l.Pin(ctx, r.session)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err == nil && held {
+		r.unpin = release
+		return true
+	}
+	if err != nil && ctx.Err() == nil {
+		l.Log.Warn("pin the session's delivery for a live reply", logSession, r.session, logError, err)
+	}
+	r.chunks = append(chunks, r.chunks...)
+	now := l.Poster.clock.Now()
+	if r.pinFrom.IsZero() {
+		r.pinFrom = now
+	}
+	if now.Sub(r.pinFrom) >= maxPinWait {
+		r.dead = true // posted whole once the turn's message is delivered
+		return false
+	}
+	r.last = now.Add(pinRetry - l.Interval) // due again after pinRetry
+	return false
 }
 
 // Workspace modes as stored.
@@ -380,6 +455,9 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 		l.mu.Unlock()
 
 		if piece == "" && len(chunks) == 0 && ts == "" {
+			return
+		}
+		if !l.pin(ctx, r, chunks) {
 			return
 		}
 		var err error
