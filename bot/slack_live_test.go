@@ -344,3 +344,69 @@ func TestSlack_PlanAsTasks(t *testing.T) {
 		t.Fatalf("plan chunks %q, want %q", got, want)
 	}
 }
+
+// TestSlack_LiveReplyWaitsForTheSessionsDelivery: a live reply writes to
+// Slack only while its replica holds the session's delivery (with
+// replicas, another one may be delivering the session's earlier events):
+// while the delivery lease is held elsewhere nothing streams; once it is
+// let go the reply streams from its first words, ends as one stopped
+// stream, and is never also posted whole.
+func TestSlack_LiveReplyWaitsForTheSessionsDelivery(t *testing.T) {
+	sa := newSlackApp(t)
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> hello", "")
+	s := sa.session(ts)
+	sa.waitTurns(s.ID, 1)
+	waitFor(t, "the first reply stopped", func() bool {
+		ms := sa.streamed(ts)
+		return len(ms) == 1 && !ms[0].Streaming
+	})
+
+	// Another holder (as another replica would be) has the delivery.
+	// (The first reply's delivery may still be finishing.)
+	var release func()
+	waitFor(t, "the delivery lease", func() bool {
+		rel, held, err := sa.app.Engine().Lease(context.Background(), engine.OriginSlack+":"+s.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		release = rel
+		return held
+	})
+	pause := make(chan struct{})
+	pieces := make(chan int, 64) // more than the answer has pieces
+	sa.fake.Push(fakemodel.Text(longAnswer).Slowly(8, 0).PauseAfter(4, pause).OnPiece(func(i int, _ string) { pieces <- i }))
+	sa.message("Ev2", "message", "U1", "tell me more", ts)
+	for i := range 4 {
+		if got := <-pieces; got != i {
+			t.Fatalf("piece %d flushed, want %d", got, i)
+		}
+	}
+	// The words are with the replica; give its live loop a few rounds
+	// to (wrongly) write them while the delivery is held elsewhere.
+	for range 5 {
+		time.Sleep(50 * time.Millisecond)
+		if n := len(sa.streamed(ts)); n != 1 {
+			t.Fatalf("%d streamed messages while the delivery was held elsewhere, want only the first reply", n)
+		}
+	}
+
+	release()
+	waitFor(t, "the second reply's first words", func() bool {
+		ms := sa.streamed(ts)
+		return len(ms) == 2 && ms[1].Streaming && strings.HasPrefix(ms[1].Text, "The first")
+	})
+	close(pause)
+	sa.waitTurns(s.ID, 2)
+	waitFor(t, "the second stream stopped", func() bool {
+		ms := sa.streamed(ts)
+		return len(ms) == 2 && !ms[1].Streaming
+	})
+	if m := sa.streamed(ts)[1]; m.Text != longAnswer {
+		t.Errorf("streamed %q, want %q", m.Text, longAnswer)
+	}
+	for _, m := range sa.slack.Thread("C1", ts) {
+		if !m.Streamed && strings.Contains(m.Text+string(m.Blocks), "first words") {
+			t.Errorf("the answer was also posted whole: %+v", m)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -63,6 +64,11 @@ type fakeEngine struct {
 	SessionFunc  func(ctx context.Context, id string) (engine.Session, error)
 	SessionsFunc func(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
 	EventsFunc   func(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	// Shared makes the fake one of several replicas; Holds lists the
+	// sessions whose lease it holds, and leases counts its Lease calls.
+	Shared bool
+	Holds  map[string]bool
+	leases atomic.Int64
 }
 
 var _ Engine = (*fakeEngine)(nil)
@@ -71,14 +77,15 @@ func (f *fakeEngine) Watch() *engine.Watcher { return f.WatchFunc() }
 
 // Lease is always held: the fake is the only replica.
 func (f *fakeEngine) Lease(context.Context, string) (func(), bool, error) {
+	f.leases.Add(1)
 	return func() {}, true, nil
 }
 
 func (f *fakeEngine) ReplicaID() string { return "fake" }
 
-func (f *fakeEngine) SharesStore() bool { return false }
+func (f *fakeEngine) SharesStore() bool { return f.Shared }
 
-func (f *fakeEngine) HoldsSession(string) bool { return false }
+func (f *fakeEngine) HoldsSession(id string) bool { return f.Holds[id] }
 
 func (f *fakeEngine) LeaseTTL() time.Duration { return time.Minute }
 

@@ -382,6 +382,7 @@ func (l *Live) pin(ctx context.Context, r *liveReply, chunks []slack.StreamChunk
 		return false
 	}
 	r.last = now.Add(pinRetry - l.Interval) // due again after pinRetry
+	l.poke()                                // so Run sets its timer by it
 	return false
 }
 
