@@ -28,6 +28,10 @@ const (
 // message (Slack's 12,000 characters of markdown per message).
 const maxLiveText = 12000
 
+// ErrDelivered is Live.Pin's answer for a turn another replica has
+// delivered already.
+var ErrDelivered = errors.New("the turn was delivered by another replica")
+
 // A reply whose session another replica is delivering (a pass that began
 // before the turn) tries to pin it again after pinRetry, for at most
 // maxPinWait; then its text is posted whole, by whichever replica
@@ -71,15 +75,20 @@ type Live struct {
 	// reply's first live write until its turn ends, so that no other
 	// replica posts the reply whole while this one streams it (replicas
 	// sharing a store; nil alone). held is false while another replica is
-	// delivering the session.
-	Pin func(ctx context.Context, sessionID string) (release func(), held bool, err error)
+	// delivering the session; ErrDelivered means another replica has
+	// delivered the turn already (posted whole), so it must not stream.
+	Pin func(ctx context.Context, sessionID, turn string) (release func(), held bool, err error)
 
 	mu      sync.Mutex
 	feed    *engine.DeltaFeed
-	replies map[string]*liveReply // by session id
+	replies map[replyKey]*liveReply
 	modes   map[string]liveMode   // by team
 	wake    chan struct{}
 }
+
+// replyKey names a turn's reply: a session's next turn may begin (its
+// deltas arrive) before the end of the one before is delivered.
+type replyKey struct{ session, turn string }
 
 // liveReply is one turn's live text; its fields are guarded by Live.mu,
 // its Slack calls serialised by io.
@@ -108,7 +117,7 @@ type liveReply struct {
 
 func (l *Live) init() {
 	if l.replies == nil {
-		l.replies = map[string]*liveReply{}
+		l.replies = map[replyKey]*liveReply{}
 		l.modes = map[string]liveMode{}
 		l.wake = make(chan struct{}, 1)
 	}
@@ -194,7 +203,8 @@ func (l *Live) takeLocked(ctx context.Context) {
 // the session when s is nil) when the turn is new.
 func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engine.Session) *liveReply {
 	l.init()
-	if r, ok := l.replies[sessionID]; ok && r.turn == turn {
+	key := replyKey{sessionID, turn}
+	if r, ok := l.replies[key]; ok {
 		return r
 	}
 	if s == nil {
@@ -204,16 +214,12 @@ func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engin
 		}
 		s = &got
 	}
-	if old, ok := l.replies[sessionID]; ok && old.unpin != nil {
-		// A newer turn: the old one's end was never rendered here.
-		old.dead = true
-		old.unpin()
-		old.unpin = nil
-	}
 	if len(l.replies) >= maxReplies {
-		for id, old := range l.replies {
-			if old.ignore {
-				delete(l.replies, id) // sessions of other channels: cheap to look up again
+		for k, old := range l.replies {
+			// Sessions of other channels (cheap to look up again), and
+			// turns that ended elsewhere.
+			if old.ignore || (old.dead && old.unpin == nil) {
+				delete(l.replies, k)
 			}
 		}
 	}
@@ -223,7 +229,7 @@ func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engin
 		r.ignore = true
 	}
 	r.team, r.channel, r.thread, r.mode = team, channel, thread, l.modeLocked(ctx, team)
-	l.replies[sessionID] = r
+	l.replies[key] = r
 	return r
 }
 
@@ -262,8 +268,8 @@ func (l *Live) dueLocked() ([]*liveReply, time.Duration) {
 func (l *Live) Message(ctx context.Context, s engine.Session, turn, text string) bool {
 	l.mu.Lock()
 	l.takeLocked(ctx)
-	r, ok := l.replies[s.ID]
-	if !ok || r.turn != turn || r.ignore || r.dead || r.mode == modePost {
+	r, ok := l.replies[replyKey{s.ID, turn}]
+	if !ok || r.ignore || r.dead || r.mode == modePost {
 		l.mu.Unlock()
 		return false
 	}
@@ -299,7 +305,7 @@ func (l *Live) Message(ctx context.Context, s engine.Session, turn, text string)
 func (l *Live) Tail(sessionID, turn string, blocks []slack.Block) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if r, ok := l.replies[sessionID]; ok && r.turn == turn {
+	if r, ok := l.replies[replyKey{sessionID, turn}]; ok {
 		r.tail = blocks
 	}
 }
@@ -322,12 +328,12 @@ func (l *Live) Task(ctx context.Context, s engine.Session, turn string, chunk sl
 func (l *Live) End(ctx context.Context, s engine.Session, turn string) {
 	l.mu.Lock()
 	l.takeLocked(ctx)
-	r, ok := l.replies[s.ID]
-	if !ok || r.turn != turn {
+	r, ok := l.replies[replyKey{s.ID, turn}]
+	if !ok {
 		l.mu.Unlock()
 		return
 	}
-	delete(l.replies, s.ID)
+	delete(l.replies, replyKey{s.ID, turn})
 	l.mu.Unlock()
 	if !r.ignore {
 		l.flush(ctx, r, true)
@@ -362,12 +368,16 @@ func (l *Live) pin(ctx context.Context, r *liveReply, chunks []slack.StreamChunk
 	if pinned {
 		return true
 	}
-	release, held, err := l.Pin(ctx, r.session)
+	release, held, err := l.Pin(ctx, r.session, r.turn)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err == nil && held {
 		r.unpin = release
 		return true
+	}
+	if errors.Is(err, ErrDelivered) {
+		r.dead = true // its text is in the thread already
+		return false
 	}
 	if err != nil && ctx.Err() == nil {
 		l.Log.Warn("pin the session's delivery for a live reply", logSession, r.session, logError, err)
