@@ -55,7 +55,7 @@ func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now,
 	return ok, err
 }
 
-func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, until time.Time) ([]string, error) {
+func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, until time.Time) ([]engine.HeldLease, error) {
 	if k.cut.Load() {
 		return nil, errCut
 	}
@@ -64,9 +64,9 @@ func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, unt
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var held []string
+	var held []engine.HeldLease
 	for key := range k.keys {
-		held = append(held, key)
+		held = append(held, engine.HeldLease{Key: key})
 	}
 	return held, nil
 }

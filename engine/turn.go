@@ -65,7 +65,7 @@ func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	if errors.Is(context.Cause(ctx), errLeaseLost) {
 		// Another replica may be recovering the session: it records how
 		// the turn ended, not this one.
-		log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
+		logLeaseLost(log, context.Cause(ctx))
 		return cursor
 	}
 	if err != nil {

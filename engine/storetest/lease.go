@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/engine"
 	"brain/engine/durable"
 )
 
@@ -37,7 +38,7 @@ func testLeases(t *testing.T, open func() Store) {
 		t.Fatal("r2 could not claim another key")
 	}
 	held, err := st.RenewLeases(ctx, "r1", t0.Add(20*time.Second), t0.Add(50*time.Second))
-	if err != nil || !slices.Equal(held, []string{"session:a"}) {
+	if err != nil || !slices.Equal(held, []engine.HeldLease{{Key: "session:a"}}) {
 		t.Fatalf("RenewLeases(r1) = %v, %v; want [session:a]", held, err)
 	}
 	// Renewed to t0+50s: still r1's at t0+45s, expired at t0+50s.
