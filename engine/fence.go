@@ -96,10 +96,14 @@ func fenced(f *turnFence, err error) {
 	}
 }
 
-// logLeaseLost says why a turn stopped without recording how it ended:
-// the replica that took the session over records that.
-func logLeaseLost(log *slog.Logger, cause error) {
-	if errors.Is(cause, errLeaseTaken) {
+// logLeaseLost says why a turn stopped without recording how it ended
+// (cause is the turn's, err what its last write returned): the replica
+// that took the session over records that.
+func logLeaseLost(log *slog.Logger, cause, err error) {
+	if errors.Is(cause, errLeaseTaken) || errors.Is(err, ErrFenced) {
+		if err != nil {
+			log = log.With(logErr, err)
+		}
 		log.Error("turn stopped: this replica lost the session's lease to another replica (its commit was fenced); nothing more is written here")
 		return
 	}
