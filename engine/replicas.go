@@ -235,24 +235,27 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) 
 	if e.leases.exclusive {
 		return e.store.Session(ctx, id)
 	}
-	if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopCancel); err != nil {
-		return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
-	}
-	if e.peers != nil {
-		if err := e.peers.StopTurn(ctx, id, false); err != nil {
-			// The request on the lease still reaches it.
-			e.log.Warn("notify the replica running the turn to stop; it finds the request on its heartbeat", logSession, id, logErr, err)
-		}
-	}
 	tick := time.NewTicker(e.pollInterval)
 	defer tick.Stop()
+	notified := false
 	for {
 		changed := e.hub.wait(id)
 		s, err := e.store.Session(ctx, id)
 		if err != nil || s.Status != StatusRunning {
 			return s, err
 		}
-		// A turn that started here meanwhile is stopped too.
+		// Asked again while it runs: a turn that started meanwhile (its
+		// claim cleared the request) is stopped too, as one here is.
+		if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopCancel); err != nil {
+			return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
+		}
+		if !notified && e.peers != nil {
+			notified = true
+			if err := e.peers.StopTurn(ctx, id, false); err != nil {
+				// The request on the lease still reaches it.
+				e.log.Warn("notify the replica running the turn to stop; it finds the request on its heartbeat", logSession, id, logErr, err)
+			}
+		}
 		e.cancelRunning(id, errCancelled)
 		select {
 		case <-changed:
