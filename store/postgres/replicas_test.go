@@ -136,7 +136,9 @@ func (r *pgReplicas) replica(name string) *pgReplica {
 		Leases:       rep.leases,
 		Peers:        r.peers,
 		Replica:      name,
-		LeaseTTL:     300 * time.Millisecond,
+		// Short, so a takeover comes soon; long enough that a heartbeat
+		// on a loaded machine (every ttl/3) keeps a live lease.
+		LeaseTTL:     time.Second,
 		PollInterval: 20 * time.Millisecond,
 	})
 	if err != nil {
@@ -353,5 +355,65 @@ func TestReplicas_InterruptWithoutNotifyStopsTheTurn(t *testing.T) {
 	}
 	if n := countType(evs, engine.EventAgentMessage); n != 1 {
 		t.Fatalf("%d agent messages, want the second turn's; events:\n%s", n, dumpEvents(evs))
+	}
+}
+
+// The same with the session's lease held by the other replica when the
+// stalled one commits: b recovered the session and runs a new turn of it;
+// a's late commit is refused, and b's turn, and only it, is recorded.
+func TestReplicas_CommitWhileAnotherReplicaHoldsTheSessionIsFenced(t *testing.T) {
+	rs := newPGReplicas(t, &deafPeers{})
+	a, b := rs.replica("a"), rs.replica("b")
+	blockA, blockB := make(chan struct{}), make(chan struct{})
+	s, _ := startLongTurn(t, rs, a, blockA)
+
+	a.leases.frozen.Store(true)
+	waitFor(t, b.eng, s.ID, "b to recover the session", func(s engine.Session, _ []engine.Event) bool {
+		return s.Status == engine.StatusInterrupted
+	})
+	ctx := context.Background()
+	if _, err := b.eng.Resume(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	rs.fake.Push(fakemodel.Block(blockB))
+	again, _, err := b.eng.Send(ctx, s.ID, engine.Input{Text: "again"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rs.fake.WaitRequests(ctx, 2); err != nil { // b's turn holds the lease and waits on its model
+		t.Fatal(err)
+	}
+
+	rs.fake.Push(fakemodel.Text("written too late"))
+	close(blockA) // a resumes and commits its answer
+	waitFor(t, b.eng, s.ID, "a's turn to stop", func(engine.Session, []engine.Event) bool {
+		return a.eng.Stats().RunningTurns == 0
+	})
+	if log := a.log.String(); !strings.Contains(log, "lost the session's lease to another replica") || !strings.Contains(log, "held by b") {
+		t.Fatalf("a's log does not say its lease went to b:\n%s", log)
+	}
+
+	rs.fake.Push(fakemodel.Text("b done"))
+	close(blockB)
+	_, evs := waitFor(t, b.eng, s.ID, "b's turn", func(s engine.Session, evs []engine.Event) bool {
+		return s.Status == engine.StatusIdle && countType(evs, engine.EventTurnCompleted) == 2
+	})
+	var texts []string
+	for _, ev := range evs {
+		if ev.Type == engine.EventAgentMessage {
+			texts = append(texts, string(ev.Data))
+		}
+	}
+	if len(texts) != 1 || !strings.Contains(texts[0], "b done") {
+		t.Fatalf("agent messages %v, want only b's; events:\n%s", texts, dumpEvents(evs))
+	}
+	var last engine.Event
+	for _, ev := range evs {
+		if ev.Type == engine.EventTurnStarted {
+			last = ev
+		}
+	}
+	if !strings.Contains(string(last.Data), again.ID) {
+		t.Fatalf("b's turn did not take the new input; events:\n%s", dumpEvents(evs))
 	}
 }
