@@ -128,14 +128,14 @@ func (r *pgReplicas) replica(name string) *pgReplica {
 	}
 	rep := &pgReplica{leases: &frozenLeases{Leases: st, keys: map[string]bool{}}, log: &logBuffer{}}
 	rep.eng, err = engine.New(engine.Config{
-		Store:        st,
-		Agents:       []*engine.Agent{{Name: "default", Model: m, Instructions: "You are a test agent."}},
-		Logger:       slog.New(slog.NewTextHandler(rep.log, nil)),
-		Clock:        time.Now, // the sweeps compare UpdatedAt with the wall clock
-		NewID:        r.newID,
-		Leases:       rep.leases,
-		Peers:        r.peers,
-		Replica:      name,
+		Store:   st,
+		Agents:  []*engine.Agent{{Name: "default", Model: m, Instructions: "You are a test agent."}},
+		Logger:  slog.New(slog.NewTextHandler(rep.log, nil)),
+		Clock:   time.Now, // the sweeps compare UpdatedAt with the wall clock
+		NewID:   r.newID,
+		Leases:  rep.leases,
+		Peers:   r.peers,
+		Replica: name,
 		// Short, so a takeover comes soon; long enough that a heartbeat
 		// on a loaded machine (every ttl/3) keeps a live lease.
 		LeaseTTL:     time.Second,
