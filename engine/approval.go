@@ -110,6 +110,9 @@ type ApprovalCommit struct {
 	// updated row; its events are appended after Events. It lets what is
 	// recorded depend on what Update found (one more vote, or the last).
 	Emit func(a Approval) ([]Event, error)
+	// Fence, when set, makes the commit conditional on the lease it names,
+	// as Commit.Fence does.
+	Fence *Fence
 }
 
 // ApprovalStore is the part of Store that keeps approvals.

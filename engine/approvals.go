@@ -191,7 +191,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 		return Approval{}, err
 	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: e.now(),
+		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
 		Update: func(a *Approval) error {
 			if a.Status != ApprovalUnconfirmed && a.Status != ApprovalFailed {
 				return Errorf(CodeConflict, "approval %s is %s; only an unconfirmed or failed apply can be retried", a.ID, a.Status)
@@ -274,7 +274,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		return
 	}
 	_, _, err = e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
-		ID: a.ID, Now: e.now(),
+		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
 		Update: func(cur *Approval) error {
 			if cur.Status != ApprovalApplying {
 				return Errorf(CodeConflict, "approval %s is %s, not applying", cur.ID, cur.Status)
@@ -426,7 +426,7 @@ func (e *Engine) markUnconfirmed(ctx context.Context, a Approval) error {
 		return fmt.Errorf("approval %s: %w", a.ID, err)
 	}
 	_, _, err = e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: e.now(),
+		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
 		Update: func(cur *Approval) error {
 			if cur.Status != ApprovalApplying {
 				return errNothingToDo

@@ -44,8 +44,12 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	}
 	decisionID := e.newID("dec")
 	now := e.now()
+	var fence *Fence // an approval is recorded under the apply's lease
+	if d.Approve {
+		fence = e.fence(applyLease(a.ID))
+	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: now,
+		ID: a.ID, Now: now, Fence: fence,
 		Update: func(a *Approval) error {
 			if a.Status != ApprovalPending {
 				return alreadyDecided(*a)

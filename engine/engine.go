@@ -405,7 +405,7 @@ func (e *Engine) work(id string, r *runner) {
 		// The session's lease: another replica holding it runs the input.
 		// Only a held session has a turn here that cancel can stop.
 		ctx, cancel := context.WithCancelCause(e.base)
-		ran := e.holdSession(ctx, id, cancel)
+		ctx, ran := e.holdSession(ctx, id, cancel)
 		var cursor int64
 		if ran {
 			e.mu.Lock()

@@ -16,15 +16,55 @@ import (
 type Leases interface {
 	// ClaimLease takes the lease on key for owner until until, or renews
 	// owner's own; claimed is false (nothing written) when another owner
-	// holds a lease on key that is still running at now.
+	// holds a lease on key that is still running at now. A claim clears
+	// the lease's stop request: it asked the work claimed before to stop.
 	ClaimLease(ctx context.Context, key, owner string, now, until time.Time) (claimed bool, err error)
 	// RenewLeases moves to until every lease owner holds that is still
-	// running at now, and returns their keys: a lease missing from them
-	// was lost (it expired, and someone may have taken it).
-	RenewLeases(ctx context.Context, owner string, now, until time.Time) (held []string, err error)
+	// running at now, and returns them with their stop requests: a lease
+	// missing from them was lost (it expired, and someone may have taken
+	// it).
+	RenewLeases(ctx context.Context, owner string, now, until time.Time) (held []HeldLease, err error)
 	// ReleaseLease drops owner's lease on key; releasing a lease not held
 	// is not an error.
 	ReleaseLease(ctx context.Context, key, owner string) error
+	// RequestStop records on the lease on key, whoever holds it, that its
+	// work should stop (a session's turn, cancelled or interrupted); the
+	// holder learns of it on its next renewal. A cancel is not downgraded
+	// to an interrupt by a later request. Without a lease on key it does
+	// nothing.
+	RequestStop(ctx context.Context, key string, stop StopRequest) error
+}
+
+// HeldLease is a lease RenewLeases renewed, and what was asked of its
+// holder.
+type HeldLease struct {
+	Key  string
+	Stop StopRequest
+}
+
+// StopRequest is what another replica asked of a lease's holder: stop the
+// session's turn, as cancelled or as interrupted by new input. It is kept
+// on the lease, so a holder that missed the fast notice (Peers) still
+// learns of it on its heartbeat.
+type StopRequest string
+
+// Stop requests; StopNone is none.
+const (
+	StopNone      StopRequest = ""
+	StopCancel    StopRequest = "cancel"
+	StopInterrupt StopRequest = "interrupt"
+)
+
+// Valid reports whether r is a request a store may record.
+func (r StopRequest) Valid() bool { return r == StopCancel || r == StopInterrupt }
+
+// Merge is the request that stands after r when next arrives: a cancel
+// is never turned into an interrupt.
+func (r StopRequest) Merge(next StopRequest) StopRequest {
+	if r == StopCancel {
+		return r
+	}
+	return next
 }
 
 // Lease keys.
@@ -43,6 +83,7 @@ type memLeases struct {
 type memLease struct {
 	owner string
 	until time.Time
+	stop  StopRequest
 }
 
 func (m *memLeases) ClaimLease(_ context.Context, key, owner string, now, until time.Time) (bool, error) {
@@ -58,17 +99,31 @@ func (m *memLeases) ClaimLease(_ context.Context, key, owner string, now, until 
 	return true, nil
 }
 
-func (m *memLeases) RenewLeases(_ context.Context, owner string, now, until time.Time) ([]string, error) {
+func (m *memLeases) RenewLeases(_ context.Context, owner string, now, until time.Time) ([]HeldLease, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var held []string
+	var held []HeldLease
 	for k, l := range m.leases {
 		if l.owner == owner && l.until.After(now) {
-			m.leases[k] = memLease{owner: owner, until: until}
-			held = append(held, k)
+			l.until = until
+			m.leases[k] = l
+			held = append(held, HeldLease{Key: k, Stop: l.stop})
 		}
 	}
 	return held, nil
+}
+
+func (m *memLeases) RequestStop(_ context.Context, key string, stop StopRequest) error {
+	if !stop.Valid() {
+		return invariant("request stop on lease %s: unknown request %q", key, stop)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.leases[key]; ok {
+		l.stop = l.stop.Merge(stop)
+		m.leases[key] = l
+	}
+	return nil
 }
 
 func (m *memLeases) ReleaseLease(_ context.Context, key, owner string) error {
@@ -98,14 +153,28 @@ type leaser struct {
 }
 
 type heldLease struct {
+	// seq is when the claim was made (claimed: the store answered), so a
+	// heartbeat answered before it is not taken as news of this claim.
 	seq    uint64
 	onLost func()
+	onStop func(StopRequest)
 }
+
+// unclaimed is the seq of a lease still being claimed: no heartbeat
+// speaks of it yet.
+const unclaimed = ^uint64(0)
 
 // acquire claims key unless this engine already holds it; onLost (may be
 // nil) is called if the heartbeat finds the lease lost. held is false
 // when another owner (or another goroutine here) has it.
 func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, error) {
+	return l.acquireStoppable(ctx, key, onLost, nil)
+}
+
+// acquireStoppable is acquire for work another replica may ask to stop:
+// onStop (may be nil) is called with each stop request a heartbeat finds
+// on the lease.
+func (l *leaser) acquireStoppable(ctx context.Context, key string, onLost func(), onStop func(StopRequest)) (bool, error) {
 	l.mu.Lock()
 	if _, busy := l.held[key]; busy {
 		l.mu.Unlock()
@@ -114,11 +183,13 @@ func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, 
 	if onLost == nil {
 		onLost = func() {}
 	}
+	if onStop == nil {
+		onStop = func(StopRequest) {}
+	}
 	if l.held == nil {
 		l.held = map[string]heldLease{}
 	}
-	l.seq++
-	l.held[key] = heldLease{seq: l.seq, onLost: onLost}
+	l.held[key] = heldLease{seq: unclaimed, onLost: onLost, onStop: onStop}
 	l.mu.Unlock()
 	now := l.now()
 	until := now.Add(l.ttl)
@@ -134,6 +205,13 @@ func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, 
 		}
 		return false, nil
 	}
+	l.mu.Lock()
+	if h, ok := l.held[key]; ok {
+		l.seq++
+		h.seq = l.seq
+		l.held[key] = h
+	}
+	l.mu.Unlock()
 	return true, nil
 }
 
@@ -158,31 +236,45 @@ func (l *leaser) forget(key string) {
 	l.mu.Unlock()
 }
 
-// renew is one heartbeat: it renews every lease and tells the holders of
-// those that were lost.
+// renew is one heartbeat: it renews every lease, tells the holders of
+// those that were lost, and passes on the stop requests found on those
+// held. Leases claimed after the heartbeat began are left out: its answer
+// may predate them.
 func (l *leaser) renew(ctx context.Context) error {
 	l.mu.Lock()
-	before := l.seq // leases claimed after this are not in the answer
+	before := l.seq
 	l.mu.Unlock()
 	now := l.now()
 	got, err := l.store.RenewLeases(ctx, l.owner, now, now.Add(l.ttl))
 	if err != nil {
 		return err
 	}
-	still := make(map[string]bool, len(got))
-	for _, k := range got {
-		still[k] = true
+	still := make(map[string]StopRequest, len(got))
+	for _, h := range got {
+		still[h.Key] = h.Stop
 	}
 	var lost []func()
+	var stops []func()
 	l.mu.Lock()
 	for k, h := range l.held {
-		if !still[k] && h.seq <= before {
+		if h.seq > before {
+			continue
+		}
+		stop, ok := still[k]
+		switch {
+		case !ok:
 			delete(l.held, k)
 			lost = append(lost, h.onLost)
+		case stop != StopNone:
+			onStop := h.onStop
+			stops = append(stops, func() { onStop(stop) })
 		}
 	}
 	l.mu.Unlock()
 	for _, f := range lost {
+		f()
+	}
+	for _, f := range stops {
 		f()
 	}
 	return nil

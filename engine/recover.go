@@ -33,7 +33,9 @@ func (e *Engine) recover(ctx context.Context, changedBefore time.Time) error {
 		if !held {
 			continue
 		}
-		err = e.recoverHeld(ctx, s.ID)
+		// Written under the lease, fenced by it: a replica that claimed
+		// it meanwhile (this one paused past the lease time) wins.
+		err = e.recoverHeld(e.withFence(ctx, key, nil), s.ID)
 		if rerr := e.leases.release(ctx, key); rerr != nil {
 			e.log.Warn("release session lease; it expires on its own", logSession, s.ID, logErr, rerr)
 		}

@@ -64,14 +64,23 @@ func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bo
 	}, true, nil
 }
 
-// holdSession claims the session's lease for a turn; lost cancels the
-// turn if the heartbeat finds the lease gone.
-func (e *Engine) holdSession(ctx context.Context, id string, lost context.CancelCauseFunc) bool {
-	held, err := e.leases.acquire(ctx, sessionLease(id), func() { lost(errLeaseLost) })
+// holdSession claims the session's lease for a turn; stop cancels the
+// turn if the heartbeat finds the lease gone or a stop requested on it,
+// or if a commit is fenced. The context returned fences the turn's
+// commits by the lease.
+func (e *Engine) holdSession(ctx context.Context, id string, stop context.CancelCauseFunc) (context.Context, bool) {
+	key := sessionLease(id)
+	held, err := e.leases.acquireStoppable(ctx, key, func() { stop(errLeaseLost) }, func(r StopRequest) {
+		if r == StopCancel {
+			stop(errCancelled)
+		} else if r == StopInterrupt {
+			stop(errInterrupted)
+		}
+	})
 	if err != nil {
 		e.log.Error("claim session lease; the input waits for the next attempt", logSession, id, logErr, err)
 	}
-	return held
+	return e.withFence(ctx, key, func() { stop(errLeaseTaken) }), held
 }
 
 func (e *Engine) releaseSession(ctx context.Context, id string) {
@@ -207,8 +216,9 @@ func (e *Engine) sweep(ctx context.Context) {
 type Peers interface {
 	// StopTurn asks every replica to stop the session's running turn:
 	// interrupted by new input when interrupt is set, else cancelled.
-	// Each calls CancelLocalTurn; the request is not durable (a replica
-	// that misses it keeps running the turn).
+	// Each calls CancelLocalTurn. It is the fast path: the request is
+	// also recorded on the session's lease (Leases.RequestStop), where
+	// a replica that missed it finds it on its next heartbeat.
 	StopTurn(ctx context.Context, sessionID string, interrupt bool) error
 }
 
@@ -223,23 +233,35 @@ func (e *Engine) CancelLocalTurn(sessionID string, interrupt bool) {
 }
 
 // stopElsewhere asks the other replicas to stop the session's turn and
-// waits until the session is no longer running, or ctx ends. Without
-// peers it returns the session as it is.
+// waits until the session is no longer running, or ctx ends. The request
+// is recorded on the session's lease, where its holder finds it on its
+// heartbeat, and sent to the peers (when set), who act on it at once.
+// Alone on its store the engine returns the session as it is.
 func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) {
-	if e.peers != nil {
-		if err := e.peers.StopTurn(ctx, id, false); err != nil {
-			return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
-		}
+	if e.leases.exclusive {
+		return e.store.Session(ctx, id)
 	}
 	tick := time.NewTicker(e.pollInterval)
 	defer tick.Stop()
+	notified := false
 	for {
 		changed := e.hub.wait(id)
 		s, err := e.store.Session(ctx, id)
-		if err != nil || s.Status != StatusRunning || e.peers == nil {
+		if err != nil || s.Status != StatusRunning {
 			return s, err
 		}
-		// A turn that started here meanwhile is stopped too.
+		// Asked again while it runs: a turn that started meanwhile (its
+		// claim cleared the request) is stopped too, as one here is.
+		if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopCancel); err != nil {
+			return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
+		}
+		if !notified && e.peers != nil {
+			notified = true
+			if err := e.peers.StopTurn(ctx, id, false); err != nil {
+				// The request on the lease still reaches it.
+				e.log.Warn("notify the replica running the turn to stop; it finds the request on its heartbeat", logSession, id, logErr, err)
+			}
+		}
 		e.cancelRunning(id, errCancelled)
 		select {
 		case <-changed:
@@ -251,12 +273,19 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) 
 }
 
 // interruptElsewhere asks the other replicas to interrupt the session's
-// turn for new input; a failure is only logged (the input stays queued).
+// turn for new input, on its lease and through the peers; a failure is
+// only logged (the input stays queued).
 func (e *Engine) interruptElsewhere(ctx context.Context, id string) {
+	if e.leases.exclusive {
+		return
+	}
+	if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopInterrupt); err != nil {
+		e.log.Warn("ask the replica running the turn to interrupt it", logSession, id, logErr, err)
+	}
 	if e.peers == nil {
 		return
 	}
 	if err := e.peers.StopTurn(ctx, id, true); err != nil {
-		e.log.Warn("ask the replica running the turn to interrupt it", logSession, id, logErr, err)
+		e.log.Warn("notify the replica running the turn to interrupt it", logSession, id, logErr, err)
 	}
 }

@@ -55,7 +55,7 @@ func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now,
 	return ok, err
 }
 
-func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, until time.Time) ([]string, error) {
+func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, until time.Time) ([]engine.HeldLease, error) {
 	if k.cut.Load() {
 		return nil, errCut
 	}
@@ -64,9 +64,9 @@ func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, unt
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var held []string
+	var held []engine.HeldLease
 	for key := range k.keys {
-		held = append(held, key)
+		held = append(held, engine.HeldLease{Key: key})
 	}
 	return held, nil
 }
@@ -86,6 +86,8 @@ func (k *killableLeases) ReleaseLease(ctx context.Context, key, owner string) er
 type peerList struct {
 	mu   sync.Mutex
 	engs []*engine.Engine
+	// deaf: the requests never arrive (a dropped NOTIFY).
+	deaf atomic.Bool
 }
 
 func (p *peerList) add(e *engine.Engine) {
@@ -95,6 +97,9 @@ func (p *peerList) add(e *engine.Engine) {
 }
 
 func (p *peerList) StopTurn(_ context.Context, sessionID string, interrupt bool) error {
+	if p.deaf.Load() {
+		return nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, e := range p.engs {
@@ -453,5 +458,45 @@ func TestReplicas_LostLeaseStopsTheTurnWithoutWriting(t *testing.T) {
 	errs := sessionErrors(t, evs)
 	if len(errs) != 1 || errs[0].InputID != in.ID || errs[0].Code != engine.CodeInterrupted || count(evs, engine.EventTurnCompleted) != 1 {
 		t.Fatalf("want one report of the input, by the recovery, and one turn.completed; events:\n%s", dump(evs))
+	}
+}
+
+// Cancel of a turn another replica runs reaches it even when the peers'
+// notice is lost: the request is recorded on the session's lease, and the
+// replica holding it finds it on its heartbeat.
+func TestReplicas_CancelWithoutPeersReachesTheTurn(t *testing.T) {
+	h := newReplicaHarness(t)
+	h.peers = &peerList{}
+	h.peers.deaf.Store(true)
+	a, b := h.replica("a"), h.replica("b")
+	block := make(chan struct{})
+	defer close(block)
+	h.fake.Push(fakemodel.Block(block))
+	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	got, err := b.eng.Cancel(ctx, s.ID)
+	if err != nil {
+		t.Fatalf("cancel on b: %v", err)
+	}
+	if got.Status != engine.StatusIdle {
+		t.Fatalf("status after cancel = %s", got.Status)
+	}
+	_, evs := pollFor(t, a.eng, s.ID, "the cancelled turn", func(s engine.Session, evs []engine.Event) bool {
+		return s.Status == engine.StatusIdle && count(evs, engine.EventTurnCompleted) == 1
+	})
+	for _, ev := range ofType(evs, engine.EventTurnCompleted) {
+		if p, _ := ev.Decode(); p.(engine.TurnCompleted).Outcome != engine.OutcomeCancelled {
+			t.Fatalf("turn outcome %q, want cancelled; events:\n%s", p.(engine.TurnCompleted).Outcome, dump(evs))
+		}
 	}
 }

@@ -263,7 +263,7 @@ func (e *Engine) Cancel(ctx context.Context, sessionID string) (Session, error) 
 			return Session{}, err
 		}
 	}
-	if s.Status == StatusRunning && e.peers != nil {
+	if s.Status == StatusRunning && e.SharesStore() {
 		// The turn runs on another replica: it stops it.
 		if s, err = e.stopElsewhere(ctx, sessionID); err != nil {
 			return Session{}, err
@@ -342,8 +342,10 @@ func (e *Engine) commit(ctx context.Context, c Commit) (CommitResult, error) {
 	if c.Now.IsZero() {
 		c.Now = e.now()
 	}
+	f := fenceCommit(ctx, &c)
 	res, err := e.store.Commit(ctx, c)
 	if err != nil {
+		fenced(f, err)
 		return res, err
 	}
 	if !res.Duplicate && len(res.Events) > 0 {

@@ -66,6 +66,10 @@ type Commit struct {
 	Result *ResultRecord
 	// NewApproval, when set, is inserted (its SessionID is c.SessionID).
 	NewApproval *Approval
+	// Fence, when set, makes the commit conditional on the lease it names
+	// (see Fence): refused with ErrFenced, nothing written, when another
+	// owner holds it or nobody does.
+	Fence *Fence
 }
 
 // CommitResult is what a Commit wrote.

@@ -30,6 +30,9 @@ func (c Commit) Validate() error {
 		return invariant("commit session %s: Now is zero", c.SessionID)
 	}
 	op := "commit session " + c.SessionID
+	if err := validateFence(op, c.Fence); err != nil {
+		return err
+	}
 	if err := validateEvents(op, c.Events); err != nil {
 		return err
 	}
@@ -53,6 +56,9 @@ func (c ApprovalCommit) Validate() error {
 	op := "commit approval " + c.ID
 	if c.Now.IsZero() {
 		return invariant("%s: Now is zero", op)
+	}
+	if err := validateFence(op, c.Fence); err != nil {
+		return err
 	}
 	return validateEvents(op, c.Events)
 }

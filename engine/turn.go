@@ -52,7 +52,9 @@ func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	wctx := context.WithoutCancel(ctx)
 	t, err := e.startTurn(wctx, id)
 	if err != nil {
-		if !errors.Is(err, errNothingToDo) {
+		if errors.Is(err, ErrFenced) {
+			logLeaseLost(e.log.With(logSession, id), context.Cause(ctx), err)
+		} else if !errors.Is(err, errNothingToDo) {
 			e.log.Error("start turn", logSession, id, logErr, err)
 		}
 		return 0
@@ -62,17 +64,19 @@ func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	e.observeTurnStart(t)
 	log := e.log.With(logSession, id, logTurn, t.id)
 	outcome, err := e.loop(ctx, t)
-	if errors.Is(context.Cause(ctx), errLeaseLost) {
+	if errors.Is(context.Cause(ctx), errLeaseLost) || errors.Is(err, ErrFenced) {
 		// Another replica may be recovering the session: it records how
 		// the turn ended, not this one.
-		log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
+		logLeaseLost(log, context.Cause(ctx), err)
 		return cursor
 	}
 	if err != nil {
 		e.failTurn(wctx, t, err, context.Cause(ctx))
 		return cursor
 	}
-	if err := e.endTurn(wctx, t, outcome, context.Cause(ctx)); err != nil {
+	if err := e.endTurn(wctx, t, outcome, context.Cause(ctx)); errors.Is(err, ErrFenced) {
+		logLeaseLost(log, context.Cause(ctx), err)
+	} else if err != nil {
 		log.Error("end turn", logErr, err)
 	}
 	return cursor

@@ -2,11 +2,14 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"brain/engine"
 	"brain/engine/durable"
 )
 
@@ -37,7 +40,7 @@ func testLeases(t *testing.T, open func() Store) {
 		t.Fatal("r2 could not claim another key")
 	}
 	held, err := st.RenewLeases(ctx, "r1", t0.Add(20*time.Second), t0.Add(50*time.Second))
-	if err != nil || !slices.Equal(held, []string{"session:a"}) {
+	if err != nil || !slices.Equal(held, []engine.HeldLease{{Key: "session:a"}}) {
 		t.Fatalf("RenewLeases(r1) = %v, %v; want [session:a]", held, err)
 	}
 	// Renewed to t0+50s: still r1's at t0+45s, expired at t0+50s.
@@ -231,5 +234,80 @@ func testClaimInboundRace(t *testing.T, open func() Store) {
 			t.Fatalf("thread %s: item %d worked after %d", it.ThreadKey, it.ID, last[it.ThreadKey])
 		}
 		last[it.ThreadKey] = it.ID
+	}
+}
+
+// renewed is RenewLeases for owner at now, sorted by key.
+func renewed(tb testing.TB, st Store, owner string, now time.Time) []engine.HeldLease {
+	tb.Helper()
+	held, err := st.RenewLeases(context.Background(), owner, now, now.Add(30*time.Second))
+	if err != nil {
+		tb.Fatalf("RenewLeases(%s): %v", owner, err)
+	}
+	slices.SortFunc(held, func(a, b engine.HeldLease) int { return strings.Compare(a.Key, b.Key) })
+	return held
+}
+
+// testLeaseStop: a stop requested on a lease reaches its holder on every
+// renewal until the lease is claimed again (the next turn) or taken over;
+// a cancel is not downgraded by a later interrupt; a request on a free
+// key does nothing.
+func testLeaseStop(t *testing.T, open func() Store) {
+	st := open()
+	ctx := context.Background()
+	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	request := func(key string, stop engine.StopRequest) {
+		t.Helper()
+		if err := st.RequestStop(ctx, key, stop); err != nil {
+			t.Fatalf("RequestStop(%s, %s): %v", key, stop, err)
+		}
+	}
+	want := func(what string, got []engine.HeldLease, want ...engine.HeldLease) {
+		t.Helper()
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: renewed %v, want %v", what, got, want)
+		}
+	}
+
+	// A free key: nothing recorded, nothing claimed.
+	request("session:a", engine.StopCancel)
+	claimAt(t, st, "session:a", "r1", t0)
+	claimAt(t, st, "session:b", "r1", t0)
+	want("no request yet", renewed(t, st, "r1", t0.Add(time.Second)),
+		engine.HeldLease{Key: "session:a"}, engine.HeldLease{Key: "session:b"})
+
+	request("session:a", engine.StopInterrupt)
+	want("interrupt requested", renewed(t, st, "r1", t0.Add(2*time.Second)),
+		engine.HeldLease{Key: "session:a", Stop: engine.StopInterrupt}, engine.HeldLease{Key: "session:b"})
+	request("session:a", engine.StopCancel)
+	request("session:a", engine.StopInterrupt) // does not undo the cancel
+	want("cancel requested", renewed(t, st, "r1", t0.Add(3*time.Second)),
+		engine.HeldLease{Key: "session:a", Stop: engine.StopCancel}, engine.HeldLease{Key: "session:b"})
+	want("renewed again", renewed(t, st, "r1", t0.Add(4*time.Second)),
+		engine.HeldLease{Key: "session:a", Stop: engine.StopCancel}, engine.HeldLease{Key: "session:b"})
+
+	// The owner's next claim (its next turn) clears it.
+	claimAt(t, st, "session:a", "r1", t0.Add(5*time.Second))
+	want("claimed again", renewed(t, st, "r1", t0.Add(6*time.Second)),
+		engine.HeldLease{Key: "session:a"}, engine.HeldLease{Key: "session:b"})
+
+	// A takeover clears it too: the request was for the dead owner's turn.
+	request("session:b", engine.StopCancel)
+	claimAt(t, st, "session:b", "r2", t0.Add(2*time.Minute))
+	want("taken over", renewed(t, st, "r2", t0.Add(2*time.Minute+time.Second)), engine.HeldLease{Key: "session:b"})
+
+	// Released, then requested: no row comes back with it.
+	if err := st.ReleaseLease(ctx, "session:b", "r2"); err != nil {
+		t.Fatal(err)
+	}
+	request("session:b", engine.StopCancel)
+	claimAt(t, st, "session:b", "r3", t0.Add(3*time.Minute))
+	want("claimed after release", renewed(t, st, "r3", t0.Add(3*time.Minute+time.Second)), engine.HeldLease{Key: "session:b"})
+
+	if err := st.RequestStop(ctx, "session:b", "pause"); !errors.Is(err, engine.ErrInvariant) {
+		t.Errorf("RequestStop(pause) = %v, want ErrInvariant", err)
+	}
+	if err := st.RequestStop(ctx, "session:b", engine.StopNone); !errors.Is(err, engine.ErrInvariant) {
+		t.Errorf("RequestStop(none) = %v, want ErrInvariant", err)
 	}
 }

@@ -97,6 +97,10 @@ func Run(t *testing.T, newDB NewDB) {
 
 		{"Leases", testLeases},
 		{"LeaseRace", testLeaseRace},
+		{"LeaseStop", testLeaseStop},
+		{"CommitFenced", testCommitFenced},
+		{"CommitApprovalFenced", testCommitApprovalFenced},
+		{"FenceTakeoverRace", testFenceTakeoverRace},
 
 		{"LinearTokens", testLinearTokens},
 		{"LinearRefreshLease", testLinearRefreshLease},

@@ -81,6 +81,10 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 }
 
 func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
+	// The lease first, then the approval and its session, as Commit.
+	if err := checkFence(ctx, tx, "commit approval "+c.ID, c.Fence); err != nil {
+		return engine.Approval{}, nil, err
+	}
 	cur, err := approvalByID(ctx, tx, c.ID, "FOR UPDATE")
 	if err != nil {
 		return engine.Approval{}, nil, err

@@ -95,6 +95,11 @@ func validText(what string, b []byte) error {
 }
 
 func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitResult, error) {
+	// The lease first, then the session: no transaction locks them the
+	// other way round.
+	if err := checkFence(ctx, tx, "commit session "+c.SessionID, c.Fence); err != nil {
+		return engine.CommitResult{}, err
+	}
 	var lastInputSeq int64
 	row := tx.QueryRow(ctx, `SELECT `+sessionColumns+`, last_input_seq FROM sessions WHERE id = $1 FOR UPDATE`, c.SessionID)
 	cur, err := scanSession(row, &lastInputSeq)

@@ -135,11 +135,11 @@ func translate(op string, err error) error {
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// keepEngineError returns err unchanged when it is already an engine error
-// or an invariant, else translated with op.
+// keepEngineError returns err unchanged when it is already an engine error,
+// an invariant or a refused fence, else translated with op.
 func keepEngineError(op string, err error) error {
 	var ee *engine.Error
-	if errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) {
+	if errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) || errors.Is(err, engine.ErrFenced) {
 		return err
 	}
 	return translate(op, err)

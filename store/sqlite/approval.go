@@ -77,7 +77,7 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 			return engine.Approval{}, nil, ue.err
 		}
 		var ee *engine.Error
-		if errors.As(err, &ee) {
+		if errors.As(err, &ee) || errors.Is(err, engine.ErrFenced) {
 			return engine.Approval{}, nil, err
 		}
 		return engine.Approval{}, nil, fmt.Errorf("%s: %w", op, err)
@@ -86,6 +86,9 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 }
 
 func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
+	if err := checkFence(ctx, tx, "commit approval "+c.ID, c.Fence); err != nil {
+		return engine.Approval{}, nil, err
+	}
 	cur, err := approvalByID(ctx, tx, c.ID)
 	if err != nil {
 		return engine.Approval{}, nil, err

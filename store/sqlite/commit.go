@@ -41,7 +41,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 			return engine.CommitResult{}, ue.err
 		}
 		var ee *engine.Error
-		if errors.As(err, &ee) {
+		if errors.As(err, &ee) || errors.Is(err, engine.ErrFenced) {
 			return engine.CommitResult{}, err
 		}
 		return engine.CommitResult{}, fmt.Errorf("commit session %s: %w", c.SessionID, err)
@@ -50,6 +50,9 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 }
 
 func commitTx(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.CommitResult, error) {
+	if err := checkFence(ctx, tx, "commit session "+c.SessionID, c.Fence); err != nil {
+		return engine.CommitResult{}, err
+	}
 	if c.InputKey != "" {
 		res, dup, err := duplicateInput(ctx, tx, c)
 		if err != nil || dup {

@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// gatedLeases are memLeases whose renewals answer only when the test lets
+// them, with what the test says: a heartbeat whose answer is in flight.
+type gatedLeases struct {
+	memLeases
+	asked  chan struct{}
+	answer chan []HeldLease
+}
+
+func (g *gatedLeases) RenewLeases(context.Context, string, time.Time, time.Time) ([]HeldLease, error) {
+	g.asked <- struct{}{}
+	return <-g.answer, nil
+}
+
+func newTestLeaser(st Leases) *leaser {
+	return &leaser{store: st, owner: "rep_test", ttl: 30 * time.Second, now: time.Now}
+}
+
+// A stop requested on a held lease reaches its holder on the heartbeat,
+// with the request (a cancel stays a cancel); the holder's next claim, and
+// a lease released and claimed again, start clean.
+func TestLeaser_StopReachesTheHolder(t *testing.T) {
+	ctx := context.Background()
+	st := &memLeases{}
+	l := newTestLeaser(st)
+	var got []StopRequest
+	if held, err := l.acquireStoppable(ctx, "session:s1", nil, func(r StopRequest) { got = append(got, r) }); err != nil || !held {
+		t.Fatalf("acquire = %v, %v", held, err)
+	}
+	if err := l.renew(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("renew without a request: %v, stops %v", err, got)
+	}
+	for _, r := range []StopRequest{StopInterrupt, StopCancel, StopInterrupt} {
+		if err := st.RequestStop(ctx, "session:s1", r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.RequestStop(ctx, "session:free", StopCancel); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.renew(ctx); err != nil || len(got) != 1 || got[0] != StopCancel {
+		t.Fatalf("renew after the requests: %v, stops %v; want [cancel]", err, got)
+	}
+	if err := st.RequestStop(ctx, "session:s1", "pause"); !errors.Is(err, ErrInvariant) {
+		t.Fatalf("RequestStop(pause) = %v, want ErrInvariant", err)
+	}
+
+	// The turn ends (release) and the next one claims: no stop for it.
+	if err := l.release(ctx, "session:s1"); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	if held, err := l.acquireStoppable(ctx, "session:s1", nil, func(r StopRequest) { got = append(got, r) }); err != nil || !held {
+		t.Fatalf("acquire again = %v, %v", held, err)
+	}
+	if err := l.renew(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("the next turn got the earlier turn's stop: %v, %v", err, got)
+	}
+	if _, ok := st.leases["session:free"]; ok {
+		t.Fatal("a request on a free key created a lease")
+	}
+}
+
+// A heartbeat whose answer predates a claim tells that claim's holder
+// nothing: neither a stop (it was for the turn claimed before) nor a loss.
+func TestLeaser_HeartbeatBeforeAClaimIsNotNewsOfIt(t *testing.T) {
+	ctx := context.Background()
+	st := &gatedLeases{asked: make(chan struct{}), answer: make(chan []HeldLease)}
+	l := newTestLeaser(st)
+	stopped, lost := 0, 0
+	done := make(chan error)
+	go func() { done <- l.renew(ctx) }()
+	<-st.asked // the heartbeat is in flight
+	if held, err := l.acquireStoppable(ctx, "session:s1", func() { lost++ }, func(StopRequest) { stopped++ }); err != nil || !held {
+		t.Fatalf("acquire = %v, %v", held, err)
+	}
+	st.answer <- []HeldLease{{Key: "session:s1", Stop: StopCancel}}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if stopped != 0 || lost != 0 {
+		t.Fatalf("a heartbeat older than the claim stopped it (%d) or lost it (%d)", stopped, lost)
+	}
+	// The next heartbeat speaks of it: a request then is for this turn, and
+	// a lease missing is lost.
+	go func() { done <- l.renew(ctx) }()
+	<-st.asked
+	st.answer <- []HeldLease{{Key: "session:s1", Stop: StopCancel}}
+	if err := <-done; err != nil || stopped != 1 {
+		t.Fatalf("renew: %v; stops %d, want 1", err, stopped)
+	}
+	go func() { done <- l.renew(ctx) }()
+	<-st.asked
+	st.answer <- nil
+	if err := <-done; err != nil || lost != 1 {
+		t.Fatalf("renew: %v; lost %d, want 1", err, lost)
+	}
+}
+
+// An engine alone on its store fences nothing: its leases are in memory,
+// with no row for a store to check.
+func TestFence_OnlyWhenTheStoreIsShared(t *testing.T) {
+	alone := &Engine{leases: &leaser{store: &memLeases{}, owner: "r1", exclusive: true}}
+	if f := alone.fence("session:s1"); f != nil {
+		t.Fatalf("exclusive engine fence = %+v, want none", f)
+	}
+	ctx := alone.withFence(context.Background(), "session:s1", nil)
+	c := Commit{SessionID: "s1"}
+	if fenceCommit(ctx, &c); c.Fence != nil {
+		t.Fatalf("exclusive engine commit fenced by %+v", c.Fence)
+	}
+	shared := &Engine{leases: &leaser{store: &memLeases{}, owner: "r1"}}
+	stopped := false
+	ctx = shared.withFence(context.Background(), "session:s1", func() { stopped = true })
+	c = Commit{SessionID: "s1"}
+	f := fenceCommit(context.WithoutCancel(ctx), &c) // writes outlive the turn's cancel
+	if c.Fence == nil || *c.Fence != (Fence{Key: "session:s1", Owner: "r1"}) {
+		t.Fatalf("shared engine commit fence = %+v", c.Fence)
+	}
+	fenced(f, errors.New("disk full"))
+	if stopped {
+		t.Fatal("an error other than ErrFenced stopped the turn")
+	}
+	fenced(f, Fence{Key: "session:s1", Owner: "r1"}.Refused("commit session s1", "r2"))
+	if !stopped {
+		t.Fatal("a fenced commit did not stop the turn")
+	}
+	own := &Fence{Key: "apply:a1", Owner: "r1"}
+	c = Commit{SessionID: "s1", Fence: own}
+	if fenceCommit(ctx, &c); c.Fence != own {
+		t.Fatal("a commit's own fence was replaced by the turn's")
+	}
+}
