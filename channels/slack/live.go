@@ -82,7 +82,7 @@ type Live struct {
 	mu      sync.Mutex
 	feed    *engine.DeltaFeed
 	replies map[replyKey]*liveReply
-	modes   map[string]liveMode   // by team
+	modes   map[string]liveMode // by team
 	wake    chan struct{}
 }
 
