@@ -388,12 +388,24 @@ func (e *Engine) admit(id string) error {
 }
 
 // work runs turns for one session until it has no queued input.
+//
+// The session's lease is kept from one turn to the next while input is
+// queued for it here, and released before the goroutine retires: a
+// session's back-to-back turns cost one claim and one release.
 func (e *Engine) work(id string, r *runner) {
 	defer e.wg.Done()
+	var hold *sessionHold
+	release := func() {
+		if hold != nil {
+			e.releaseSession(e.base, id)
+			hold = nil
+		}
+	}
 	for {
 		select {
 		case e.slots <- struct{}{}:
 		case <-e.stopCh:
+			release()
 			e.retire(id, r)
 			return
 		}
@@ -405,7 +417,13 @@ func (e *Engine) work(id string, r *runner) {
 		// The session's lease: another replica holding it runs the input.
 		// Only a held session has a turn here that cancel can stop.
 		ctx, cancel := context.WithCancelCause(e.base)
-		ran := e.holdSession(ctx, id, cancel)
+		if hold != nil && !hold.bind(cancel) {
+			release() // lost since the last turn
+		}
+		if hold == nil {
+			hold = e.holdSession(ctx, id, cancel)
+		}
+		ran := hold != nil
 		var cursor int64
 		if ran {
 			e.mu.Lock()
@@ -413,7 +431,9 @@ func (e *Engine) work(id string, r *runner) {
 			done := r.turnDone
 			e.mu.Unlock()
 			cursor = e.runTurn(ctx, id)
-			e.releaseSession(ctx, id)
+			if !hold.bind(nil) {
+				release() // lost during the turn
+			}
 			e.mu.Lock()
 			r.cancelTurn, r.turnDone = nil, nil
 			close(done)
@@ -423,6 +443,14 @@ func (e *Engine) work(id string, r *runner) {
 		<-e.slots
 
 		e.mu.Lock()
+		queued := r.pending
+		e.mu.Unlock()
+		if !queued {
+			// Released before the check below: a kick after it starts a
+			// goroutine that can claim the lease, or is taken here.
+			release()
+		}
+		e.mu.Lock()
 		again := r.pending && !e.stopping
 		if !again {
 			// Under the same lock as the check, so a kick in between
@@ -431,6 +459,7 @@ func (e *Engine) work(id string, r *runner) {
 		}
 		e.mu.Unlock()
 		if !again {
+			release() // stopping with input queued: the next Start runs it
 			if ran {
 				e.recheck(context.WithoutCancel(ctx), id, cursor)
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -58,14 +59,50 @@ func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bo
 	}, true, nil
 }
 
-// holdSession claims the session's lease for a turn; lost cancels the
-// turn if the heartbeat finds the lease gone.
-func (e *Engine) holdSession(ctx context.Context, id string, lost context.CancelCauseFunc) bool {
-	held, err := e.leases.acquire(ctx, sessionLease(id), func() { lost(errLeaseLost) })
+// sessionHold is a runner's hold on its session's lease, which may last
+// several turns: a lease the heartbeat finds lost cancels the turn running
+// under it, and no later turn runs under it.
+type sessionHold struct {
+	mu     sync.Mutex
+	lost   bool
+	cancel context.CancelCauseFunc // the running turn's; nil between turns
+}
+
+// bind makes cancel (nil: none) the one a lost lease calls; false when the
+// lease was lost already.
+func (h *sessionHold) bind(cancel context.CancelCauseFunc) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.lost {
+		return false
+	}
+	h.cancel = cancel
+	return true
+}
+
+func (h *sessionHold) onLost() {
+	h.mu.Lock()
+	h.lost = true
+	cancel := h.cancel
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel(errLeaseLost)
+	}
+}
+
+// holdSession claims the session's lease for a turn (nil: not held); a
+// lease the heartbeat finds gone cancels the turn bound to it, first the
+// one of cancel.
+func (e *Engine) holdSession(ctx context.Context, id string, cancel context.CancelCauseFunc) *sessionHold {
+	h := &sessionHold{cancel: cancel}
+	held, err := e.leases.acquire(ctx, sessionLease(id), h.onLost)
 	if err != nil {
 		e.log.Error("claim session lease; the input waits for the next attempt", logSession, id, logErr, err)
 	}
-	return held
+	if !held {
+		return nil
+	}
+	return h
 }
 
 func (e *Engine) releaseSession(ctx context.Context, id string) {

@@ -90,10 +90,13 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	if s.OpenQuestion() != nil {
 		return nil, errNothingToDo // steering waits for the answer
 	}
-	inputs, err := e.pendingInputs(ctx, s)
+	// One read of the log gives the queued input and, with the events the
+	// turn's start commits, the model's context.
+	history, err := e.store.Events(ctx, id, 0, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read history: %w", err)
 	}
+	inputs := queuedInputs(history, s.InputCursor)
 	if len(inputs) == 0 {
 		return nil, errNothingToDo
 	}
@@ -126,10 +129,8 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		return nil, err
 	}
 	t.session = res.Session
-
-	history, err := e.store.Events(ctx, id, 0, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+	if history, err = historyWith(ctx, e.store, id, history, res.Events); err != nil {
+		return nil, err
 	}
 	var unreadable error
 	t.messages, unreadable = buildMessages(history)
@@ -151,6 +152,23 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		t.specs = append(t.specs, ToolSpec{Name: AskTool, Description: t.ask.Description, InputSchema: t.ask.InputSchema()})
 	}
 	return t, nil
+}
+
+// historyWith is the log read before a commit followed by the events the
+// commit appended, when nothing came between them; else the log read again.
+func historyWith(ctx context.Context, st Store, id string, before, appended []Event) ([]Event, error) {
+	var last int64
+	if n := len(before); n > 0 {
+		last = before[n-1].Seq
+	}
+	if len(appended) > 0 && appended[0].Seq == last+1 {
+		return append(before, appended...), nil
+	}
+	history, err := st.Events(ctx, id, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return history, nil
 }
 
 // loop runs model rounds until the model answers without tools or the
