@@ -233,7 +233,7 @@ func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) 
 	if res.Session.OpenQuestion() != nil {
 		return res.Events[0], false, nil // steering: waits for the answer
 	}
-	e.kick(sessionID)
+	e.kickSeen(sessionID, &res.Session)
 	mode := in.Mode
 	if mode == "" {
 		if a, ok := e.agents[res.Session.Agent]; ok {

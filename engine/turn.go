@@ -45,12 +45,13 @@ type turn struct {
 
 // runTurn takes the session's queued input into one turn and runs it to its
 // end. ctx is cancelled (with a cause) by interrupt, cancel and shutdown.
-// It returns the input cursor the turn took the session to (the seq of its
-// newest input), or 0 when no turn started.
-func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
+// seen, when set, is the session as a recent commit returned it (see
+// startTurn). It returns the input cursor the turn took the session to
+// (the seq of its newest input), or 0 when no turn started.
+func (e *Engine) runTurn(ctx context.Context, id string, seen *Session) (cursor int64) {
 	// Records must be written even after the turn is cancelled.
 	wctx := context.WithoutCancel(ctx)
-	t, err := e.startTurn(wctx, id)
+	t, err := e.beginTurn(wctx, id, seen)
 	if err != nil {
 		if !errors.Is(err, errNothingToDo) {
 			e.log.Error("start turn", logSession, id, logErr, err)
@@ -78,11 +79,34 @@ func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	return cursor
 }
 
-// startTurn marks the session running and takes its queued input.
-func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
-	s, err := e.store.Session(ctx, id)
-	if err != nil {
-		return nil, err
+// errStaleSession aborts a turn's start that used a session read before
+// its input cursor moved: the start is tried again with a fresh read.
+var errStaleSession = errors.New("the session changed since it was seen")
+
+// beginTurn is startTurn, made again from a fresh read of the session when
+// seen was stale.
+func (e *Engine) beginTurn(ctx context.Context, id string, seen *Session) (*turn, error) {
+	t, err := e.startTurn(ctx, id, seen)
+	if errors.Is(err, errStaleSession) {
+		return e.startTurn(ctx, id, nil)
+	}
+	return t, err
+}
+
+// startTurn marks the session running and takes its queued input. seen,
+// when set and not running, stands for the session (it saves a read): it
+// is what a commit here returned, and its input cursor, the one thing
+// taken from it, is checked again in the commit (errStaleSession when it
+// moved since).
+func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn, error) {
+	var s Session
+	if seen != nil && seen.Status != StatusRunning {
+		s = *seen
+	} else {
+		var err error
+		if s, err = e.store.Session(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
 		return nil, errNothingToDo // interrupted sessions wait for resume
@@ -116,11 +140,14 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	cursor := inputs[len(inputs)-1].Seq
 	res, err := e.commit(ctx, Commit{
 		SessionID: id,
-		Update: func(s *Session) error {
-			if s.Status != StatusIdle && s.Status != StatusAwaitingInput || s.OpenQuestion() != nil {
+		Update: func(cur *Session) error {
+			if cur.Status != StatusIdle && cur.Status != StatusAwaitingInput || cur.OpenQuestion() != nil {
 				return errNothingToDo
 			}
-			s.Status, s.InputCursor = StatusRunning, cursor
+			if cur.InputCursor != s.InputCursor {
+				return errStaleSession // the input was taken or dropped since
+			}
+			cur.Status, cur.InputCursor = StatusRunning, cursor
 			return nil
 		},
 		Events: evs,
