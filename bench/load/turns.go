@@ -89,7 +89,12 @@ func runTurns(ctx context.Context, e *env, o options) error {
 			for _, n := range counts {
 				r, err := turnsOnce(ctx, e, o, store, n, running, toolURL)
 				if err != nil {
-					return fmt.Errorf("%s x%d, %d running: %w", store, n, running, err)
+					if ctx.Err() != nil {
+						return err
+					}
+					// One broken run does not cost the others.
+					fmt.Printf("%-9s %8d %17d FAILED: %v\n", store, n, running, err)
+					continue
 				}
 				commits := "-"
 				if r.commitsPerTurn > 0 {
@@ -228,9 +233,19 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 	}
 	// Done when every turn gave its final answer and no session runs.
 	var stats modelStats
-	for {
+	for polls := 1; ; polls++ {
 		if stats, err = model.stats(client); err != nil {
 			return res, err
+		}
+		if polls%100 == 0 {
+			// A session that stopped will never answer: say so at once.
+			stopped, err := countSessions(client, rs[0].base, "interrupted,failed")
+			if err != nil {
+				return res, err
+			}
+			if stopped > 0 {
+				return res, fmt.Errorf("%d sessions interrupted or failed (%d of %d final answers)", stopped, stats.Finals, o.sessions)
+			}
 		}
 		if stats.Finals >= int64(o.sessions) {
 			n, err := countSessions(client, rs[0].base, "running")
