@@ -152,6 +152,10 @@ type runner struct {
 	// cancelTurn and turnDone are set while a turn runs.
 	cancelTurn context.CancelCauseFunc
 	turnDone   chan struct{}
+	// seen is the session as the newest commit here that queued input
+	// returned it (nil: none since the last turn started): the next
+	// turn's start uses it instead of reading the session.
+	seen *Session
 }
 
 // Causes of a turn's cancellation.
@@ -349,7 +353,11 @@ func (e *Engine) sweepApprovals() {
 
 // kick marks a session as having queued input and makes sure a goroutine
 // will take it.
-func (e *Engine) kick(id string) {
+func (e *Engine) kick(id string) { e.kickSeen(id, nil) }
+
+// kickSeen is kick with the session as the commit that queued the input
+// returned it (nil: unknown).
+func (e *Engine) kickSeen(id string, seen *Session) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stopping {
@@ -359,6 +367,9 @@ func (e *Engine) kick(id string) {
 	if r == nil {
 		r = &runner{}
 		e.runners[id] = r
+	}
+	if seen != nil && (r.seen == nil || seen.LastSeq > r.seen.LastSeq) {
+		r.seen = seen
 	}
 	if !r.pending {
 		r.pending = true
@@ -400,10 +411,14 @@ func (e *Engine) work(id string, r *runner) {
 		e.mu.Lock()
 		r.pending = false
 		e.waiting--
+		seen := r.seen
+		r.seen = nil
 		e.mu.Unlock()
 
 		// The session's lease: another replica holding it runs the input.
-		// Only a held session has a turn here that cancel can stop.
+		// Only a held session has a turn here that cancel can stop. Each
+		// turn claims it anew: a claim clears stop requests left on the
+		// lease for the turn before.
 		ctx, cancel := context.WithCancelCause(e.base)
 		ctx, ran := e.holdSession(ctx, id, cancel)
 		var cursor int64
@@ -412,7 +427,7 @@ func (e *Engine) work(id string, r *runner) {
 			r.cancelTurn, r.turnDone = cancel, make(chan struct{})
 			done := r.turnDone
 			e.mu.Unlock()
-			cursor = e.runTurn(ctx, id)
+			cursor = e.runTurn(ctx, id, seen)
 			e.releaseSession(ctx, id)
 			e.mu.Lock()
 			r.cancelTurn, r.turnDone = nil, nil

@@ -35,6 +35,9 @@ type killableLeases struct {
 	cut  atomic.Bool
 	mu   sync.Mutex
 	keys map[string]bool
+	// claims and releases count, by key, the claims the store granted and
+	// the releases that reached it.
+	claims, releases map[string]int
 }
 
 var errCut = errors.New("database unreachable")
@@ -50,6 +53,7 @@ func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now,
 	if ok {
 		k.mu.Lock()
 		k.keys[key] = true
+		k.claims[key]++
 		k.mu.Unlock()
 	}
 	return ok, err
@@ -74,6 +78,7 @@ func (k *killableLeases) RenewLeases(ctx context.Context, owner string, now, unt
 func (k *killableLeases) ReleaseLease(ctx context.Context, key, owner string) error {
 	k.mu.Lock()
 	delete(k.keys, key)
+	k.releases[key]++
 	k.mu.Unlock()
 	if k.dead.Load() {
 		return nil
@@ -118,7 +123,7 @@ func (h *harness) replica(name string, defs ...tools.Definition) *replica {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	leases := &killableLeases{Leases: st, keys: map[string]bool{}}
+	leases := &killableLeases{Leases: st, keys: map[string]bool{}, claims: map[string]int{}, releases: map[string]int{}}
 	if h.peers == nil {
 		h.peers = &peerList{}
 	}

@@ -124,8 +124,13 @@ func (e *Engine) CreateSessionWithInput(ctx context.Context, n NewSession, in In
 		return Session{}, Event{}, false, err
 	}
 	// Admitted above, so a queue that filled meanwhile cannot leave the
-	// new session without its message.
-	ev, _, err = e.send(ctx, s.ID, in, !created)
+	// new session without its message. A session just created is sent to
+	// as created, without reading it again.
+	if created {
+		ev, _, err = e.sendTo(ctx, s, in, false)
+	} else {
+		ev, _, err = e.send(ctx, s.ID, in, true)
+	}
 	return s, ev, created, err
 }
 
@@ -164,6 +169,13 @@ func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit boo
 	if err != nil {
 		return Event{}, false, err
 	}
+	return e.sendTo(ctx, cur, in, admit)
+}
+
+// sendTo is send to the session as cur was read; the commit checks again
+// what it relies on.
+func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) (Event, bool, error) {
+	sessionID := cur.ID
 	q := cur.OpenQuestion()
 	switch {
 	case in.Answer != nil:
@@ -221,7 +233,7 @@ func (e *Engine) send(ctx context.Context, sessionID string, in Input, admit boo
 	if res.Session.OpenQuestion() != nil {
 		return res.Events[0], false, nil // steering: waits for the answer
 	}
-	e.kick(sessionID)
+	e.kickSeen(sessionID, &res.Session)
 	mode := in.Mode
 	if mode == "" {
 		if a, ok := e.agents[res.Session.Agent]; ok {
@@ -360,13 +372,18 @@ func (e *Engine) pendingInputs(ctx context.Context, s Session) ([]Event, error) 
 	if err != nil {
 		return nil, fmt.Errorf("read queued input: %w", err)
 	}
+	return queuedInputs(evs, s.InputCursor), nil
+}
+
+// queuedInputs are the user.message events of evs after the input cursor.
+func queuedInputs(evs []Event, cursor int64) []Event {
 	var out []Event
 	for _, ev := range evs {
-		if ev.Type == EventUserMessage {
+		if ev.Type == EventUserMessage && ev.Seq > cursor {
 			out = append(out, ev)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // events builds one event per payload, for the turn (empty for none), each

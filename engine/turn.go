@@ -45,12 +45,13 @@ type turn struct {
 
 // runTurn takes the session's queued input into one turn and runs it to its
 // end. ctx is cancelled (with a cause) by interrupt, cancel and shutdown.
-// It returns the input cursor the turn took the session to (the seq of its
-// newest input), or 0 when no turn started.
-func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
+// seen, when set, is the session as a recent commit returned it (see
+// startTurn). It returns the input cursor the turn took the session to
+// (the seq of its newest input), or 0 when no turn started.
+func (e *Engine) runTurn(ctx context.Context, id string, seen *Session) (cursor int64) {
 	// Records must be written even after the turn is cancelled.
 	wctx := context.WithoutCancel(ctx)
-	t, err := e.startTurn(wctx, id)
+	t, err := e.beginTurn(wctx, id, seen)
 	if err != nil {
 		if errors.Is(err, ErrFenced) {
 			logLeaseLost(e.log.With(logSession, id), context.Cause(ctx), err)
@@ -82,11 +83,34 @@ func (e *Engine) runTurn(ctx context.Context, id string) (cursor int64) {
 	return cursor
 }
 
-// startTurn marks the session running and takes its queued input.
-func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
-	s, err := e.store.Session(ctx, id)
-	if err != nil {
-		return nil, err
+// errStaleSession aborts a turn's start that used a session read before
+// its input cursor moved: the start is tried again with a fresh read.
+var errStaleSession = errors.New("the session changed since it was seen")
+
+// beginTurn is startTurn, made again from a fresh read of the session when
+// seen was stale.
+func (e *Engine) beginTurn(ctx context.Context, id string, seen *Session) (*turn, error) {
+	t, err := e.startTurn(ctx, id, seen)
+	if errors.Is(err, errStaleSession) {
+		return e.startTurn(ctx, id, nil)
+	}
+	return t, err
+}
+
+// startTurn marks the session running and takes its queued input. seen,
+// when set and not running, stands for the session (it saves a read): it
+// is what a commit here returned, and its input cursor, the one thing
+// taken from it, is checked again in the commit (errStaleSession when it
+// moved since).
+func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn, error) {
+	var s Session
+	if seen != nil && seen.Status != StatusRunning {
+		s = *seen
+	} else {
+		var err error
+		if s, err = e.store.Session(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	if s.Status != StatusIdle && s.Status != StatusAwaitingInput {
 		return nil, errNothingToDo // interrupted sessions wait for resume
@@ -94,10 +118,13 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	if s.OpenQuestion() != nil {
 		return nil, errNothingToDo // steering waits for the answer
 	}
-	inputs, err := e.pendingInputs(ctx, s)
+	// One read of the log gives the queued input and, with the events the
+	// turn's start commits, the model's context.
+	history, err := e.store.Events(ctx, id, 0, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read history: %w", err)
 	}
+	inputs := queuedInputs(history, s.InputCursor)
 	if len(inputs) == 0 {
 		return nil, errNothingToDo
 	}
@@ -117,11 +144,14 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 	cursor := inputs[len(inputs)-1].Seq
 	res, err := e.commit(ctx, Commit{
 		SessionID: id,
-		Update: func(s *Session) error {
-			if s.Status != StatusIdle && s.Status != StatusAwaitingInput || s.OpenQuestion() != nil {
+		Update: func(cur *Session) error {
+			if cur.Status != StatusIdle && cur.Status != StatusAwaitingInput || cur.OpenQuestion() != nil {
 				return errNothingToDo
 			}
-			s.Status, s.InputCursor = StatusRunning, cursor
+			if cur.InputCursor != s.InputCursor {
+				return errStaleSession // the input was taken or dropped since
+			}
+			cur.Status, cur.InputCursor = StatusRunning, cursor
 			return nil
 		},
 		Events: evs,
@@ -130,10 +160,8 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		return nil, err
 	}
 	t.session = res.Session
-
-	history, err := e.store.Events(ctx, id, 0, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+	if history, err = historyWith(ctx, e.store, id, history, res.Events); err != nil {
+		return nil, err
 	}
 	var unreadable error
 	t.messages, unreadable = buildMessages(history)
@@ -155,6 +183,23 @@ func (e *Engine) startTurn(ctx context.Context, id string) (*turn, error) {
 		t.specs = append(t.specs, ToolSpec{Name: AskTool, Description: t.ask.Description, InputSchema: t.ask.InputSchema()})
 	}
 	return t, nil
+}
+
+// historyWith is the log read before a commit followed by the events the
+// commit appended, when nothing came between them; else the log read again.
+func historyWith(ctx context.Context, st Store, id string, before, appended []Event) ([]Event, error) {
+	var last int64
+	if n := len(before); n > 0 {
+		last = before[n-1].Seq
+	}
+	if len(appended) > 0 && appended[0].Seq == last+1 {
+		return append(before, appended...), nil
+	}
+	history, err := st.Events(ctx, id, 0, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return history, nil
 }
 
 // loop runs model rounds until the model answers without tools or the

@@ -48,9 +48,14 @@ type options struct {
 func main() {
 	// The floor server runs as a process of its own (this binary), as the
 	// other intake targets do.
-	if len(os.Args) > 1 && os.Args[1] == floorMode {
-		if err := serveFloor(os.Args[2:]); err != nil {
-			fmt.Fprintln(os.Stderr, "floor:", err)
+	// So does the fake model server of the turns, to count its CPU apart.
+	if len(os.Args) > 1 && (os.Args[1] == floorMode || os.Args[1] == modelMode) {
+		serve := serveFloor
+		if os.Args[1] == modelMode {
+			serve = serveModel
+		}
+		if err := serve(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, os.Args[1]+":", err)
 			os.Exit(1)
 		}
 		return

@@ -139,6 +139,10 @@ func (c *cluster) dsn(name string) string {
 	return fmt.Sprintf("host=%s user=postgres dbname=%s sslmode=disable pool_max_conns=32", c.sock, name)
 }
 
+// pid is the postmaster's: every server process of the cluster is its
+// child.
+func (c *cluster) pid() int { return c.cmd.Process.Pid }
+
 func (c *cluster) stop() {
 	if c.cmd != nil && c.cmd.Process != nil {
 		c.cmd.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // already gone is fine

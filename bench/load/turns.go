@@ -8,47 +8,12 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"brain/engine/model/fakemodel"
 )
-
-// modelServer is the fake model server (test double) behind a fixed
-// latency per call: each turn asks for `rounds` tool calls, one per model
-// call, and then answers with text.
-type modelServer struct {
-	srv    *http.Server
-	url    string
-	calls  atomic.Int64
-	finals atomic.Int64
-}
-
-func startModel(latency time.Duration, rounds int) (*modelServer, error) {
-	m := &modelServer{}
-	h := fakemodel.NewHandler(fakemodel.WithRecordLimit(1), fakemodel.WithDefault(fakemodel.Func(func(req fakemodel.Request) fakemodel.Step {
-		if bytes.Count(req.Messages, []byte(`"tool_result"`)) < rounds {
-			return fakemodel.ToolCalls(fakemodel.Call{Name: "lookup", Input: `{"q":"bench"}`})
-		}
-		m.finals.Add(1)
-		return fakemodel.Text("done")
-	})))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	m.url = "http://" + ln.Addr().String()
-	m.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m.calls.Add(1)
-		time.Sleep(latency)
-		h.ServeHTTP(w, r)
-	})}
-	go m.srv.Serve(ln) //nolint:errcheck // ends with Close
-	return m, nil
-}
-
-func (m *modelServer) close() { m.srv.Close() }
 
 // toolCalls counts the lookup tool's calls, to check every round ran.
 var toolCalls atomic.Int64
@@ -102,17 +67,19 @@ type turnsResult struct {
 	// commitsPerTurn is PostgreSQL's committed transactions per turn
 	// (0 on SQLite).
 	commitsPerTurn float64
+	cpu            cpuUse
 }
 
 func runTurns(ctx context.Context, e *env, o options) error {
 	fmt.Printf("\n== turns: %d sessions x %d tool rounds, fake model %s per call (ideal = ceil(sessions / (max_running_turns x replicas)) x %d calls x latency)\n",
 		o.sessions, o.rounds, o.latency, o.rounds+1)
-	fmt.Printf("%-9s %8s %17s %9s %9s %8s %10s %11s %12s\n", "store", "replicas", "max_running_turns", "wall", "ideal", "of ideal", "turns/s", "model calls", "pg commits/turn")
+	fmt.Printf("%-9s %8s %17s %9s %9s %8s %10s %13s %11s %12s\n", "store", "replicas", "max_running_turns", "wall", "ideal", "of ideal", "turns/s", "ideal turns/s", "model calls", "pg commits/turn")
 	tools, toolURL, err := startToolServer()
 	if err != nil {
 		return err
 	}
 	defer tools.Close()
+	var all []turnsResult
 	for _, running := range o.concurrency {
 		for _, store := range o.stores {
 			counts := []int{1}
@@ -122,19 +89,57 @@ func runTurns(ctx context.Context, e *env, o options) error {
 			for _, n := range counts {
 				r, err := turnsOnce(ctx, e, o, store, n, running, toolURL)
 				if err != nil {
-					return fmt.Errorf("%s x%d, %d running: %w", store, n, running, err)
+					if ctx.Err() != nil {
+						return err
+					}
+					// One broken run does not cost the others.
+					fmt.Printf("%-9s %8d %17d FAILED: %v\n", store, n, running, err)
+					continue
 				}
 				commits := "-"
 				if r.commitsPerTurn > 0 {
 					commits = fmt.Sprintf("%.1f", r.commitsPerTurn)
 				}
-				fmt.Printf("%-9s %8d %17d %8.2fs %8.2fs %7.0f%% %10.0f %5d/%d %12s\n", r.store, r.replicas, r.running,
+				// The ideal rate: every running turn waits only on the
+				// model, (rounds+1) calls of latency each.
+				idealRate := float64(running*n) / (float64(o.rounds+1) * o.latency.Seconds())
+				fmt.Printf("%-9s %8d %17d %8.2fs %8.2fs %7.0f%% %10.0f %13.0f %5d/%d %12s\n", r.store, r.replicas, r.running,
 					r.wall.Seconds(), r.ideal.Seconds(), 100*r.ideal.Seconds()/r.wall.Seconds(),
-					float64(o.sessions)/r.wall.Seconds(), r.modelCalls, r.expects, commits)
+					float64(o.sessions)/r.wall.Seconds(), idealRate, r.modelCalls, r.expects, commits)
+				all = append(all, r)
 			}
 		}
 	}
+	printCPU(all, o.sessions)
 	return nil
+}
+
+// printCPU is the CPU table of the turns runs: milliseconds of CPU per
+// turn on each side, the turns per second the machine's cores would allow
+// at that cost (cores / CPU per turn), and utilisation: of the run's
+// processes over cores x wall, and of the whole machine (other work
+// included; steal is the part the hypervisor gave to other machines) from
+// /proc/stat.
+func printCPU(rs []turnsResult, turns int) {
+	cores := runtime.NumCPU()
+	fmt.Printf("\nCPU per turn (ms; brain = all replicas, per replica in brackets; driver = load generator + tool server), %d cores:\n", cores)
+	fmt.Printf("%-9s %8s %17s %8s %8s %8s %8s %8s %14s %9s %9s %7s  %s\n", "store", "replicas", "max_running_turns",
+		"brain", "pg", "model", "driver", "total", "CPU-bound t/s", "util", "machine", "steal", "brain CPU s per replica")
+	for _, r := range rs {
+		u := r.cpu
+		per := make([]string, len(u.replicas))
+		for i, d := range u.replicas {
+			per[i] = fmt.Sprintf("%.2f", d.Seconds())
+		}
+		bound := "-"
+		if u.total() > 0 {
+			bound = fmt.Sprintf("%.0f", float64(cores)/(u.total().Seconds()/float64(turns)))
+		}
+		busy, steal := u.busy()
+		fmt.Printf("%-9s %8d %17d %8.2f %8.2f %8.2f %8.2f %8.2f %14s %8.0f%% %8.0f%% %6.0f%%  [%s]\n", r.store, r.replicas, r.running,
+			perTurn(u.brain, turns), perTurn(u.pg, turns), perTurn(u.model, turns), perTurn(u.driver, turns), perTurn(u.total(), turns),
+			bound, 100*u.utilisation(r.wall, cores), 100*busy, 100*steal, strings.Join(per, " "))
+	}
 }
 
 func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, running int, toolURL string) (turnsResult, error) {
@@ -167,6 +172,14 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		}
 	}
 
+	sides := cpuSides{model: model.pid}
+	for _, r := range rs {
+		sides.replicas = append(sides.replicas, r.cmd.Process.Pid)
+	}
+	if dbName != "" {
+		sides.pg = e.pg.pid()
+	}
+
 	var commitsBefore int64
 	if dbName != "" {
 		time.Sleep(1500 * time.Millisecond) // the statistics lag
@@ -180,6 +193,7 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		}
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	cpuBefore := sides.sample()
 	start := time.Now()
 	var wg sync.WaitGroup
 	var next atomic.Int64
@@ -218,8 +232,22 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 	default:
 	}
 	// Done when every turn gave its final answer and no session runs.
-	for {
-		if model.finals.Load() >= int64(o.sessions) {
+	var stats modelStats
+	for polls := 1; ; polls++ {
+		if stats, err = model.stats(client); err != nil {
+			return res, err
+		}
+		if polls%100 == 0 {
+			// A session that stopped will never answer: say so at once.
+			stopped, err := countSessions(client, rs[0].base, "interrupted,failed")
+			if err != nil {
+				return res, err
+			}
+			if stopped > 0 {
+				return res, fmt.Errorf("%d sessions interrupted or failed (%d of %d final answers)", stopped, stats.Finals, o.sessions)
+			}
+		}
+		if stats.Finals >= int64(o.sessions) {
 			n, err := countSessions(client, rs[0].base, "running")
 			if err != nil {
 				return res, err
@@ -231,16 +259,17 @@ func turnsOnce(ctx context.Context, e *env, o options, store string, replicas, r
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
+		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Since(start) > 10*time.Minute {
-			return res, fmt.Errorf("not done after 10 minutes: %d final answers", model.finals.Load())
+			return res, fmt.Errorf("not done after 10 minutes: %d final answers", stats.Finals)
 		}
 	}
 	res.wall = time.Since(start)
+	res.cpu = sides.sample().since(cpuBefore)
 	waves := (o.sessions + running*replicas - 1) / (running * replicas)
 	res.ideal = time.Duration(waves*(o.rounds+1)) * o.latency
-	res.modelCalls = model.calls.Load()
+	res.modelCalls = stats.Calls
 	idle, err := countSessions(client, rs[0].base, "idle")
 	if err != nil {
 		return res, err

@@ -70,25 +70,23 @@ func (s *Store) createSession(ctx context.Context, sess engine.Session, idempote
 		}
 	}
 
-	tag, err := tx.Exec(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
+	// Returned as stored, so the caller gets exactly what Session will
+	// return; no row when the thread key is bound already.
+	out, err := scanSession(tx.QueryRow(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0)
-		ON CONFLICT (thread_key) WHERE thread_key <> '' DO NOTHING`,
+		ON CONFLICT (thread_key) WHERE thread_key <> '' DO NOTHING
+		RETURNING `+sessionColumns,
 		sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
 		string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
 		sess.LastSeq, sess.InputCursor, sess.Checkpoint,
-		nullJSON(sess.Question), nullJSON(sess.Result))
+		nullJSON(sess.Question), nullJSON(sess.Result)))
 	if isConstraint(err) {
 		return engine.Session{}, false, engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
 	}
-	if err != nil {
-		return engine.Session{}, false, err
-	}
-	if tag.RowsAffected() == 0 {
+	if errors.Is(err, pgx.ErrNoRows) {
 		existing, err := sessionWhere(ctx, tx, "thread_key = $1", sess.ThreadKey)
 		return existing, false, err
 	}
-	// Read back so the caller gets exactly what Session will return.
-	out, err := sessionByID(ctx, tx, sess.ID)
 	if err != nil {
 		return engine.Session{}, false, err
 	}
@@ -157,16 +155,6 @@ func (s *Store) Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	return out, nil
-}
-
-// sessionByID loads a session, translating a missing row to
-// engine.ErrNotFound.
-func sessionByID(ctx context.Context, q querier, id string) (engine.Session, error) {
-	sess, err := sessionWhere(ctx, q, "id = $1", id)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return engine.Session{}, notFound("session", id)
-	}
-	return sess, err
 }
 
 // sessionWhere loads the one session matching cond; pgx.ErrNoRows when
