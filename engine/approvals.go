@@ -204,7 +204,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	})
 	if err != nil {
 		e.releaseApply(ctx, a.ID)
-		return Approval{}, err
+		return Approval{}, takenOver(a.ID, err)
 	}
 	e.startApply(got)
 	return got, nil

@@ -90,7 +90,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		if d.Approve {
 			e.releaseApply(ctx, a.ID)
 		}
-		return Approval{}, err
+		return Approval{}, takenOver(a.ID, err)
 	}
 	switch got.Status {
 	case ApprovalPending:

@@ -109,3 +109,14 @@ func logLeaseLost(log *slog.Logger, cause, err error) {
 	}
 	log.Error("turn stopped: this replica lost the session's lease (it could not renew it in time)")
 }
+
+// takenOver is what a person's decision or retry answers when its commit
+// was fenced: this replica stalled past the apply lease and another one
+// took the approval over, so the request conflicts (409) rather than
+// failing inside.
+func takenOver(approvalID string, err error) error {
+	if errors.Is(err, ErrFenced) {
+		return Errorf(CodeConflict, "approval %s was taken over by another replica while this request held it; look at it again", approvalID)
+	}
+	return err
+}

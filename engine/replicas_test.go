@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -38,6 +39,9 @@ type killableLeases struct {
 	// claims and releases count, by key, the claims the store granted and
 	// the releases that reached it.
 	claims, releases map[string]int
+	// stale names keys whose claims report granted without reaching the
+	// store: a replica that held them, stalled, and lost them meanwhile.
+	stale sync.Map
 }
 
 var errCut = errors.New("database unreachable")
@@ -48,6 +52,9 @@ func (k *killableLeases) ClaimLease(ctx context.Context, key, owner string, now,
 	}
 	if k.dead.Load() {
 		return false, nil
+	}
+	if _, ok := k.stale.Load(key); ok {
+		return true, nil
 	}
 	ok, err := k.Leases.ClaimLease(ctx, key, owner, now, until)
 	if ok {
@@ -340,6 +347,37 @@ func TestReplicas_ConcurrentDecisionsApplyOnce(t *testing.T) {
 	})
 	if n := d.applies.Load(); n != 1 {
 		t.Fatalf("applied %d times, want once", n)
+	}
+}
+
+// A decision whose replica lost the apply's lease to another one (it
+// stalled past the lease) is refused by the fence with 409, nothing
+// recorded or applied.
+func TestReplicas_FencedDecisionConflicts(t *testing.T) {
+	h := newReplicaHarness(t)
+	d := &deployTool{}
+	a := h.replica("a", d.def())
+	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_deploy", Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Proposed."))
+	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := proposeOn(t, a, s)
+	key := "apply:" + ap.ID
+	now := time.Now()
+	if ok, err := a.store.ClaimLease(context.Background(), key, "another-replica", now, now.Add(time.Hour)); err != nil || !ok {
+		t.Fatalf("the other replica's claim: %v %v", ok, err)
+	}
+	a.leases.stale.Store(key, true)
+	_, err = a.eng.Decide(context.Background(), ap.ID, engine.Decision{Approve: true, By: "tester"})
+	if !errors.Is(err, engine.ErrConflict) || !strings.Contains(err.Error(), "taken over by another replica") {
+		t.Fatalf("fenced decision: %v, want a conflict naming the takeover", err)
+	}
+	if got, err := a.eng.Approval(context.Background(), ap.ID); err != nil || got.Status != engine.ApprovalPending {
+		t.Fatalf("approval after the fenced decision: %+v %v, want still pending", got.Status, err)
+	}
+	if n := d.applies.Load(); n != 0 {
+		t.Fatalf("applied %d times, want never", n)
 	}
 }
 
