@@ -225,9 +225,15 @@ func (l *leaser) holds(key string) bool {
 
 // release drops key; a failure is only logged by the caller, since the
 // lease expires on its own.
+//
+// The key stays taken here until the store has dropped it: another
+// goroutine here that claimed it in between would renew the row this
+// release then deletes, and write under a lease nobody holds (its commits
+// fenced).
 func (l *leaser) release(ctx context.Context, key string) error {
+	err := l.store.ReleaseLease(context.WithoutCancel(ctx), key, l.owner)
 	l.forget(key)
-	return l.store.ReleaseLease(context.WithoutCancel(ctx), key, l.owner)
+	return err
 }
 
 func (l *leaser) forget(key string) {

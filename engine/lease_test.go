@@ -139,3 +139,41 @@ func TestFence_OnlyWhenTheStoreIsShared(t *testing.T) {
 		t.Fatal("a commit's own fence was replaced by the turn's")
 	}
 }
+
+// releaseGate is memLeases whose releases wait for a signal.
+type releaseGate struct {
+	memLeases
+	entered chan struct{}
+	proceed chan struct{}
+}
+
+func (g *releaseGate) ReleaseLease(ctx context.Context, key, owner string) error {
+	g.entered <- struct{}{}
+	<-g.proceed
+	return g.memLeases.ReleaseLease(ctx, key, owner)
+}
+
+// A key being released stays taken here until the store has dropped it:
+// a claim by another goroutine in between would renew the row the release
+// then deletes, leaving that goroutine writing under no lease (fenced).
+func TestLeaser_ReleaseKeepsTheKeyUntilTheStoreDropsIt(t *testing.T) {
+	ctx := context.Background()
+	st := &releaseGate{entered: make(chan struct{}), proceed: make(chan struct{})}
+	l := &leaser{store: st, owner: "r1", ttl: time.Minute, now: time.Now}
+	if held, err := l.acquire(ctx, "apply:a1", nil); err != nil || !held {
+		t.Fatalf("first claim: %v %v", held, err)
+	}
+	done := make(chan error)
+	go func() { done <- l.release(ctx, "apply:a1") }()
+	<-st.entered
+	if held, _ := l.acquire(ctx, "apply:a1", nil); held {
+		t.Fatal("claimed here while its release was still on the way to the store")
+	}
+	close(st.proceed)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if held, err := l.acquire(ctx, "apply:a1", nil); err != nil || !held {
+		t.Fatalf("claim after the release: %v %v", held, err)
+	}
+}
