@@ -224,10 +224,7 @@ func TestReplicas_InputWhileAnotherReplicaRunsTheTurn(t *testing.T) {
 	block := make(chan struct{})
 	h.fake.Push(fakemodel.Block(block), fakemodel.Text("second done"))
 
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := a.newSession(t)
 	first, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "first"})
 	if err != nil {
 		t.Fatal(err)
@@ -259,17 +256,7 @@ func TestReplicas_DeadReplicasSessionIsRecovered(t *testing.T) {
 	t.Cleanup(func() { close(block) }) // the dead replica's turn ends at cleanup, after the checks
 	h.fake.Push(fakemodel.Block(block))
 
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	s, in := h.turnAtTheModel(a)
 	a.leases.dead.Store(true)
 
 	_, evs := pollFor(t, b.eng, s.ID, "recovery by b", func(s engine.Session, _ []engine.Event) bool {
@@ -282,6 +269,32 @@ func TestReplicas_DeadReplicasSessionIsRecovered(t *testing.T) {
 	if got := count(evs, engine.EventTurnCompleted); got != 1 {
 		t.Fatalf("%d turn.completed, want the one recovery wrote", got)
 	}
+}
+
+// newSession creates an interactive session on r.
+func (r *replica) newSession(t *testing.T) engine.Session {
+	t.Helper()
+	s, _, err := r.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// turnAtTheModel starts a turn on r and waits until its model call has
+// arrived (the fake's next step decides how it answers); it returns the
+// session and the turn's input.
+func (h *harness) turnAtTheModel(r *replica) (engine.Session, engine.Event) {
+	h.t.Helper()
+	s := r.newSession(h.t)
+	in, _, err := r.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
+		h.t.Fatal(err)
+	}
+	return s, in
 }
 
 func newReplicaHarness(t *testing.T) *harness {
@@ -315,10 +328,7 @@ func TestReplicas_ConcurrentDecisionsApplyOnce(t *testing.T) {
 	d := &deployTool{}
 	a, b := h.replica("a", d.def()), h.replica("b", d.def())
 	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_deploy", Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Proposed."))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := a.newSession(t)
 	ap := proposeOn(t, a, s)
 	var wg sync.WaitGroup
 	var won atomic.Int64
@@ -358,10 +368,7 @@ func TestReplicas_FencedDecisionConflicts(t *testing.T) {
 	d := &deployTool{}
 	a := h.replica("a", d.def())
 	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_deploy", Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Proposed."))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := a.newSession(t)
 	ap := proposeOn(t, a, s)
 	key := "apply:" + ap.ID
 	now := time.Now()
@@ -369,7 +376,7 @@ func TestReplicas_FencedDecisionConflicts(t *testing.T) {
 		t.Fatalf("the other replica's claim: %v %v", ok, err)
 	}
 	a.leases.stale.Store(key, true)
-	_, err = a.eng.Decide(context.Background(), ap.ID, engine.Decision{Approve: true, By: "tester"})
+	_, err := a.eng.Decide(context.Background(), ap.ID, engine.Decision{Approve: true, By: "tester"})
 	if !errors.Is(err, engine.ErrConflict) || !strings.Contains(err.Error(), "taken over by another replica") {
 		t.Fatalf("fenced decision: %v, want a conflict naming the takeover", err)
 	}
@@ -396,10 +403,7 @@ func TestReplicas_DeadReplicasApplyIsUnconfirmed(t *testing.T) {
 	a, b := h.replica("a", d.def()), h.replica("b", d.def())
 	t.Cleanup(func() { close(hang) }) // before the replicas stop: the dead one's apply ends
 	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "toolu_deploy", Name: "deploy", Input: `{"service":"api"}`}), fakemodel.Text("Proposed."))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := a.newSession(t)
 	ap := proposeOn(t, a, s)
 	if _, err := a.eng.Decide(context.Background(), ap.ID, engine.Decision{Approve: true, By: "tester"}); err != nil {
 		t.Fatal(err)
@@ -423,16 +427,7 @@ func TestReplicas_CancelStopsTheTurnAnotherReplicaRuns(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
 	h.fake.Push(fakemodel.Block(block))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := h.turnAtTheModel(a)
 	queued, _, err := b.eng.Send(context.Background(), s.ID, engine.Input{Text: "queued"})
 	if err != nil {
 		t.Fatal(err)
@@ -472,17 +467,7 @@ func TestReplicas_LostLeaseStopsTheTurnWithoutWriting(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
 	h.fake.Push(fakemodel.Block(block))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	s, in := h.turnAtTheModel(a)
 	a.leases.cut.Store(true)
 	pollFor(t, b.eng, s.ID, "b to recover the session", func(s engine.Session, _ []engine.Event) bool {
 		return s.Status == engine.StatusInterrupted
@@ -515,16 +500,7 @@ func TestReplicas_CancelWithoutPeersReachesTheTurn(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block)
 	h.fake.Push(fakemodel.Block(block))
-	s, _, err := a.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Interactive: true, StartedBy: "tester"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := a.eng.Send(context.Background(), s.ID, engine.Input{Text: "long"}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.fake.WaitRequests(context.Background(), 1); err != nil {
-		t.Fatal(err)
-	}
+	s, _ := h.turnAtTheModel(a)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	got, err := b.eng.Cancel(ctx, s.ID)
