@@ -8,6 +8,7 @@ import (
 
 	"brain/bot/bridge"
 	"brain/bot/config"
+	"brain/internal/startstop"
 	"brain/tools"
 	"brain/tools/mcp"
 )
@@ -20,7 +21,7 @@ type mcpCatalog struct {
 	servers []mcp.ServerConfig
 	log     *slog.Logger
 	ids     map[string]bool
-	life    bridge.Lifecycle
+	life    startstop.Lifecycle
 
 	mu     sync.RWMutex
 	bridge *mcp.Bridge

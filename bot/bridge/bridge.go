@@ -3,8 +3,7 @@
 // platform is acknowledged (Inbox, a group commit), the worker that turns
 // recorded events into session input in order (Worker), the loop that
 // renders each session's new events to its platform with a durable cursor
-// per session (Deliverer), and the start/stop bookkeeping of their services
-// (Lifecycle).
+// per session (Deliverer). Its services embed internal/startstop's Lifecycle.
 //
 // It works on engine/durable's small store interfaces and on the Engine
 // interface below; it never imports a platform (channels, webhooks,

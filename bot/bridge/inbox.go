@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"brain/engine/durable"
+	"brain/internal/startstop"
 )
 
 // maxBatch bounds one group commit.
@@ -24,7 +25,7 @@ type Inbox struct {
 	onSave func() // wakes the inbox worker
 
 	closed chan struct{} // closed once stopped: Record refuses
-	life   Lifecycle
+	life   startstop.Lifecycle
 }
 
 type inboxRequest struct {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"brain/engine/durable"
+	"brain/internal/startstop/startstoptest"
 )
 
 func startInbox(t *testing.T, store durable.Inbox, onSave func()) *Inbox {
@@ -186,7 +187,7 @@ func TestInbox_StartStopStress(t *testing.T) {
 				}
 			}()
 		}
-		stress(t, in.Start, in.Stop)
+		startstoptest.Stress(t, in)
 		wg.Wait()
 	}
 }

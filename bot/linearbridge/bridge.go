@@ -25,6 +25,7 @@ import (
 	"brain/channels/linear"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/internal/startstop"
 	"brain/tools"
 	"brain/webhooks/linearhook"
 )
@@ -62,7 +63,7 @@ type Store interface {
 
 // Bridge is the Linear integration: the webhook endpoint, the inbox and
 // its worker, the deliverer. New starts nothing; Start and Stop follow
-// bridge.Lifecycle.
+// startstop.Lifecycle.
 type Bridge struct {
 	cfg       *config.LinearConfig
 	publicURL string
@@ -86,7 +87,7 @@ type Bridge struct {
 	log         *slog.Logger
 	wake        chan struct{}
 
-	life bridge.Lifecycle
+	life startstop.Lifecycle
 	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
 	observeDelivery func(time.Duration, error)
 }

@@ -31,6 +31,7 @@ import (
 	"brain/channels/slack"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/internal/startstop"
 	"brain/tools"
 	"brain/webhooks/slackhook"
 )
@@ -72,7 +73,7 @@ type Store interface {
 
 // Bridge is the Slack integration: the HTTP endpoints, Socket Mode with an
 // app token, the inbox and its worker, the deliverer. New starts nothing;
-// Start and Stop follow bridge.Lifecycle.
+// Start and Stop follow startstop.Lifecycle.
 type Bridge struct {
 	cfg      *config.SlackConfig
 	eng      Engine
@@ -101,7 +102,7 @@ type Bridge struct {
 	url     string // the workspace's, for thread links
 	homes   homeUsers
 
-	life bridge.Lifecycle
+	life startstop.Lifecycle
 	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
 	observeDelivery func(time.Duration, error)
 }

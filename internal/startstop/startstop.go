@@ -1,12 +1,26 @@
-package bridge
+// Package startstop is the one lifecycle every long-lived service of brain
+// embeds (the engine, the scheduler, the bridges and their inboxes, the MCP
+// catalog, the live feed), after riverqueue/river's startstop: Start runs
+// the service's start once and makes the context its goroutines run under,
+// Stop is safe before Start, twice and concurrently. It is a leaf: it
+// imports nothing of the project, so engine and bot may both use it.
+package startstop
 
 import (
 	"context"
 	"sync"
 )
 
-// Lifecycle is the start/stop bookkeeping every long-lived service of the
-// bridges shares, after riverqueue/river's startstop: Start runs the
+// Service is a long-lived part of the daemon: Start begins its work, Stop
+// ends it and waits for it until ctx is done. Both are safe to call in any
+// order, twice and concurrently; a service once stopped does not start
+// again. startstoptest.Stress checks an implementation.
+type Service interface {
+	Start(ctx context.Context) error
+	Stop(ctx context.Context) error
+}
+
+// Lifecycle is the start/stop bookkeeping a Service embeds: Start runs the
 // service's start once, Stop is safe before Start, twice and concurrently,
 // and a service once stopped does not start again (its parts, a Slack
 // poster for one, are closed for good). The zero value is ready.
@@ -44,7 +58,7 @@ func (l *Lifecycle) Start(ctx context.Context, start func(ctx context.Context) e
 // from the start function given to Start.
 func (l *Lifecycle) Go(f func(ctx context.Context)) {
 	run := l.run
-	l.wg.Add(1)
+	l.wg.Add(1) // under mu, inside start, so it never races Stop's Wait
 	go func() {
 		defer l.wg.Done()
 		f(run)

@@ -1,12 +1,14 @@
-package bridge
+package startstop_test
 
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"brain/internal/startstop"
+	"brain/internal/startstop/startstoptest"
 )
 
 // TestLifecycle_StartOnceStopAnyTime: start runs once; Stop ends what it
@@ -14,7 +16,7 @@ import (
 // start again.
 func TestLifecycle_StartOnceStopAnyTime(t *testing.T) {
 	ctx := context.Background()
-	var l Lifecycle
+	var l startstop.Lifecycle
 	var starts, cleanups, running atomic.Int32
 	start := func(context.Context) error {
 		starts.Add(1)
@@ -50,7 +52,7 @@ func TestLifecycle_StartOnceStopAnyTime(t *testing.T) {
 // TestLifecycle_StopBeforeStart: cleanup runs, and Start does nothing
 // afterwards.
 func TestLifecycle_StopBeforeStart(t *testing.T) {
-	var l Lifecycle
+	var l startstop.Lifecycle
 	cleaned := false
 	if err := l.Stop(context.Background(), func() { cleaned = true }); err != nil || !cleaned {
 		t.Fatalf("Stop before Start: %v, cleaned %v", err, cleaned)
@@ -66,7 +68,7 @@ func TestLifecycle_StopBeforeStart(t *testing.T) {
 // TestLifecycle_FailedStartTriesAgain: a failed start cancels what it
 // began and leaves the service startable.
 func TestLifecycle_FailedStartTriesAgain(t *testing.T) {
-	var l Lifecycle
+	var l startstop.Lifecycle
 	ended := make(chan struct{})
 	boom := errors.New("boom")
 	err := l.Start(context.Background(), func(context.Context) error {
@@ -89,7 +91,7 @@ func TestLifecycle_FailedStartTriesAgain(t *testing.T) {
 // TestLifecycle_StopWaitsUntilCtx: Stop waits for a goroutine that does not
 // end at once only until its ctx is done; a later Stop sees it end.
 func TestLifecycle_StopWaitsUntilCtx(t *testing.T) {
-	var l Lifecycle
+	var l startstop.Lifecycle
 	release := make(chan struct{})
 	if err := l.Start(context.Background(), func(context.Context) error {
 		l.Go(func(context.Context) { <-release })
@@ -112,52 +114,35 @@ func TestLifecycle_StopWaitsUntilCtx(t *testing.T) {
 // at once (run under -race).
 func TestLifecycle_Stress(t *testing.T) {
 	for range 20 {
-		var l Lifecycle
+		var l startstop.Lifecycle
 		var cleanups atomic.Int32
-		stress(t, func(ctx context.Context) error {
+		startstoptest.Stress(t, funcs{func(ctx context.Context) error {
 			return l.Start(ctx, func(context.Context) error {
 				l.Go(func(ctx context.Context) { <-ctx.Done() })
 				return nil
 			})
 		}, func(ctx context.Context) error {
 			return l.Stop(ctx, func() { cleanups.Add(1) })
-		})
+		}})
 		if cleanups.Load() != 1 {
 			t.Fatalf("cleanup ran %d times", cleanups.Load())
 		}
 	}
 }
 
-// stress calls start and stop from 20 goroutines at once, each several
-// times, then stops once more; every call must succeed within a few
-// seconds.
-func stress(t *testing.T, start, stop func(context.Context) error) {
+// funcs is a startstop.Service made of two functions.
+type funcs struct{ start, stop func(context.Context) error }
+
+func (f funcs) Start(ctx context.Context) error { return f.start(ctx) }
+func (f funcs) Stop(ctx context.Context) error  { return f.stop(ctx) }
+
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	var wg sync.WaitGroup
-	errs := make(chan error, 20*5)
-	for i := range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				if i%2 == 0 {
-					errs <- start(ctx)
-				} else {
-					errs <- stop(ctx)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
 		}
-	}
-	if err := stop(ctx); err != nil {
-		t.Fatal(err)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
