@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"brain/bot/api/client"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/tools"
@@ -27,7 +28,7 @@ func TestDaemon_ApprovalsAndSessionActionsThroughTheAPI(t *testing.T) {
 	ta := newTestApp(t, "    tools: [deploy]\napi_keys: [{name: ops, key: daemon-client-key-123456, act_for: true}]\n", Options{Tools: []tools.Definition{deploy}})
 	cfg := *ta.app.cfg
 	cfg.Listen = ta.app.Addr()
-	d, err := DialDaemon(&cfg)
+	d, err := client.Dial(&cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +72,7 @@ func TestDaemon_ApprovalsAndSessionActionsThroughTheAPI(t *testing.T) {
 
 	// A daemon that is not running says so.
 	cfg.Listen = "127.0.0.1:1"
-	down, _ := DialDaemon(&cfg)
+	down, _ := client.Dial(&cfg)
 	if _, err := down.Approvals(ctx, ""); err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("no daemon: %v", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/api/client"
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/durable"
@@ -106,6 +107,14 @@ func TestTriggerSchedule(t *testing.T) {
 	ta := startScheduleApp(t, scheduleApp{dir: t.TempDir(), fake: fake, clock: newTestClock(time.Date(2026, 3, 27, 10, 0, 0, 0, time.UTC))}, apiSchedules)
 	cfg := *ta.app.cfg
 	cfg.Listen = ta.app.Addr()
+	// TriggerSchedule is what `brain schedules run` does.
+	TriggerSchedule := func(ctx context.Context, cfg *config.Config, name string) (ScheduleRun, error) {
+		d, err := client.Dial(cfg)
+		if err != nil {
+			return ScheduleRun{}, err
+		}
+		return d.RunSchedule(ctx, name)
+	}
 
 	run, err := TriggerSchedule(context.Background(), &cfg, "digest")
 	if err != nil || run.Status != durable.RunRunning || run.SessionID == "" {
@@ -147,22 +156,5 @@ func TestInspector_Schedules(t *testing.T) {
 	if len(list) != 2 || len(list[0].LastRuns) != 1 || list[0].LastRuns[0].Status != durable.RunCompleted ||
 		list[0].NextFire.Format(time.RFC3339) != "2026-03-30T09:00:00+02:00" || list[1].NextFire != nil {
 		t.Fatalf("inspector schedules: %+v", list)
-	}
-}
-
-func TestDaemonURL(t *testing.T) {
-	for _, c := range []struct{ listen, want string }{
-		{"127.0.0.1:8080", "http://127.0.0.1:8080"},
-		{":8080", "http://127.0.0.1:8080"},
-		{"0.0.0.0:9000", "http://127.0.0.1:9000"},
-		{"[::]:9000", "http://[::1]:9000"},
-		{"brain.internal:80", "http://brain.internal:80"},
-	} {
-		if got, err := daemonURL(c.listen); err != nil || got != c.want {
-			t.Errorf("daemonURL(%q) = %q, %v; want %q", c.listen, got, err, c.want)
-		}
-	}
-	if _, err := daemonURL("no-port"); err == nil {
-		t.Error("daemonURL accepted an address without a port")
 	}
 }

@@ -1,4 +1,6 @@
-package bot
+package api_test
+
+// The engine and the scheduler are what the API serves; bot wires them in.
 
 import (
 	"brain/bot/api"

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"brain/bot"
+	"brain/bot/api/client"
 	"brain/engine"
 )
 
@@ -52,7 +52,7 @@ func approvals(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	d, err := bot.DialDaemon(cfg)
+	d, err := client.Dial(cfg)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"brain/bot"
+	"brain/bot/api/client"
 )
 
 const schedulesUsage = "Usage: brain schedules list|run --config FILE [NAME]"
@@ -60,7 +61,11 @@ func schedules(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		run, err := bot.TriggerSchedule(ctx, cfg, fs.Arg(0))
+		d, err := client.Dial(cfg)
+		if err != nil {
+			return err
+		}
+		run, err := d.RunSchedule(ctx, fs.Arg(0))
 		if err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 	"os/user"
 	"strings"
 
-	"brain/bot"
+	"brain/bot/api/client"
 )
 
 // sessionAction is `brain sessions send|resume|cancel|compact`, through the
@@ -31,7 +31,7 @@ func sessionAction(ctx context.Context, sub string, args []string, stdout, stder
 	if err != nil {
 		return err
 	}
-	d, err := bot.DialDaemon(cfg)
+	d, err := client.Dial(cfg)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,9 @@
-package bot
+// Package client is the Go client of brain's HTTP API (/v1), beside the
+// handlers it calls: what the CLI's approvals, sessions and schedules
+// commands use, so they act through the running daemon (its engine, its
+// checks) instead of opening the database under it. It imports the API's
+// wire types and engine's records, never the daemon's wiring (bot).
+package client
 
 import (
 	"bytes"
@@ -6,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
 	"net/http"
 	"net/url"
 	"time"
@@ -16,18 +22,16 @@ import (
 )
 
 // Daemon is a client of the running brain's API at cfg.Listen, with the
-// config's first API key: what the CLI's approvals and sessions commands
-// use, so they act through the daemon (its engine, its checks) instead of
-// opening the database under it.
+// config's first API key.
 type Daemon struct {
 	base string
 	key  string
 	http *http.Client
 }
 
-// DialDaemon returns a client of the daemon cfg describes. It connects
-// nothing until the first call.
-func DialDaemon(cfg *config.Config) (*Daemon, error) {
+// Dial returns a client of the daemon cfg describes. It connects nothing
+// until the first call.
+func Dial(cfg *config.Config) (*Daemon, error) {
 	base, err := daemonURL(cfg.Listen)
 	if err != nil {
 		return nil, err
