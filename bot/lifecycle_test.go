@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,13 +13,15 @@ import (
 	"brain/channels/linear/linearfake"
 	"brain/channels/slack/slackfake"
 	"brain/engine/model/fakemodel"
+	"brain/internal/startstop/startstoptest"
 )
 
 // TestServices_StartStopStress starts and stops every long-lived service of
 // a fully configured app (MCP catalog, engine, Slack and Linear bridges,
 // scheduler) from many goroutines at once, under -race: Start and Stop
 // must be safe in any order, Stop before Start and twice included, and the
-// app must still shut down cleanly afterwards.
+// app must still shut down cleanly afterwards. bot/replicatest does the
+// same on PostgreSQL, where the live feed joins them.
 func TestServices_StartStopStress(t *testing.T) {
 	fake := fakemodel.New()
 	t.Cleanup(fake.Close)
@@ -49,39 +50,11 @@ schedules:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(app.services) != 5 {
-		t.Fatalf("services = %d, want the MCP catalog, engine, two bridges and the scheduler", len(app.services))
+	if len(app.Services()) != 5 {
+		t.Fatalf("services = %d, want the MCP catalog, engine, two bridges and the scheduler", len(app.Services()))
 	}
-	for i, s := range app.services {
-		t.Run(fmt.Sprintf("%d_%T", i, s), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			var wg sync.WaitGroup
-			errs := make(chan error, 400)
-			for g := range 20 {
-				wg.Go(func() {
-					for r := range 10 {
-						var err error
-						if (g+r)%2 == 0 {
-							err = s.Start(ctx)
-						} else {
-							err = s.Stop(ctx)
-						}
-						if err != nil {
-							errs <- err
-						}
-					}
-				})
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Errorf("start/stop: %v", err)
-			}
-			if err := s.Stop(ctx); err != nil {
-				t.Errorf("final stop: %v", err)
-			}
-		})
+	for i, s := range app.Services() {
+		t.Run(fmt.Sprintf("%d_%T", i, s), func(t *testing.T) { startstoptest.Stress(t, s) })
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

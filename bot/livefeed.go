@@ -3,9 +3,9 @@ package bot
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
+	"brain/internal/startstop"
 	"brain/store/postgres"
 )
 
@@ -21,25 +21,19 @@ type liveFeed struct {
 	poll  time.Duration
 	log   *slog.Logger
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	life startstop.Lifecycle
 }
 
-func (f *liveFeed) Start(context.Context) error {
-	ctx, cancel := context.WithCancel(context.Background())
-	f.cancel = cancel
-	f.wg.Add(1)
-	go func() {
-		defer f.wg.Done()
-		f.store.Changes(ctx, f.poll, f.log, f.feed)
-	}()
-	return nil
+// Start follows the feed until Stop.
+func (f *liveFeed) Start(ctx context.Context) error {
+	return f.life.Start(ctx, func(context.Context) error {
+		f.life.Go(func(ctx context.Context) { f.store.Changes(ctx, f.poll, f.log, f.feed) })
+		return nil
+	})
 }
 
-func (f *liveFeed) Stop(context.Context) error {
-	if f.cancel != nil {
-		f.cancel()
-	}
-	f.wg.Wait()
-	return nil
+// Stop ends the feed and waits for it until ctx is done. Safe before
+// Start, twice and concurrently.
+func (f *liveFeed) Stop(ctx context.Context) error {
+	return f.life.Stop(ctx, nil)
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 
-	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/internal/startstop"
 	"brain/tools"
