@@ -176,9 +176,9 @@ func New(cfg Config) (*Engine, error) {
 		now:            cfg.Clock,
 		newID:          cfg.NewID,
 		agents:         map[string]*Agent{},
-		maxQueued:      orDefault(cfg.MaxQueuedTurns, 256),
-		maxIterations:  orDefault(cfg.MaxToolIterations, 5),
-		maxOutputBytes: orDefault(cfg.MaxOutputBytes, 64<<10),
+		maxQueued:      orDefault(cfg.MaxQueuedTurns, DefaultMaxQueuedTurns),
+		maxIterations:  orDefault(cfg.MaxToolIterations, DefaultMaxToolIterations),
+		maxOutputBytes: orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		toolTimeout:    cfg.ToolTimeout,
 		approvalTTL:    cfg.ApprovalTTL,
 		expirySweep:    cfg.ExpirySweep,
@@ -190,8 +190,8 @@ func New(cfg Config) (*Engine, error) {
 		files:          cfg.Files,
 		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,
-		maxParallel:    orDefault(cfg.MaxParallelTools, 4),
-		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, 16)),
+		maxParallel:    orDefault(cfg.MaxParallelTools, DefaultMaxParallelTools),
+		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, DefaultMaxRunningTurns)),
 		runners:        map[string]*runner{},
 		stopCh:         make(chan struct{}),
 	}
@@ -199,13 +199,13 @@ func New(cfg Config) (*Engine, error) {
 		e.log = slog.New(slog.DiscardHandler)
 	}
 	if e.toolTimeout <= 0 {
-		e.toolTimeout = 60 * time.Second
+		e.toolTimeout = DefaultToolTimeout
 	}
 	if e.approvalTTL <= 0 {
-		e.approvalTTL = 168 * time.Hour
+		e.approvalTTL = DefaultApprovalTTL
 	}
 	if e.expirySweep <= 0 {
-		e.expirySweep = time.Minute
+		e.expirySweep = DefaultExpirySweep
 	}
 	for _, a := range cfg.Agents {
 		if err := a.check(); err != nil {
@@ -226,12 +226,12 @@ func New(cfg Config) (*Engine, error) {
 		e.leases.owner = newReplicaID()
 	}
 	if e.leases.ttl <= 0 {
-		e.leases.ttl = defaultLeaseTTL
+		e.leases.ttl = DefaultLeaseTTL
 	}
 	e.peers = cfg.Peers
 	e.pollInterval = cfg.PollInterval
 	if e.pollInterval <= 0 {
-		e.pollInterval = defaultPollInterval
+		e.pollInterval = DefaultPollInterval
 	}
 	e.base, e.cancel = context.WithCancel(context.Background())
 	e.applyCtx, e.applyCancel = context.WithCancel(context.Background())

@@ -9,12 +9,6 @@ import (
 	"time"
 )
 
-// Defaults of the replica settings.
-const (
-	defaultLeaseTTL     = 30 * time.Second
-	defaultPollInterval = time.Second
-)
-
 // errLeaseLost cancels a turn whose session lease expired under it (this
 // replica could not renew it in time): another replica may recover the
 // session, so this one stops writing to it.

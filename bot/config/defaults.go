@@ -6,9 +6,12 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"brain/engine"
 )
 
 // Defaults, kept together so the example config and the docs can match them.
+// Those the engine also has refer to engine's exported defaults.
 const (
 	DefaultListen  = "127.0.0.1:8080"
 	DefaultDataDir = "./data"
@@ -28,29 +31,33 @@ const (
 	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
 	defaultFakeModel          = "fake-model" // the model name a provider: fake model reports
 	defaultMaxTokens          = 4096
-	defaultMaxParallelTools   = 4
+	defaultMaxParallelTools   = engine.DefaultMaxParallelTools
 	defaultModelTimeout       = 10 * time.Minute
 	defaultMaxRetries         = 2
-	defaultMaxRunningTurns    = 64 // turns mostly wait on the model: see the README's "Choosing limits.max_running_turns"
-	defaultMaxQueuedTurns     = 256
-	defaultMaxToolIterations  = 5
-	defaultMaxOutputBytes     = 65536
-	defaultToolTimeout        = 60 * time.Second
-	defaultMaxBodyBytes       = 1 << 20
-	defaultMaxConnections     = 1024
-	defaultReadTimeout        = 30 * time.Second
-	defaultWriteTimeout       = 60 * time.Second // above the 30 s a cancel may wait for its turn
-	defaultIdleTimeout        = 120 * time.Second
-	defaultApprovalTTL        = 168 * time.Hour
-	defaultSearchResults      = 5
-	defaultSearchTimeoutMS    = 10000
-	defaultFetchMaxChars      = 4000
-	defaultFetchMaxBody       = 5 << 20
-	defaultFetchTimeoutMS     = 10000
-	defaultSandboxTimeout     = 120
-	defaultLeaseTTL           = 30 * time.Second
-	defaultPollInterval       = time.Second
-	maxSandboxTimeout         = 1800
+	// The one deliberate difference from the engine's defaults: a daemon
+	// serves many threads, and turns mostly wait on the model (the README's
+	// "Choosing limits.max_running_turns"); engine.DefaultMaxRunningTurns
+	// is for an engine embedded without a config.
+	defaultMaxRunningTurns   = 64
+	defaultMaxQueuedTurns    = engine.DefaultMaxQueuedTurns
+	defaultMaxToolIterations = engine.DefaultMaxToolIterations
+	defaultMaxOutputBytes    = engine.DefaultMaxOutputBytes
+	defaultToolTimeout       = engine.DefaultToolTimeout
+	defaultMaxBodyBytes      = 1 << 20
+	defaultMaxConnections    = 1024
+	defaultReadTimeout       = 30 * time.Second
+	defaultWriteTimeout      = 60 * time.Second // above the 30 s a cancel may wait for its turn
+	defaultIdleTimeout       = 120 * time.Second
+	defaultApprovalTTL       = engine.DefaultApprovalTTL
+	defaultSearchResults     = 5
+	defaultSearchTimeoutMS   = 10000
+	defaultFetchMaxChars     = 4000
+	defaultFetchMaxBody      = 5 << 20
+	defaultFetchTimeoutMS    = 10000
+	defaultSandboxTimeout    = 120
+	defaultLeaseTTL          = engine.DefaultLeaseTTL
+	defaultPollInterval      = engine.DefaultPollInterval
+	maxSandboxTimeout        = 1800
 )
 
 // ApplyDefaults fills every unset key with its default; it is idempotent.
