@@ -24,9 +24,9 @@ import (
 	"brain/bot/api"
 	"brain/bot/config"
 	"brain/bot/linearbridge"
-	"brain/bot/metrics"
 	"brain/bot/schedule"
 	"brain/bot/slackbridge"
+	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/postgres"
@@ -59,7 +59,7 @@ type App struct {
 	lock   *os.File
 	fakes  []*fakemodel.Server
 	// tracing is nil when traces are off.
-	tracing *tracing
+	tracing *telemetry.Tracing
 	// closers are closed after the services stop (sandboxes).
 	closers []io.Closer
 
@@ -86,7 +86,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	defer func() {
 		if err != nil {
-			_ = a.tracing.shutdown(context.Background())
+			_ = a.tracing.Shutdown(context.Background())
 			a.closeResources()
 		}
 	}()
@@ -105,21 +105,21 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
-	reg := metrics.NewRegistry()
-	tel := newTelemetry(reg, a.log)
-	if a.tracing, err = newTracing(ctx, cfg, opts.SpanExporter); err != nil {
+	reg := telemetry.NewRegistry()
+	tel := telemetry.NewMetrics(reg, a.log)
+	if a.tracing, err = telemetry.NewTracing(ctx, cfg, opts.SpanExporter); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
 	}
 	var observer engine.Observer = tel
 	if a.tracing != nil {
-		observer = observers{tel, a.tracing}
+		observer = telemetry.Observers{tel, a.tracing}
 	}
 	for name, m := range models {
 		mc := cfg.Models[name]
 		if a.tracing != nil {
-			m = a.tracing.traceModel(mc.Provider, mc.Model, m)
+			m = a.tracing.TraceModel(mc.Provider, mc.Model, m)
 		}
-		models[name] = tel.observeModel(mc.Model, mc.Price, m)
+		models[name] = tel.ObserveModel(mc.Model, mc.Price, m)
 	}
 	declared, err := httpTools(cfg)
 	if err != nil {
@@ -223,7 +223,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		posters = append(posters, slackOutcomes{slack})
 		a.services = append(a.services, slack)
 		remote["slack"] = slack
-		slack.SetDeliveryObserver(tel.observeDelivery(engine.OriginSlack))
+		slack.SetDeliveryObserver(tel.ObserveDelivery(engine.OriginSlack))
 		slack.SetAudience(slackbridge.AudienceOf(cfg))
 		a.api.Mount("/slack/", slack.HTTP())
 	}
@@ -231,7 +231,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
 		a.services = append(a.services, linear)
 		remote["linear"] = linear
-		linear.SetDeliveryObserver(tel.observeDelivery(engine.OriginLinear))
+		linear.SetDeliveryObserver(tel.ObserveDelivery(engine.OriginLinear))
 		a.api.Mount("POST /linear/webhook", linear.HTTP())
 		if h := linear.InstallHandler(); h != nil {
 			a.api.Mount("GET "+linearbridge.InstallPath, h)
@@ -249,7 +249,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := a.mountConsole(clock, remote, mcps); err != nil {
 		return nil, err
 	}
-	registerInbox(reg, a.store, inboxSources(cfg), clock, a.log)
+	telemetry.RegisterInbox(reg, a.store, inboxSources(cfg), clock, a.log)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
 }
@@ -363,7 +363,7 @@ func (a *App) flushTraces(ctx context.Context) {
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 	}
-	if err := a.tracing.shutdown(ctx); err != nil {
+	if err := a.tracing.Shutdown(ctx); err != nil {
 		a.log.Warn("flush traces", logErr, err)
 	}
 }

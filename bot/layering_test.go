@@ -1,7 +1,10 @@
 package bot
 
 import (
+	"bufio"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,15 +14,19 @@ import (
 // things live" table set: for each package (exact, or a "/..." prefix),
 // the project packages it may import, directly or through others. The
 // first matching rule wins; "*" means anything. Packages under no rule are
-// an error, so a new package has to be placed deliberately.
+// an error, so a new package has to be placed deliberately. Every package
+// may import brain/internal/... (shared leaves such as the lifecycle
+// helper); those import nothing of the project.
 var layers = []struct {
 	pkg     string
 	imports []string
 }{
 	// The leaves.
 	{"brain/tools", nil},
-	{"brain/bot/config", nil},
-	{"brain/bot/metrics", nil},
+	{"brain/internal/...", nil},
+	// Config validation refers to the engine's defaults, not its runtime.
+	{"brain/bot/config", []string{"brain/engine", "brain/tools"}},
+	{"brain/bot/telemetry", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// Tool families see only the tool contract.
 	{"brain/tools/...", []string{"brain/tools"}},
 	// The core sees only the tool contract; its leaves see only the core.
@@ -28,14 +35,19 @@ var layers = []struct {
 	// The adapters' conformance suite scripts the fake model server.
 	{"brain/engine/model/modeltest", []string{"brain/engine", "brain/engine/model/fakemodel", "brain/tools"}},
 	{"brain/engine/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The store contract sees the core; adapters may import it.
+	{"brain/store", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
 	// Adapters to the outside world: never each other, never bot.
-	{"brain/store/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/channels/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/webhooks/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/store/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/channels/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/webhooks/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The application layer works on interfaces: no concrete store. The
 	// API shows the scheduler's own views, so it sees schedule (and what
 	// schedule sees), but no store, channel, webhook or bot.
-	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/metrics", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The API's client (the CLI's commands against a running daemon)
+	// speaks its wire types.
+	{"brain/bot/api/client", []string{"brain/bot/api", "brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The web console, like the API, works on interfaces.
 	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// Its browser tests drive a whole brain, as a user would.
@@ -94,7 +106,11 @@ func TestLayering(t *testing.T) {
 			continue
 		}
 		checked++
+		internal := strings.HasPrefix(pkg, "brain/internal/")
 		for _, d := range deps {
+			if !internal && strings.HasPrefix(d, "brain/internal/") {
+				continue // the shared leaves
+			}
 			if strings.HasPrefix(d, "brain/") && !slices.Contains(allowed, d) {
 				t.Errorf("%s imports %s; allowed project imports: %v", pkg, d, allowed)
 			}
@@ -113,6 +129,8 @@ func TestLayerFor(t *testing.T) {
 		"brain/engine/model/modeltest": "brain/engine brain/engine/model/fakemodel brain/tools",
 		"brain/channels/slack":         "brain/engine brain/engine/durable brain/tools",
 		"brain/bot":                    "*",
+		"brain/internal/startstop":     "",
+		"brain/store":                  "brain/engine brain/engine/durable brain/tools",
 	} {
 		got, ok := layerFor(pkg)
 		if !ok || strings.Join(got, " ") != want {
@@ -125,15 +143,105 @@ func TestLayerFor(t *testing.T) {
 }
 
 // TestLayering_CmdOnlyCallsBot keeps main thin: its only project imports are
-// bot, bot/config (to load the file it is given) and engine's types it prints.
+// bot, bot/config (to load the file it is given), the API's client (the
+// commands that act through a running daemon) and engine's types it prints.
 func TestLayering_CmdOnlyCallsBot(t *testing.T) {
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, "brain/cmd/brain").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, imp := range strings.Fields(string(out)) {
-		if strings.HasPrefix(imp, "brain/") && imp != "brain/bot" && imp != "brain/bot/config" && imp != "brain/engine" {
+		if strings.HasPrefix(imp, "brain/") && !slices.Contains([]string{"brain/bot", "brain/bot/config", "brain/bot/api/client", "brain/engine"}, imp) {
 			t.Errorf("cmd/brain imports %s; it should only call bot", imp)
 		}
 	}
+}
+
+// TestLayering_DriversOnlyWiredByBot: a store driver (store/sqlite,
+// store/postgres) is imported by the wiring only (bot, brain migrate's
+// copier, the benchmarks and the driver's own test helpers); everything
+// else works on the store contract's interfaces and asserts capabilities
+// on them.
+func TestLayering_DriversOnlyWiredByBot(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go command not on PATH")
+	}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "brain/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	drivers := []string{"brain/store/sqlite", "brain/store/postgres"}
+	wiring := func(pkg string) bool {
+		return pkg == "brain/bot" || pkg == "brain/bot/migrate" || strings.HasPrefix(pkg, "brain/bench/")
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		for _, imp := range imports {
+			for _, d := range drivers {
+				if imp != d && !strings.HasPrefix(imp, d+"/") || strings.HasPrefix(pkg, d) || wiring(pkg) {
+					continue
+				}
+				t.Errorf("%s imports the store driver %s; only the wiring (bot) may", pkg, imp)
+			}
+		}
+	}
+}
+
+// maxFileLines is where a non-test file is a prompt to split it by
+// responsibility (STYLE.md: a file is one idea).
+const maxFileLines = 500
+
+// TestFileSizes: no non-test Go file of the module is over maxFileLines.
+func TestFileSizes(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	err = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		n, err := countLines(path)
+		if err != nil {
+			return err
+		}
+		checked++
+		if n > maxFileLines {
+			rel, _ := filepath.Rel(root, path)
+			t.Errorf("%s has %d lines (over %d): split it by responsibility", rel, n, maxFileLines)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 100 {
+		t.Fatalf("checked %d files; is the module root %s?", checked, root)
+	}
+}
+
+func countLines(path string) (int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	n := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		n++
+	}
+	return n, sc.Err()
 }

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"brain/bot/config"
+	"brain/bot/telemetry"
 	"brain/engine/model/fakemodel"
 	"brain/tools"
 )
@@ -137,7 +138,7 @@ func TestTracing_OffUnlessAnEndpointIsSet(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	cfg := &config.Config{Telemetry: config.TelemetryConfig{ServiceName: "brain"}}
-	if tr, err := newTracing(context.Background(), cfg, nil); tr != nil || err != nil {
+	if tr, err := telemetry.NewTracing(context.Background(), cfg, nil); tr != nil || err != nil {
 		t.Fatalf("tracing %v, %v with no endpoint", tr, err)
 	}
 	for _, set := range []func(){
@@ -147,11 +148,11 @@ func TestTracing_OffUnlessAnEndpointIsSet(t *testing.T) {
 		cfg.Telemetry.OTLPEndpoint = ""
 		t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 		set()
-		tr, err := newTracing(context.Background(), cfg, nil)
+		tr, err := telemetry.NewTracing(context.Background(), cfg, nil)
 		if err != nil || tr == nil {
 			t.Fatalf("tracing %v, %v with an endpoint", tr, err)
 		}
-		if err := tr.shutdown(context.Background()); err != nil {
+		if err := tr.Shutdown(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -22,4 +22,18 @@ const (
 	LogSchedule   = "schedule"
 	LogKind       = "kind"
 	LogIgnored    = "ignored"
+	// The activity lines of turns and tools (bot/telemetry).
+	LogOrigin       = "origin"
+	LogAgent        = "agent"
+	LogOutcome      = "outcome"
+	LogCode         = "code"
+	LogDuration     = "duration"
+	LogRounds       = "rounds"
+	LogInputs       = "inputs"
+	LogInputTokens  = "input_tokens"
+	LogOutputTokens = "output_tokens"
+	LogCacheRead    = "cache_read_input_tokens"
+	LogCacheWrite   = "cache_creation_input_tokens"
+	LogUnknown      = "unknown_outcome"
+	LogReason       = "reason"
 )

@@ -5,23 +5,23 @@ import (
 	"strconv"
 	"strings"
 
-	"brain/bot/metrics"
+	"brain/bot/telemetry"
 	"brain/engine"
 )
 
 // registerMetrics adds the API's own metrics to reg: HTTP requests by
 // status, the worker pool's gauges and the engine's counters.
-func (a *Server) registerMetrics(reg *metrics.Registry) {
+func (a *Server) registerMetrics(reg *telemetry.Registry) {
 	a.requests = reg.Counter("brain_http_requests_total", "HTTP requests answered, by status code.", "code")
 	gauge := func(name, help string, v func(engine.Stats) int) {
-		reg.GaugeFunc(name, help, nil, func() []metrics.Sample {
-			return []metrics.Sample{{Value: float64(v(a.engine.Stats()))}}
+		reg.GaugeFunc(name, help, nil, func() []telemetry.Sample {
+			return []telemetry.Sample{{Value: float64(v(a.engine.Stats()))}}
 		})
 	}
 	gauge("brain_turns_running", "Turns running now.", func(s engine.Stats) int { return s.RunningTurns })
 	gauge("brain_turns_queued", "Sessions with input waiting for a worker.", func(s engine.Stats) int { return s.QueuedTurns })
 	for _, f := range engineFamilies {
-		reg.CounterFunc(f.name, f.help, f.labels(), func() []metrics.Sample {
+		reg.CounterFunc(f.name, f.help, f.labels(), func() []telemetry.Sample {
 			return f.samples(a.engine.Stats().Counters)
 		})
 	}
@@ -57,14 +57,14 @@ func (f engineFamily) labels() []string {
 	return []string{f.label}
 }
 
-func (f engineFamily) samples(counters map[string]int64) []metrics.Sample {
+func (f engineFamily) samples(counters map[string]int64) []telemetry.Sample {
 	if f.counter != "" {
-		return []metrics.Sample{{Value: float64(counters[f.counter])}}
+		return []telemetry.Sample{{Value: float64(counters[f.counter])}}
 	}
-	var out []metrics.Sample
+	var out []telemetry.Sample
 	for name, v := range counters {
 		if rest, ok := strings.CutPrefix(name, f.prefix); ok && rest != "" {
-			out = append(out, metrics.Sample{Labels: []string{rest}, Value: float64(v)})
+			out = append(out, telemetry.Sample{Labels: []string{rest}, Value: float64(v)})
 		}
 	}
 	return out

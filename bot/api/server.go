@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"brain/bot/config"
-	"brain/bot/metrics"
+	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/tools"
 )
@@ -81,7 +81,7 @@ type Config struct {
 	DefaultAgent string
 	// Metrics is the registry /metrics writes; the API adds its own
 	// families to it. Nil: a registry of the API's metrics only.
-	Metrics *metrics.Registry
+	Metrics *telemetry.Registry
 	// Done, once closed, ends long-lived responses (event streams), so a
 	// server shutdown need not wait for them.
 	Done <-chan struct{}
@@ -104,8 +104,8 @@ type Server struct {
 	mux          *http.ServeMux
 	handler      http.Handler
 
-	registry *metrics.Registry
-	requests *metrics.Counter
+	registry *telemetry.Registry
+	requests *telemetry.Counter
 
 	checksMu sync.Mutex
 	checks   []ReadinessCheck
@@ -129,7 +129,7 @@ func New(cfg Config) *Server {
 	}
 	s.registry = cfg.Metrics
 	if s.registry == nil {
-		s.registry = metrics.NewRegistry()
+		s.registry = telemetry.NewRegistry()
 	}
 	s.registerMetrics(s.registry)
 	s.handler = s.routes()

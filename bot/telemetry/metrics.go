@@ -1,11 +1,12 @@
-// Package metrics is a small Prometheus registry: counters and histograms
-// with labels, gauges and counters read at scrape time, written in the
-// Prometheus text exposition format (version 0.0.4) with # HELP and
-// # TYPE lines. It is written by hand to keep brain free of a metrics
-// dependency; it covers what brain exports and nothing more.
-//
-// It imports nothing of brain (bot/layering_test.go checks it).
-package metrics
+// Package telemetry is what brain tells its operators about itself: a
+// small Prometheus registry (Registry: counters and histograms with
+// labels, gauges and counters read at scrape time, written in the
+// Prometheus text exposition format 0.0.4, by hand to keep brain free of
+// a metrics dependency), the activity log lines and metrics of turns,
+// tools, models and deliveries (Metrics), and OpenTelemetry spans of the
+// same (Tracing). It sees the engine through its Observer and Model
+// interfaces; it never imports a platform, a store driver or bot.
+package telemetry
 
 import (
 	"bufio"

@@ -1,21 +1,21 @@
-package metrics_test
+package telemetry_test
 
 import (
 	"strings"
 	"testing"
 
-	"brain/bot/metrics"
+	"brain/bot/telemetry"
 )
 
 func TestRegistry_TextExposition(t *testing.T) {
-	r := metrics.NewRegistry()
+	r := telemetry.NewRegistry()
 	turns := r.Counter("brain_turns_total", "Turns ended, by outcome.", "outcome")
 	dur := r.Histogram("brain_tool_call_duration_seconds", "Tool call latency.", []float64{0.1, 1}, "tool")
-	r.GaugeFunc("brain_inbox_depth", "Pending inbox items.", []string{"source"}, func() []metrics.Sample {
-		return []metrics.Sample{{Labels: []string{"slack"}, Value: 3}, {Labels: []string{"linear"}, Value: 0}}
+	r.GaugeFunc("brain_inbox_depth", "Pending inbox items.", []string{"source"}, func() []telemetry.Sample {
+		return []telemetry.Sample{{Labels: []string{"slack"}, Value: 3}, {Labels: []string{"linear"}, Value: 0}}
 	})
-	r.CounterFunc("brain_inputs_total", "Inputs recorded.", nil, func() []metrics.Sample {
-		return []metrics.Sample{{Value: 7}}
+	r.CounterFunc("brain_inputs_total", "Inputs recorded.", nil, func() []telemetry.Sample {
+		return []telemetry.Sample{{Value: 7}}
 	})
 	turns.Inc("completed")
 	turns.Inc("completed")
@@ -53,7 +53,7 @@ brain_turns_total{outcome="we\"ird\\\n"} 1
 }
 
 func TestRegistry_MisuseIsLoud(t *testing.T) {
-	r := metrics.NewRegistry()
+	r := telemetry.NewRegistry()
 	c := r.Counter("brain_x_total", "x", "a")
 	for name, f := range map[string]func(){
 		"twice":        func() { r.Counter("brain_x_total", "x") },

@@ -1,4 +1,4 @@
-package bot
+package telemetry
 
 import (
 	"context"
@@ -7,53 +7,35 @@ import (
 	"unicode/utf8"
 
 	"brain/bot/config"
-	"brain/bot/linearbridge"
-	"brain/bot/metrics"
-	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/durable"
 	"brain/tools"
-)
-
-// Log attribute keys of the activity lines.
-const (
-	logOrigin       = "origin"
-	logAgent        = "agent"
-	logOutcome      = "outcome"
-	logCode         = "code"
-	logDuration     = "duration"
-	logRounds       = "rounds"
-	logInputs       = "inputs"
-	logInputTokens  = "input_tokens"
-	logOutputTokens = "output_tokens"
-	logCacheRead    = "cache_read_input_tokens"
-	logCacheWrite   = "cache_creation_input_tokens"
-	logUnknown      = "unknown_outcome"
-	logReason       = "reason"
 )
 
 // notOffered is the tool label of calls to tools the turn did not offer,
 // so a model inventing names cannot grow the metric's series.
 const notOffered = "(not offered)"
 
-// telemetry is brain's metrics and activity log: the engine's Observer,
-// the wrapper of every model, and the delivery observer of the bridges.
-type telemetry struct {
+// Metrics is brain's metrics and activity log: the engine's Observer, the
+// wrapper of every model, and the delivery observer of the bridges.
+type Metrics struct {
 	log      *slog.Logger
-	turns    *metrics.Counter
-	turnDur  *metrics.Histogram
-	toolDur  *metrics.Histogram
-	modelDur *metrics.Histogram
-	tokens   *metrics.Counter
-	cost     *metrics.Counter
-	delivery *metrics.Histogram
+	turns    *Counter
+	turnDur  *Histogram
+	toolDur  *Histogram
+	modelDur *Histogram
+	tokens   *Counter
+	cost     *Counter
+	delivery *Histogram
 }
 
-var _ engine.Observer = (*telemetry)(nil)
+var _ engine.Observer = (*Metrics)(nil)
 
-func newTelemetry(reg *metrics.Registry, log *slog.Logger) *telemetry {
-	b := metrics.DurationBuckets
-	return &telemetry{
+// NewMetrics registers the turn, tool, model and delivery metrics in reg;
+// activity lines go to log.
+func NewMetrics(reg *Registry, log *slog.Logger) *Metrics {
+	b := DurationBuckets
+	return &Metrics{
 		log:      log,
 		turns:    reg.Counter("brain_turns_total", "Turns ended, by outcome (completed, question, max_iterations, cancelled, failed).", "outcome"),
 		turnDur:  reg.Histogram("brain_turn_duration_seconds", "How long turns took, from start to their recorded end, by outcome.", b, "outcome"),
@@ -73,45 +55,45 @@ func okOrError(failed bool) string {
 	return "ok"
 }
 
-func (t *telemetry) TurnStarted(ti engine.TurnInfo) {
-	t.log.Info("turn started", logSession, ti.SessionID, tools.LogTurn, ti.TurnID,
-		logOrigin, ti.Origin, logAgent, ti.Agent, logInputs, ti.Inputs)
+func (t *Metrics) TurnStarted(ti engine.TurnInfo) {
+	t.log.Info("turn started", tools.LogSession, ti.SessionID, tools.LogTurn, ti.TurnID,
+		tools.LogOrigin, ti.Origin, tools.LogAgent, ti.Agent, tools.LogInputs, ti.Inputs)
 }
 
-func (t *telemetry) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
+func (t *Metrics) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 	t.turns.Inc(end.Outcome)
 	t.turnDur.Observe(end.Duration.Seconds(), end.Outcome)
-	attrs := []any{logSession, ti.SessionID, tools.LogTurn, ti.TurnID, logOrigin, ti.Origin, logOutcome, end.Outcome,
-		logDuration, end.Duration.Round(time.Millisecond).String(), logRounds, end.Rounds,
-		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens,
-		logCacheRead, end.Usage.CacheReadTokens, logCacheWrite, end.Usage.CacheWriteTokens}
+	attrs := []any{tools.LogSession, ti.SessionID, tools.LogTurn, ti.TurnID, tools.LogOrigin, ti.Origin, tools.LogOutcome, end.Outcome,
+		tools.LogDuration, end.Duration.Round(time.Millisecond).String(), tools.LogRounds, end.Rounds,
+		tools.LogInputTokens, end.Usage.InputTokens, tools.LogOutputTokens, end.Usage.OutputTokens,
+		tools.LogCacheRead, end.Usage.CacheReadTokens, tools.LogCacheWrite, end.Usage.CacheWriteTokens}
 	if end.Outcome == engine.OutcomeFailed {
-		t.log.Warn("turn failed", append(attrs, logCode, end.Code)...)
+		t.log.Warn("turn failed", append(attrs, tools.LogCode, end.Code)...)
 		return
 	}
 	t.log.Info("turn ended", attrs...)
 }
 
-func (t *telemetry) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
+func (t *Metrics) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 	name := r.Tool
 	if !r.Offered {
 		name = notOffered
 	}
 	t.toolDur.Observe(r.Duration.Seconds(), name, okOrError(r.IsError))
 	if r.IsError {
-		t.log.Warn("tool call failed", logSession, ti.SessionID, tools.LogTurn, ti.TurnID, tools.LogTool, r.Tool,
-			logUnknown, r.Unknown, logDuration, r.Duration.Round(time.Millisecond).String(), logReason, clip(r.Text, 300))
+		t.log.Warn("tool call failed", tools.LogSession, ti.SessionID, tools.LogTurn, ti.TurnID, tools.LogTool, r.Tool,
+			tools.LogUnknown, r.Unknown, tools.LogDuration, r.Duration.Round(time.Millisecond).String(), tools.LogReason, clip(r.Text, 300))
 	}
 }
 
-// observeModel wraps m so its calls are timed and its tokens counted
+// ObserveModel wraps m so its calls are timed and its tokens counted
 // (and priced, when price is set) under the model's name.
-func (t *telemetry) observeModel(name string, price *config.PriceConfig, m engine.Model) engine.Model {
+func (t *Metrics) ObserveModel(name string, price *config.PriceConfig, m engine.Model) engine.Model {
 	return observedModel{t: t, name: name, price: price, next: m}
 }
 
 type observedModel struct {
-	t     *telemetry
+	t     *Metrics
 	name  string
 	price *config.PriceConfig
 	next  engine.Model
@@ -133,35 +115,23 @@ func (m observedModel) Generate(ctx context.Context, req engine.ModelRequest) (e
 	return resp, err
 }
 
-// observeDelivery returns the bridges' delivery observer for platform.
-func (t *telemetry) observeDelivery(platform string) func(time.Duration, error) {
+// ObserveDelivery returns the bridges' delivery observer for platform.
+func (t *Metrics) ObserveDelivery(platform string) func(time.Duration, error) {
 	return func(d time.Duration, err error) {
 		t.delivery.Observe(d.Seconds(), platform, okOrError(err != nil))
 	}
 }
 
-// inboxSources are the inbox sources of the configured bridges.
-func inboxSources(cfg *config.Config) []string {
-	var out []string
-	if cfg.Slack != nil {
-		out = append(out, slackbridge.InboxSource)
-	}
-	if cfg.Linear != nil {
-		out = append(out, linearbridge.InboxSource)
-	}
-	return out
-}
-
-// registerInbox exports the inbox backlog per source: depth and the age
+// RegisterInbox exports the inbox backlog per source: depth and the age
 // of the oldest pending item (0 when none), each configured source always
 // present.
-func registerInbox(reg *metrics.Registry, store durable.Health, sources []string, clock func() time.Time, log *slog.Logger) {
+func RegisterInbox(reg *Registry, store durable.Health, sources []string, clock func() time.Time, log *slog.Logger) {
 	read := func() []durable.InboxBacklog {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		got, err := store.InboxBacklogs(ctx)
 		if err != nil {
-			log.Warn("read inbox backlog for metrics", logErr, err)
+			log.Warn("read inbox backlog for metrics", tools.LogErr, err)
 		}
 		out := make([]durable.InboxBacklog, 0, len(sources))
 		for _, src := range sources {
@@ -175,22 +145,22 @@ func registerInbox(reg *metrics.Registry, store durable.Health, sources []string
 		}
 		return out
 	}
-	reg.GaugeFunc("brain_inbox_depth", "Inbound platform events recorded and not yet worked, by source.", []string{"source"}, func() []metrics.Sample {
-		var out []metrics.Sample
+	reg.GaugeFunc("brain_inbox_depth", "Inbound platform events recorded and not yet worked, by source.", []string{"source"}, func() []Sample {
+		var out []Sample
 		for _, b := range read() {
-			out = append(out, metrics.Sample{Labels: []string{b.Source}, Value: float64(b.Depth)})
+			out = append(out, Sample{Labels: []string{b.Source}, Value: float64(b.Depth)})
 		}
 		return out
 	})
-	reg.GaugeFunc("brain_inbox_oldest_age_seconds", "Age of the oldest pending inbound event, by source.", []string{"source"}, func() []metrics.Sample {
-		var out []metrics.Sample
+	reg.GaugeFunc("brain_inbox_oldest_age_seconds", "Age of the oldest pending inbound event, by source.", []string{"source"}, func() []Sample {
+		var out []Sample
 		now := clock()
 		for _, b := range read() {
 			age := 0.0
 			if !b.Oldest.IsZero() {
 				age = max(0, now.Sub(b.Oldest).Seconds())
 			}
-			out = append(out, metrics.Sample{Labels: []string{b.Source}, Value: age})
+			out = append(out, Sample{Labels: []string{b.Source}, Value: age})
 		}
 		return out
 	})

@@ -1,4 +1,4 @@
-package bot
+package telemetry
 
 import (
 	"context"
@@ -45,12 +45,12 @@ const (
 	opExecuteTool = "execute_tool"
 )
 
-// tracing makes OpenTelemetry spans of turns, model calls and tool calls:
+// Tracing makes OpenTelemetry spans of turns, model calls and tool calls:
 // it is an engine Observer (turn and tool spans) and wraps the models
 // (model call spans, children of their turn's span). The spans carry
 // names, ids, models and token counts, never prompts, outputs or tool
 // results: those may hold anything, secrets included.
-type tracing struct {
+type Tracing struct {
 	provider *sdktrace.TracerProvider
 	tracer   trace.Tracer
 
@@ -58,27 +58,27 @@ type tracing struct {
 	turns map[string]trace.Span // running turns' spans by turn id
 }
 
-var _ engine.Observer = (*tracing)(nil)
+var _ engine.Observer = (*Tracing)(nil)
 
-// tracingEnabled reports whether traces are exported: the config names an
+// TracingEnabled reports whether traces are exported: the config names an
 // endpoint or the standard OTLP variables do.
-func tracingEnabled(cfg *config.Config) bool {
+func TracingEnabled(cfg *config.Config) bool {
 	return cfg.Telemetry.OTLPEndpoint != "" ||
 		os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" ||
 		os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
 }
 
-// newTracing builds the tracer provider, or returns nil when tracing is
+// NewTracing builds the tracer provider, or returns nil when tracing is
 // off. An injected exporter (tests) is sent every span as it ends;
 // otherwise spans go in batches over OTLP/HTTP.
-func newTracing(ctx context.Context, cfg *config.Config, exp sdktrace.SpanExporter) (*tracing, error) {
+func NewTracing(ctx context.Context, cfg *config.Config, exp sdktrace.SpanExporter) (*Tracing, error) {
 	opts := []sdktrace.TracerProviderOption{
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", cfg.Telemetry.ServiceName))),
 	}
 	switch {
 	case exp != nil:
 		opts = append(opts, sdktrace.WithSyncer(exp))
-	case tracingEnabled(cfg):
+	case TracingEnabled(cfg):
 		var httpOpts []otlptracehttp.Option
 		if cfg.Telemetry.OTLPEndpoint != "" {
 			httpOpts = append(httpOpts, otlptracehttp.WithEndpointURL(cfg.Telemetry.OTLPEndpoint))
@@ -92,11 +92,11 @@ func newTracing(ctx context.Context, cfg *config.Config, exp sdktrace.SpanExport
 		return nil, nil
 	}
 	p := sdktrace.NewTracerProvider(opts...)
-	return &tracing{provider: p, tracer: p.Tracer("brain"), turns: map[string]trace.Span{}}, nil
+	return &Tracing{provider: p, tracer: p.Tracer("brain"), turns: map[string]trace.Span{}}, nil
 }
 
-// shutdown flushes the spans not yet exported, within ctx.
-func (t *tracing) shutdown(ctx context.Context) error {
+// Shutdown flushes the spans not yet exported, within ctx.
+func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
@@ -104,7 +104,7 @@ func (t *tracing) shutdown(ctx context.Context) error {
 }
 
 // turnContext is ctx carrying the span of turn id, when it runs.
-func (t *tracing) turnContext(ctx context.Context, turnID string) context.Context {
+func (t *Tracing) turnContext(ctx context.Context, turnID string) context.Context {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if s, ok := t.turns[turnID]; ok {
@@ -113,7 +113,7 @@ func (t *tracing) turnContext(ctx context.Context, turnID string) context.Contex
 	return ctx
 }
 
-func (t *tracing) TurnStarted(ti engine.TurnInfo) {
+func (t *Tracing) TurnStarted(ti engine.TurnInfo) {
 	_, span := t.tracer.Start(context.Background(), opInvokeAgent+" "+ti.Agent,
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
@@ -128,7 +128,7 @@ func (t *tracing) TurnStarted(ti engine.TurnInfo) {
 	t.mu.Unlock()
 }
 
-func (t *tracing) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
+func (t *Tracing) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 	t.mu.Lock()
 	span, ok := t.turns[ti.TurnID]
 	delete(t.turns, ti.TurnID)
@@ -151,7 +151,7 @@ func (t *tracing) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 
 // ToolReturned records the call's span after the fact: the engine reports
 // a call once it returned, with how long it took.
-func (t *tracing) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
+func (t *Tracing) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 	name := r.Tool
 	if !r.Offered {
 		name = notOffered // a model's invention is not a span name
@@ -175,13 +175,13 @@ func (t *tracing) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 	span.End(trace.WithTimestamp(end))
 }
 
-// traceModel wraps m so each call is a span under its turn's.
-func (t *tracing) traceModel(provider, model string, m engine.Model) engine.Model {
+// TraceModel wraps m so each call is a span under its turn's.
+func (t *Tracing) TraceModel(provider, model string, m engine.Model) engine.Model {
 	return tracedModel{t: t, provider: provider, model: model, next: m}
 }
 
 type tracedModel struct {
-	t        *tracing
+	t        *Tracing
 	provider string
 	model    string
 	next     engine.Model
@@ -217,22 +217,22 @@ func (m tracedModel) Generate(ctx context.Context, req engine.ModelRequest) (eng
 	return resp, nil
 }
 
-// observers fans the engine's one Observer out to several.
-type observers []engine.Observer
+// Observers fans the engine's one Observer out to several.
+type Observers []engine.Observer
 
-func (o observers) TurnStarted(ti engine.TurnInfo) {
+func (o Observers) TurnStarted(ti engine.TurnInfo) {
 	for _, x := range o {
 		x.TurnStarted(ti)
 	}
 }
 
-func (o observers) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
+func (o Observers) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 	for _, x := range o {
 		x.TurnEnded(ti, end)
 	}
 }
 
-func (o observers) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
+func (o Observers) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 	for _, x := range o {
 		x.ToolReturned(ti, r)
 	}
