@@ -48,6 +48,8 @@ var layers = []struct {
 	// The API's client (the CLI's commands against a running daemon)
 	// speaks its wire types.
 	{"brain/bot/api/client", []string{"brain/bot/api", "brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	// The terminal conversation prints through the console channel.
+	{"brain/bot/chat", []string{"brain/bot/config", "brain/channels/console", "brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The web console, like the API, works on interfaces.
 	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// Its browser tests drive a whole brain, as a user would.

@@ -1,4 +1,10 @@
-package bot
+// Package chat is the terminal conversation of `brain chat`: it reads
+// lines, sends them to a session of the engine, prints the session's
+// events as they come (console's Printer), answers questions by number and
+// decides approvals with y/n; Ctrl-C stops a turn or quits at the prompt.
+// It is handed a running engine (bot wires it); it imports no platform, no
+// store and not bot.
+package chat
 
 import (
 	"context"
@@ -7,22 +13,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"brain/bot/config"
 	"brain/channels/console"
 	"brain/engine"
 )
 
-// Chat runs the console channel: a terminal conversation with an agent, in
-// this process, on the configured database. It ends at EOF, /quit or when
-// ctx is cancelled.
-func Chat(ctx context.Context, cfg *config.Config, opts Options, agent, user string, in io.Reader, out io.Writer) error {
-	return ChatWith(ctx, cfg, opts, ChatOptions{Agent: agent, User: user, In: in, Out: out})
-}
-
-// ChatOptions are the terminal conversation's settings.
-type ChatOptions struct {
+// Options are the terminal conversation's settings.
+type Options struct {
 	Agent string // default: the config's first
 	User  string // who talks
 	// SessionID continues that session instead of starting one.
@@ -34,22 +32,10 @@ type ChatOptions struct {
 	Interrupts <-chan struct{}
 }
 
-// ChatWith is Chat with every option.
-func ChatWith(ctx context.Context, cfg *config.Config, opts Options, c ChatOptions) error {
+// Run talks with an agent of eng, a started engine, until EOF, /quit or
+// ctx ends.
+func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options) error {
 	user, out, interrupts := c.User, c.Out, c.Interrupts
-	app, err := New(ctx, cfg, opts)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = app.Shutdown(sctx)
-	}()
-	eng := app.engine
-	if err := eng.Start(ctx); err != nil {
-		return err
-	}
 	s, err := chatSession(ctx, eng, cfg, c)
 	if err != nil {
 		return err
@@ -240,7 +226,7 @@ func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64
 var chatCommands = map[string]bool{"/resume": true, "/quit": true, "/exit": true}
 
 // chatSession starts the chat's session, or finds the one to continue.
-func chatSession(ctx context.Context, eng *engine.Engine, cfg *config.Config, c ChatOptions) (engine.Session, error) {
+func chatSession(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options) (engine.Session, error) {
 	if c.SessionID == "" {
 		agent := c.Agent
 		if agent == "" {
