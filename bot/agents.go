@@ -41,7 +41,7 @@ func (a *App) buildModels() (map[string]engine.Model, error) {
 				base, key = f.URL(), "fake-model-test-double"
 			} else if key == "" {
 				hint += " (e.g. export ANTHROPIC_API_KEY), or point the model at an OpenAI-compatible base_url"
-				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", "set", hint)
+				a.log.Warn("no API key for models."+name+"; turns will fail until one is set", tools.LogSet, hint)
 			}
 			m, err := anthropic.New(anthropic.Config{
 				BaseURL: base, APIKey: key, KeyHint: hint, Model: modelName,
@@ -92,7 +92,7 @@ func (a *App) startFake(name string, mc config.ModelConfig) (*fakemodel.Server, 
 		}
 	}
 	a.fakes = append(a.fakes, f)
-	a.log.Warn("models."+name+" uses the fake model server (test double): "+does+", it is not a language model", "url", f.URL())
+	a.log.Warn("models."+name+" uses the fake model server (test double): "+does+", it is not a language model", tools.LogURL, f.URL())
 	return f, nil
 }
 

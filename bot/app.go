@@ -289,19 +289,19 @@ func (a *App) Start(ctx context.Context) error {
 	a.listener = limitListener(ln, a.cfg.Limits.MaxConnections)
 	go func() {
 		if err := a.server.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error("http server stopped", logErr, err)
+			a.log.Error("http server stopped", tools.LogErr, err)
 		}
 	}()
-	a.log.Info("brain listening", logAddr, ln.Addr().String(), "data_dir", a.cfg.DataDir,
-		"storage", a.cfg.Storage.Driver, "replica", a.engine.ReplicaID())
+	a.log.Info("brain listening", tools.LogAddr, ln.Addr().String(), tools.LogDataDir, a.cfg.DataDir,
+		tools.LogStorage, a.cfg.Storage.Driver, tools.LogReplica, a.engine.ReplicaID())
 	for _, section := range a.cfg.Unsupported() {
-		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", "key", section)
+		a.log.Warn("config section is valid but this build does not run it yet; it is ignored", tools.LogKey, section)
 	}
 	for _, w := range a.warnings {
 		a.log.Warn(w)
 	}
 	for _, use := range a.cfg.MissingEnvUses() {
-		a.log.Warn("environment variable is not set; features that use it are off or will fail", "var", use.Var, "keys", strings.Join(use.Keys, ","))
+		a.log.Warn("environment variable is not set; features that use it are off or will fail", tools.LogVar, use.Var, tools.LogKeys, strings.Join(use.Keys, ","))
 	}
 	return nil
 }
@@ -364,7 +364,7 @@ func (a *App) flushTraces(ctx context.Context) {
 		defer cancel()
 	}
 	if err := a.tracing.Shutdown(ctx); err != nil {
-		a.log.Warn("flush traces", logErr, err)
+		a.log.Warn("flush traces", tools.LogErr, err)
 	}
 }
 
@@ -397,7 +397,7 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, grace time.Durat
 		return err
 	}
 	<-ctx.Done()
-	app.log.Info("shutting down; running turns get a grace period", "grace", grace.String())
+	app.log.Info("shutting down; running turns get a grace period", tools.LogGrace, grace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()
 	return app.Shutdown(sctx)

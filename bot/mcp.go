@@ -64,7 +64,7 @@ func (c *mcpCatalog) Stop(ctx context.Context) error {
 		c.mu.RUnlock()
 		if b != nil {
 			if err := b.Close(); err != nil {
-				c.log.Warn("mcp servers did not all stop cleanly", logErr, err)
+				c.log.Warn("mcp servers did not all stop cleanly", tools.LogErr, err)
 			}
 		}
 	})
@@ -78,7 +78,7 @@ func (c *mcpCatalog) refresh() {
 	for _, d := range b.Tools() {
 		t, err := tools.Compile(d)
 		if err != nil {
-			c.log.Warn("mcp tool skipped", "tool", d.Name, logErr, err)
+			c.log.Warn("mcp tool skipped", tools.LogTool, d.Name, tools.LogErr, err)
 			continue
 		}
 		out = append(out, t)
@@ -86,7 +86,7 @@ func (c *mcpCatalog) refresh() {
 	c.mu.Lock()
 	c.tools = out
 	c.mu.Unlock()
-	c.log.Info("mcp tools available", "count", len(out))
+	c.log.Info("mcp tools available", tools.LogCount, len(out))
 }
 
 // owns reports whether an agent's tool entry refers to MCP: a server id

@@ -36,4 +36,15 @@ const (
 	LogCacheWrite   = "cache_creation_input_tokens"
 	LogUnknown      = "unknown_outcome"
 	LogReason       = "reason"
+	// The daemon's own lines (bot).
+	LogDataDir = "data_dir"
+	LogStorage = "storage"
+	LogReplica = "replica"
+	LogKey     = "key"   // a config key
+	LogVar     = "var"   // an environment variable
+	LogKeys    = "keys"  // the config keys that use it
+	LogGrace   = "grace" // the shutdown grace period
+	LogSet     = "set"   // how to set what is missing
+	LogURL     = "url"
+	LogCount   = "count"
 )
