@@ -9,13 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/bot/config"
 	"brain/channels/linear/linearfake"
 	"brain/engine"
+	"brain/internal/startstop/startstoptest"
 	"brain/store/sqlite"
 	"brain/webhooks/linearhook"
 )
@@ -118,32 +118,6 @@ func TestBridge_StopBeforeStart(t *testing.T) {
 func TestBridge_StartStopStress(t *testing.T) {
 	for range 10 {
 		b := newBridge(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var wg sync.WaitGroup
-		errs := make(chan error, 20*5)
-		for i := range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 5 {
-					if i%2 == 0 {
-						errs <- b.Start(ctx)
-					} else {
-						errs <- b.Stop(ctx)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
+		startstoptest.Stress(t, b)
 	}
 }

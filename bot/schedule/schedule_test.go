@@ -12,6 +12,7 @@ import (
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/durable"
+	"brain/internal/startstop/startstoptest"
 )
 
 // fakeEngine is an Engine whose behaviour a test sets; a method whose
@@ -137,29 +138,7 @@ func TestScheduler_StartStop(t *testing.T) {
 
 	for range 20 {
 		s := newScheduler(t, nil, neverRan(), now, sc)
-		var wg sync.WaitGroup
-		errs := make(chan error, 8)
-		for i := range 8 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if i%2 == 0 {
-					errs <- s.Start(ctx)
-				} else {
-					errs <- s.Stop(ctx)
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := s.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
+		startstoptest.Stress(t, s)
 		if err := s.Tick(ctx, now().Add(2*time.Hour)); err == nil {
 			t.Fatal("a stopped scheduler ticks")
 		}

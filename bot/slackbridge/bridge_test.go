@@ -17,6 +17,7 @@ import (
 	"brain/bot/config"
 	"brain/channels/slack/slackfake"
 	"brain/engine"
+	"brain/internal/startstop/startstoptest"
 	"brain/store/sqlite"
 	"brain/webhooks/slackhook"
 )
@@ -137,33 +138,7 @@ func TestBridge_StartStopStress(t *testing.T) {
 	r := newRig(t)
 	for range 10 {
 		b := r.bridge()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		var wg sync.WaitGroup
-		errs := make(chan error, 20*5)
-		for i := range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for range 5 {
-					if i%2 == 0 {
-						errs <- b.Start(ctx)
-					} else {
-						errs <- b.Stop(ctx)
-					}
-				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			if err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := b.Stop(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
+		startstoptest.Stress(t, b)
 	}
 }
 
