@@ -18,11 +18,13 @@ func TestLifecycle_StartOnceStopAnyTime(t *testing.T) {
 	ctx := context.Background()
 	var l startstop.Lifecycle
 	var starts, cleanups, running atomic.Int32
+	up := make(chan struct{}) // closed by the goroutine; a second would panic
 	start := func(context.Context) error {
 		starts.Add(1)
 		l.Go(func(ctx context.Context) {
 			running.Add(1)
 			defer running.Add(-1)
+			close(up)
 			<-ctx.Done()
 		})
 		return nil
@@ -35,7 +37,7 @@ func TestLifecycle_StartOnceStopAnyTime(t *testing.T) {
 	if starts.Load() != 1 {
 		t.Fatalf("start ran %d times", starts.Load())
 	}
-	waitFor(t, "the goroutine", func() bool { return running.Load() == 1 })
+	<-up
 	for range 2 {
 		if err := l.Stop(ctx, func() { cleanups.Add(1) }); err != nil {
 			t.Fatal(err)
@@ -135,14 +137,3 @@ type funcs struct{ start, stop func(context.Context) error }
 
 func (f funcs) Start(ctx context.Context) error { return f.start(ctx) }
 func (f funcs) Stop(ctx context.Context) error  { return f.stop(ctx) }
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
