@@ -46,7 +46,7 @@ func TestCheckConfig_ApprovalPolicies(t *testing.T) {
 // TestREADME_PolicyExamples loads the README's worked examples as written,
 // so the documentation cannot drift from what brain accepts and matches.
 func TestREADME_PolicyExamples(t *testing.T) {
-	raw, err := os.ReadFile("../README.md")
+	raw, err := os.ReadFile("../docs/tools.md")
 	if err != nil {
 		t.Fatal(err)
 	}
