@@ -11,7 +11,7 @@ import (
 	"brain/bot/metrics"
 	"brain/bot/slackbridge"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -155,17 +155,17 @@ func inboxSources(cfg *config.Config) []string {
 // registerInbox exports the inbox backlog per source: depth and the age
 // of the oldest pending item (0 when none), each configured source always
 // present.
-func registerInbox(reg *metrics.Registry, store durable.Health, sources []string, clock func() time.Time, log *slog.Logger) {
-	read := func() []durable.InboxBacklog {
+func registerInbox(reg *metrics.Registry, health store.Health, sources []string, clock func() time.Time, log *slog.Logger) {
+	read := func() []store.InboxBacklog {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		got, err := store.InboxBacklogs(ctx)
+		got, err := health.InboxBacklogs(ctx)
 		if err != nil {
 			log.Warn("read inbox backlog for metrics", logErr, err)
 		}
-		out := make([]durable.InboxBacklog, 0, len(sources))
+		out := make([]store.InboxBacklog, 0, len(sources))
 		for _, src := range sources {
-			b := durable.InboxBacklog{Source: src}
+			b := store.InboxBacklog{Source: src}
 			for _, g := range got {
 				if g.Source == src {
 					b = g

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/storetest"
+	"brain/store/storetest"
 	"brain/store/postgres/pgtest"
 	"brain/store/sqlite"
 )

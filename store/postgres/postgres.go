@@ -1,11 +1,11 @@
-// Package postgres implements engine.Store and the engine/durable
+// Package postgres implements engine.Store and the store
 // interfaces on PostgreSQL (github.com/jackc/pgx/v5), with embedded,
 // versioned migrations. Several brain processes may share one database:
 // every write that reads before it writes locks the row it depends on
 // (SELECT ... FOR UPDATE) or relies on a unique key, so what store/sqlite
 // gets from its single writer holds across processes here.
 //
-// It imports engine (and engine/durable) and nothing else of the project.
+// It imports engine (and store) and nothing else of the project.
 // pgx errors stop here: callers see engine errors (ErrNotFound,
 // ErrConflict), ErrInvariant for a call that broke the store's contract (a
 // bug: shown as an internal error), or errors wrapped with the operation
@@ -23,15 +23,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 var (
-	_ engine.Store         = (*Store)(nil)
-	_ durable.Threads      = (*Store)(nil)
-	_ durable.Inbox        = (*Store)(nil)
-	_ durable.Runs         = (*Store)(nil)
-	_ durable.ChannelState = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
+	_ store.Threads      = (*Store)(nil)
+	_ store.Inbox        = (*Store)(nil)
+	_ store.Runs         = (*Store)(nil)
+	_ store.ChannelState = (*Store)(nil)
 )
 
 // Store is an engine.Store, and the durable stores, backed by one

@@ -1,8 +1,8 @@
-// Package sqlite implements engine.Store and the engine/durable interfaces
+// Package sqlite implements engine.Store and the store interfaces
 // on a single SQLite file (github.com/mattn/go-sqlite3) with embedded,
 // versioned migrations.
 //
-// It imports engine (and engine/durable) and nothing else of the project.
+// It imports engine (and store) and nothing else of the project.
 // database/sql and sqlite errors stop here: callers see engine errors
 // (ErrNotFound, ErrConflict), ErrInvariant for a call that broke the store's
 // contract (a bug: shown as an internal error), or errors wrapped with the
@@ -24,15 +24,15 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 var (
-	_ engine.Store         = (*Store)(nil)
-	_ durable.Threads      = (*Store)(nil)
-	_ durable.Inbox        = (*Store)(nil)
-	_ durable.Runs         = (*Store)(nil)
-	_ durable.ChannelState = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
+	_ store.Threads      = (*Store)(nil)
+	_ store.Inbox        = (*Store)(nil)
+	_ store.Runs         = (*Store)(nil)
+	_ store.ChannelState = (*Store)(nil)
 )
 
 // Options tune how the database file is opened. The zero value is the
