@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/store"
 	"brain/engine/enginetest"
+	"brain/store"
 )
 
 func TestPoster_LinksToTheConsole(t *testing.T) {

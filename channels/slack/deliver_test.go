@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/store"
 	"brain/engine/enginetest"
+	"brain/store"
 )
 
 var _ Approvals = (*enginetest.Events)(nil)

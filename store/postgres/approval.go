@@ -24,7 +24,7 @@ const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, c
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
 	a, err := approvalByID(ctx, s.pool, id, "")
 	if err != nil {
-		return engine.Approval{}, keepEngineError("get approval "+id, err)
+		return engine.Approval{}, interpretError("get approval "+id, err)
 	}
 	return a, nil
 }
@@ -76,7 +76,7 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 		if errors.As(err, &ue) {
 			return engine.Approval{}, nil, ue.Err
 		}
-		return engine.Approval{}, nil, keepEngineError(op, err)
+		return engine.Approval{}, nil, interpretError(op, err)
 	}
 	return out, events, nil
 }

@@ -41,7 +41,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 		if errors.As(err, &ue) {
 			return engine.CommitResult{}, ue.Err
 		}
-		return engine.CommitResult{}, keepEngineError("commit session "+c.SessionID, err)
+		return engine.CommitResult{}, interpretError("commit session "+c.SessionID, err)
 	}
 	return res, nil
 }

@@ -31,7 +31,7 @@ func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.
 		return recordInbound(ctx, tx, now, items, dup)
 	})
 	if err != nil {
-		return nil, translate("record inbound", err)
+		return nil, interpretError("record inbound", err)
 	}
 	return dup, nil
 }
@@ -157,7 +157,7 @@ func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []store.F
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return translate(fmt.Sprintf("finish %d inbound items", len(done)), err)
+		return interpretError(fmt.Sprintf("finish %d inbound items", len(done)), err)
 	}
 	return nil
 }

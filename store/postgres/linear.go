@@ -38,7 +38,7 @@ func (s *Store) SaveLinearToken(ctx context.Context, tok store.LinearToken) erro
 		tok.RefreshToken, optionalTime(tok.ExpiresAt), tok.Scope, tok.Status, tok.Problem,
 		formatTime(tok.UpdatedAt))
 	if err != nil {
-		return translate(fmt.Sprintf("save linear token of %s", tok.OrganizationID), err)
+		return interpretError(fmt.Sprintf("save linear token of %s", tok.OrganizationID), err)
 	}
 	return nil
 }
@@ -155,7 +155,7 @@ func (s *Store) SaveOAuthState(ctx context.Context, now time.Time, state string,
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO oauth_states (state, expires_at, created_at) VALUES ($1, $2, $3)`,
 			state, formatTime(expires), formatTime(now)); err != nil {
-			return translate("save oauth state", err)
+			return interpretError("save oauth state", err)
 		}
 		return nil
 	})
@@ -177,7 +177,7 @@ func (s *Store) SetLinearSessionOrganization(ctx context.Context, now time.Time,
 		 ON CONFLICT (agent_session_id) DO UPDATE SET organization_id = excluded.organization_id, updated_at = excluded.updated_at`,
 		agentSessionID, organizationID, formatTime(now))
 	if err != nil {
-		return translate(fmt.Sprintf("set workspace of linear session %s", agentSessionID), err)
+		return interpretError(fmt.Sprintf("set workspace of linear session %s", agentSessionID), err)
 	}
 	return nil
 }
@@ -202,7 +202,7 @@ func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizati
 		`INSERT INTO linear_parked_inbound (organization_id, thread_key, kind, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		organizationID, item.ThreadKey, item.Kind, item.Payload, formatTime(now))
 	if err != nil {
-		return translate(fmt.Sprintf("park linear item of %s", organizationID), err)
+		return interpretError(fmt.Sprintf("park linear item of %s", organizationID), err)
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func (s *Store) StopTurn(ctx context.Context, sessionID string, interrupt bool) 
 		verb = "interrupt"
 	}
 	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, turnsChannel, verb+" "+sessionID); err != nil {
-		return translate("stop turn of "+sessionID, err)
+		return interpretError("stop turn of "+sessionID, err)
 	}
 	return nil
 }

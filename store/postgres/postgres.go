@@ -125,24 +125,24 @@ func sqlState(err error) string {
 // which callers turn into engine.ErrConflict.
 func isConstraint(err error) bool { return sqlState(err) == codeUniqueViolation }
 
-// translate turns what PostgreSQL refuses to store at all into
-// ErrInvariant: text columns take valid UTF-8 without NUL bytes only
-// (SQLite would have kept the bytes; the engine never writes such text).
-func translate(op string, err error) error {
-	if sqlState(err) == codeBadEncoding {
-		return invariant("%s: text is not valid UTF-8 or holds a NUL byte: %v", op, err)
-	}
-	return fmt.Errorf("%s: %w", op, err)
-}
-
-// keepEngineError returns err unchanged when it is already an engine error,
-// an invariant or a refused fence, else translated with op.
-func keepEngineError(op string, err error) error {
-	var ee *engine.Error
-	if errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) || errors.Is(err, engine.ErrFenced) {
+// interpretError is the one place an error of PostgreSQL or pgx becomes
+// the store contract's, with op naming what failed: an error already in
+// the contract's terms (store.Contractual) passes as it is; text
+// PostgreSQL refuses to keep at all (invalid UTF-8 or a NUL byte; SQLite
+// would have kept the bytes, the engine never writes such text) is
+// engine.ErrInvariant; anything else is wrapped with op. A reused key is
+// told apart where it happens (isConstraint), which names the record.
+func interpretError(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case store.Contractual(err):
 		return err
+	case sqlState(err) == codeBadEncoding:
+		return invariant("%s: text is not valid UTF-8 or holds a NUL byte: %v", op, err)
+	default:
+		return fmt.Errorf("%s: %w", op, err)
 	}
-	return translate(op, err)
 }
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, the text of the

@@ -33,7 +33,7 @@ func (s *Store) ClaimRun(ctx context.Context, run store.ScheduleRun) (bool, erro
 		run.Schedule, formatTime(run.FireTime), run.Trigger, run.SessionID, run.Status, run.Outcome,
 		formatTime(run.CreatedAt), formatTime(run.UpdatedAt))
 	if err != nil {
-		return false, translate(fmt.Sprintf("claim run %s %s", run.Schedule, formatTime(run.FireTime)), err)
+		return false, interpretError(fmt.Sprintf("claim run %s %s", run.Schedule, formatTime(run.FireTime)), err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -82,7 +82,7 @@ func (s *Store) updateRun(ctx context.Context, op string, run store.ScheduleRun,
 	}
 	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return 0, translate(fmt.Sprintf("%s %s %s", op, run.Schedule, formatTime(run.FireTime)), err)
+		return 0, interpretError(fmt.Sprintf("%s %s %s", op, run.Schedule, formatTime(run.FireTime)), err)
 	}
 	return tag.RowsAffected(), nil
 }

@@ -43,7 +43,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 	}
 	out, created, err := s.createSession(ctx, sess, idempotencyKey)
 	if err != nil {
-		return engine.Session{}, false, keepEngineError("create session "+sess.ID, err)
+		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
 	return out, created, nil
 }

@@ -22,11 +22,10 @@ const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, c
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
 	a, err := approvalByID(ctx, s.read, id)
-	var ee *engine.Error
-	if err != nil && !errors.As(err, &ee) {
-		return engine.Approval{}, fmt.Errorf("get approval %s: %w", id, err)
+	if err != nil {
+		return engine.Approval{}, interpretError("get approval "+id, err)
 	}
-	return a, err
+	return a, nil
 }
 
 // Approvals lists approvals newest first (created_at, then id, descending).
@@ -77,11 +76,7 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 		if errors.As(err, &ue) {
 			return engine.Approval{}, nil, ue.Err
 		}
-		var ee *engine.Error
-		if errors.As(err, &ee) || errors.Is(err, engine.ErrFenced) {
-			return engine.Approval{}, nil, err
-		}
-		return engine.Approval{}, nil, fmt.Errorf("%s: %w", op, err)
+		return engine.Approval{}, nil, interpretError(op, err)
 	}
 	return out, events, nil
 }

@@ -33,11 +33,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 		if errors.As(err, &ue) {
 			return engine.CommitResult{}, ue.Err
 		}
-		var ee *engine.Error
-		if errors.As(err, &ee) || errors.Is(err, engine.ErrFenced) {
-			return engine.CommitResult{}, err
-		}
-		return engine.CommitResult{}, fmt.Errorf("commit session %s: %w", c.SessionID, err)
+		return engine.CommitResult{}, interpretError("commit session "+c.SessionID, err)
 	}
 	return res, nil
 }

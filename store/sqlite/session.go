@@ -90,11 +90,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 		return err
 	})
 	if err != nil {
-		var ee *engine.Error
-		if errors.As(err, &ee) {
-			return engine.Session{}, false, err
-		}
-		return engine.Session{}, false, fmt.Errorf("create session %s: %w", sess.ID, err)
+		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
 	return out, created, nil
 }

@@ -191,6 +191,22 @@ func notFound(kind, id string) error {
 	return &engine.Error{Code: engine.CodeNotFound, Message: fmt.Sprintf("%s %s not found", kind, id)}
 }
 
+// interpretError is the one place an error of SQLite or database/sql
+// becomes the store contract's, with op naming what failed: an error
+// already in the contract's terms (store.Contractual) passes as it is;
+// anything else is wrapped with op. A reused key is told apart where it
+// happens (isConstraint), which names the record.
+func interpretError(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case store.Contractual(err):
+		return err
+	default:
+		return fmt.Errorf("%s: %w", op, err)
+	}
+}
+
 // isConstraint reports whether err is a constraint violation (a reused
 // primary or unique key), which callers turn into engine.ErrConflict.
 func isConstraint(err error) bool {
