@@ -1,12 +1,13 @@
-// Package postgres implements engine.Store and the store
-// interfaces on PostgreSQL (github.com/jackc/pgx/v5), with embedded,
-// versioned migrations. Several brain processes may share one database:
+// Package postgres is the replicas' store driver: store.Store and the
+// store.Replicated capability on PostgreSQL (github.com/jackc/pgx/v5), with
+// embedded, versioned migrations. It passes store/storetest. Several brain
+// processes may share one database:
 // every write that reads before it writes locks the row it depends on
 // (SELECT ... FOR UPDATE) or relies on a unique key, so what store/sqlite
 // gets from its single writer holds across processes here.
 //
-// It imports engine (and store) and nothing else of the project.
-// pgx errors stop here: callers see engine errors (ErrNotFound,
+// It imports engine and store and nothing else of the project.
+// pgx errors stop here (interpretError): callers see engine errors (ErrNotFound,
 // ErrConflict), ErrInvariant for a call that broke the store's contract (a
 // bug: shown as an internal error), or errors wrapped with the operation
 // that failed.
@@ -34,9 +35,9 @@ var (
 	_ store.ChannelState = (*Store)(nil)
 )
 
-// Store is an engine.Store, and the durable stores, backed by one
-// PostgreSQL database. It is safe for concurrent use, and other processes
-// may use the same database at the same time.
+// Store is a store.Store with the store.Replicated capability, backed by
+// one PostgreSQL database. It is safe for concurrent use, and other
+// processes may use the same database at the same time.
 type Store struct {
 	pool *pgxpool.Pool
 }

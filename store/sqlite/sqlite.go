@@ -1,12 +1,12 @@
-// Package sqlite implements engine.Store and the store interfaces
-// on a single SQLite file (github.com/mattn/go-sqlite3) with embedded,
-// versioned migrations.
+// Package sqlite is the embedded store driver: store.Store on a single
+// SQLite file (github.com/mattn/go-sqlite3) with embedded, versioned
+// migrations. It passes store/storetest.
 //
-// It imports engine (and store) and nothing else of the project.
-// database/sql and sqlite errors stop here: callers see engine errors
-// (ErrNotFound, ErrConflict), ErrInvariant for a call that broke the store's
-// contract (a bug: shown as an internal error), or errors wrapped with the
-// operation that failed.
+// It imports engine and store and nothing else of the project.
+// database/sql and sqlite errors stop here (interpretError): callers see
+// engine errors (ErrNotFound, ErrConflict), ErrInvariant for a call that
+// broke the store's contract (a bug: shown as an internal error), or errors
+// wrapped with the operation that failed.
 package sqlite
 
 import (
@@ -67,9 +67,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Store is an engine.Store, and the durable stores, backed by one SQLite
-// file. It is safe for
-// concurrent use.
+// Store is a store.Store backed by one SQLite file, which one process owns
+// (it has no store.Replicated capability). It is safe for concurrent use.
 type Store struct {
 	// write has exactly one connection: SQLite allows one writer at a time,
 	// so queueing in database/sql is cheaper than SQLITE_BUSY retries.

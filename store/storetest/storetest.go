@@ -1,9 +1,9 @@
-// Package storetest is the conformance suite every store runs: the
-// behaviour engine.Store and the store interfaces promise, checked
-// the same way for each implementation (store/sqlite today, others later).
+// Package storetest is the conformance suite every store driver runs: the
+// behaviour store.Store (engine.Store and the store interfaces) promises,
+// checked the same way for each driver (store/sqlite, store/postgres).
 //
-// It imports engine, store, tools and the standard library, never
-// a store: an implementation's own tests call Run with a way to open it.
+// It imports engine, store, tools and the standard library, never a
+// driver: a driver's own tests call Run with a way to open it.
 // Times are fixed values, never the wall clock, and nothing sleeps.
 package storetest
 
