@@ -6,11 +6,19 @@ import (
 	"brain/engine"
 )
 
-// Contractual reports whether err is already in the contract's terms — an
-// *engine.Error (not found, conflict, ...), engine.ErrInvariant or
-// engine.ErrFenced — so a driver's interpretError passes it on as it is
-// instead of wrapping it in a driver's message.
-func Contractual(err error) bool {
+// Passed is what a driver's interpretError returns as it is, nil when err
+// is the driver's to translate: the error of a commit's Update or Emit,
+// unwrapped from the UpdateError that carried it out of the transaction, or
+// an error already in the contract's terms — an *engine.Error (not found,
+// conflict, ...), engine.ErrInvariant or engine.ErrFenced.
+func Passed(err error) error {
+	var ue UpdateError
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
 	var ee *engine.Error
-	return errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) || errors.Is(err, engine.ErrFenced)
+	if errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) || errors.Is(err, engine.ErrFenced) {
+		return err
+	}
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // TestInterpretError pins how a PostgreSQL error becomes the contract's:
@@ -28,6 +29,7 @@ func TestInterpretError(t *testing.T) {
 		err     error
 		same    bool   // returned unchanged
 		message string // else the message returned
+		want    error  // else, when set, returned exactly
 		is      error  // and what it matches
 	}{
 		{name: "nil", err: nil, same: true},
@@ -35,6 +37,7 @@ func TestInterpretError(t *testing.T) {
 		{name: "conflict", err: conflictErr, same: true},
 		{name: "invariant", err: invariantErr, same: true},
 		{name: "fenced", err: fencedErr, same: true},
+		{name: "update error", err: fmt.Errorf("tx: %w", store.UpdateError{Err: conflictErr}), want: conflictErr},
 		{name: "bad text", err: badText, is: engine.ErrInvariant,
 			message: engine.ErrInvariant.Error() + ": commit session s1: text is not valid UTF-8 or holds a NUL byte: " + badText.Error()},
 		{name: "unique violation", err: unique, is: unique, message: "commit session s1: " + unique.Error()},
@@ -46,6 +49,12 @@ func TestInterpretError(t *testing.T) {
 			if tc.same {
 				if got != tc.err {
 					t.Fatalf("interpretError(%v) = %v, want it unchanged", tc.err, got)
+				}
+				return
+			}
+			if tc.want != nil {
+				if got != tc.want {
+					t.Fatalf("interpretError(%v) = %v, want the Update's error %v as it is", tc.err, got, tc.want)
 				}
 				return
 			}

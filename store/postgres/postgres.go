@@ -128,22 +128,22 @@ func isConstraint(err error) bool { return sqlState(err) == codeUniqueViolation 
 
 // interpretError is the one place an error of PostgreSQL or pgx becomes
 // the store contract's, with op naming what failed: an error already in
-// the contract's terms (store.Contractual) passes as it is; text
+// the contract's terms or an Update's (store.Passed) passes as it is; text
 // PostgreSQL refuses to keep at all (invalid UTF-8 or a NUL byte; SQLite
 // would have kept the bytes, the engine never writes such text) is
 // engine.ErrInvariant; anything else is wrapped with op. A reused key is
 // told apart where it happens (isConstraint), which names the record.
 func interpretError(op string, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case store.Contractual(err):
-		return err
-	case sqlState(err) == codeBadEncoding:
-		return invariant("%s: text is not valid UTF-8 or holds a NUL byte: %v", op, err)
-	default:
-		return fmt.Errorf("%s: %w", op, err)
 	}
+	if passed := store.Passed(err); passed != nil {
+		return passed
+	}
+	if sqlState(err) == codeBadEncoding {
+		return invariant("%s: text is not valid UTF-8 or holds a NUL byte: %v", op, err)
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, the text of the

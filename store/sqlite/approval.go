@@ -72,10 +72,6 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 		return err
 	})
 	if err != nil {
-		var ue store.UpdateError
-		if errors.As(err, &ue) {
-			return engine.Approval{}, nil, ue.Err
-		}
 		return engine.Approval{}, nil, interpretError(op, err)
 	}
 	return out, events, nil

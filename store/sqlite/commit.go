@@ -29,10 +29,6 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 		return err
 	})
 	if err != nil {
-		var ue store.UpdateError
-		if errors.As(err, &ue) {
-			return engine.CommitResult{}, ue.Err
-		}
 		return engine.CommitResult{}, interpretError("commit session "+c.SessionID, err)
 	}
 	return res, nil

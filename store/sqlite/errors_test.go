@@ -10,6 +10,7 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // TestInterpretError pins how a SQLite error becomes the contract's: what
@@ -45,6 +46,7 @@ func TestInterpretError(t *testing.T) {
 		err     error
 		same    bool   // returned unchanged
 		message string // else the message returned
+		want    error  // else, when set, returned exactly
 		is      error  // and what it still matches
 	}{
 		{name: "nil", err: nil, same: true},
@@ -52,6 +54,7 @@ func TestInterpretError(t *testing.T) {
 		{name: "conflict", err: conflictErr, same: true},
 		{name: "invariant", err: invariantErr, same: true},
 		{name: "fenced", err: fencedErr, same: true},
+		{name: "update error", err: fmt.Errorf("tx: %w", store.UpdateError{Err: conflictErr}), want: conflictErr},
 		{name: "sqlite error", err: dupErr, message: "commit session s1: " + dupErr.Error(), is: dupErr},
 		{name: "other error", err: plain, message: "commit session s1: disk I/O error", is: plain},
 	}
@@ -61,6 +64,12 @@ func TestInterpretError(t *testing.T) {
 			if tc.same {
 				if got != tc.err {
 					t.Fatalf("interpretError(%v) = %v, want it unchanged", tc.err, got)
+				}
+				return
+			}
+			if tc.want != nil {
+				if got != tc.want {
+					t.Fatalf("interpretError(%v) = %v, want the Update's error %v as it is", tc.err, got, tc.want)
 				}
 				return
 			}

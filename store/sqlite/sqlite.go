@@ -192,18 +192,17 @@ func notFound(kind, id string) error {
 
 // interpretError is the one place an error of SQLite or database/sql
 // becomes the store contract's, with op naming what failed: an error
-// already in the contract's terms (store.Contractual) passes as it is;
+// what store.Passed names passes as it is;
 // anything else is wrapped with op. A reused key is told apart where it
 // happens (isConstraint), which names the record.
 func interpretError(op string, err error) error {
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case store.Contractual(err):
-		return err
-	default:
-		return fmt.Errorf("%s: %w", op, err)
 	}
+	if passed := store.Passed(err); passed != nil {
+		return passed
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // isConstraint reports whether err is a constraint violation (a reused
