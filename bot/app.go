@@ -29,7 +29,7 @@ import (
 	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/store/postgres"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -53,7 +53,7 @@ type Options struct {
 type App struct {
 	cfg    *config.Config
 	log    *slog.Logger
-	store  Store
+	store  store.Store
 	engine *engine.Engine
 	api    *api.Server
 	lock   *os.File
@@ -179,7 +179,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		FileBudget:        content.maxRequestBytes(),
 		Groups:            content.engineGroups(),
 		MaxParallelTools:  cfg.Limits.MaxParallelTools,
-		Leases:            replicaLeases(cfg, a.store),
+		Leases:            replicaLeases(a.store),
 		Peers:             replicaPeers(a.store),
 		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
 		PollInterval:      cfg.Storage.PollInterval.Std(),
@@ -188,11 +188,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	a.services = append(a.services, a.engine)
-	if pg, ok := a.store.(*postgres.Store); ok {
+	if rs, ok := a.store.(store.Replicated); ok {
 		// Commits of other replicas reach this one's hub before anything
 		// that watches it starts.
-		a.services = append(a.services, &liveFeed{store: pg, poll: cfg.Storage.PollInterval.Std(), log: a.log,
-			feed: postgres.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
+		a.services = append(a.services, &liveFeed{store: rs, poll: cfg.Storage.PollInterval.Std(), log: a.log,
+			feed: store.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
 	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err

@@ -11,7 +11,7 @@ import (
 	"brain/bot/web"
 	slackchan "brain/channels/slack"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // newConsole builds the web console from the config; nil when
@@ -63,7 +63,7 @@ func (e consoleEngine) Deltas(sessionID string) web.DeltaFeed { return e.WatchDe
 // and the MCP servers.
 type consoleStatus struct {
 	cfg   *config.Config
-	store durable.LinearTokens
+	store store.LinearTokens
 	ready map[string]func(context.Context) error
 	mcps  *mcpCatalog
 	now   func() time.Time
@@ -117,7 +117,7 @@ func (c consoleStatus) linear(ctx context.Context) web.Section {
 	}
 	for _, t := range toks {
 		state := t.Status
-		if state == durable.LinearRevoked {
+		if state == store.LinearRevoked {
 			sec.State = "warn"
 			state += ": " + t.Problem
 		}

@@ -7,7 +7,7 @@ import (
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // ScheduleStatus and ScheduleRun are the scheduler's views of a schedule and
@@ -27,8 +27,8 @@ type Inspector struct {
 // inspected is what the Inspector reads.
 type inspected interface {
 	engine.Store
-	durable.Runs
-	durable.LinearTokens
+	store.Runs
+	store.LinearTokens
 	Close() error
 }
 

@@ -26,43 +26,42 @@ var layers = []struct {
 	{"brain/internal/...", nil},
 	// Config validation refers to the engine's defaults, not its runtime.
 	{"brain/bot/config", []string{"brain/engine", "brain/tools"}},
-	{"brain/bot/telemetry", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/telemetry", []string{"brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	// Tool families see only the tool contract.
 	{"brain/tools/...", []string{"brain/tools"}},
 	// The core sees only the tool contract; its leaves see only the core.
 	{"brain/engine", []string{"brain/tools"}},
-	{"brain/engine/durable", []string{"brain/engine", "brain/tools"}},
+	// The store contract sees only the core.
+	{"brain/store", []string{"brain/engine", "brain/tools"}},
 	// The adapters' conformance suite scripts the fake model server.
 	{"brain/engine/model/modeltest", []string{"brain/engine", "brain/engine/model/fakemodel", "brain/tools"}},
-	{"brain/engine/...", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
-	// The store contract sees the core; adapters may import it.
-	{"brain/store", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/engine/...", []string{"brain/engine", "brain/tools"}},
 	// Adapters to the outside world: never each other, never bot.
-	{"brain/store/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/channels/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/webhooks/...", []string{"brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/store/...", []string{"brain/engine", "brain/store", "brain/tools"}},
+	{"brain/channels/...", []string{"brain/engine", "brain/store", "brain/tools"}},
+	{"brain/webhooks/...", []string{"brain/engine", "brain/store", "brain/tools"}},
 	// The application layer works on interfaces: no concrete store. The
 	// API shows the scheduler's own views, so it sees schedule (and what
 	// schedule sees), but no store, channel, webhook or bot.
-	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/store", "brain/tools"}},
 	// The API's client (the CLI's commands against a running daemon)
 	// speaks its wire types.
-	{"brain/bot/api/client", []string{"brain/bot/api", "brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/api/client", []string{"brain/bot/api", "brain/bot/schedule", "brain/bot/config", "brain/bot/telemetry", "brain/engine", "brain/store", "brain/tools"}},
 	// The terminal conversation prints through the console channel.
-	{"brain/bot/chat", []string{"brain/bot/config", "brain/channels/console", "brain/store", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/chat", []string{"brain/bot/config", "brain/channels/console", "brain/engine", "brain/store", "brain/tools"}},
 	// The web console, like the API, works on interfaces.
-	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	// Its browser tests drive a whole brain, as a user would.
 	{"brain/bot/web/webtest", []string{"*"}},
-	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/bridge", []string{"brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
-	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
-	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/store", "brain/tools"}},
 	// The context benchmarks drive the real engine, store and adapters.
-	{"brain/bench/context", []string{"brain/engine", "brain/engine/durable", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
+	{"brain/bench/context", []string{"brain/engine", "brain/store", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
 	// brain migrate copies between the two stores, so it sees both.
-	{"brain/bot/migrate", []string{"brain/store/sqlite", "brain/store/postgres", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/migrate", []string{"brain/store/sqlite", "brain/store/postgres", "brain/engine", "brain/store", "brain/tools"}},
 	// The load scripts drive brain from outside, as operators would.
 	{"brain/bench/...", []string{"*"}},
 	// Wiring knows everything; main only calls it. The replicas test rig
@@ -126,12 +125,12 @@ func TestLayerFor(t *testing.T) {
 	for pkg, want := range map[string]string{
 		"brain/tools":                  "",
 		"brain/tools/web":              "brain/tools",
-		"brain/engine/model/openai":    "brain/engine brain/engine/durable brain/tools",
+		"brain/engine/model/openai":    "brain/engine brain/tools",
 		"brain/engine/model/modeltest": "brain/engine brain/engine/model/fakemodel brain/tools",
-		"brain/channels/slack":         "brain/store brain/engine brain/engine/durable brain/tools",
+		"brain/channels/slack":         "brain/engine brain/store brain/tools",
 		"brain/bot":                    "*",
 		"brain/internal/startstop":     "",
-		"brain/store":                  "brain/engine brain/engine/durable brain/tools",
+		"brain/store":                  "brain/engine brain/tools",
 	} {
 		got, ok := layerFor(pkg)
 		if !ok || strings.Join(got, " ") != want {

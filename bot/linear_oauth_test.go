@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"brain/channels/linear/linearfake"
-	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
+	"brain/store"
 	"brain/webhooks/linearhook"
 )
 
@@ -180,7 +180,7 @@ func (oa *oauthApp) waitActivity(sid, typ, want string) linearfake.Activity {
 	}
 }
 
-func (oa *oauthApp) token(org string) durable.LinearToken {
+func (oa *oauthApp) token(org string) store.LinearToken {
 	oa.t.Helper()
 	tok, err := oa.app.store.LinearToken(context.Background(), org)
 	if err != nil {
@@ -200,7 +200,7 @@ func (oa *oauthApp) status() string {
 }
 
 // noSecretsLogged fails when a token or the client secret is in the logs.
-func (oa *oauthApp) noSecretsLogged(toks ...durable.LinearToken) {
+func (oa *oauthApp) noSecretsLogged(toks ...store.LinearToken) {
 	oa.t.Helper()
 	logs := oa.logs.String()
 	secrets := []string{oauthSecret}
@@ -225,7 +225,7 @@ func TestLinearOAuth_InstallEndToEnd(t *testing.T) {
 		t.Fatalf("callback %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), body)
 	}
 	tok := oa.token("org-a")
-	if tok.OrganizationName != "Acme" || tok.AppUserID != "app-a" || tok.Status != durable.LinearConnected ||
+	if tok.OrganizationName != "Acme" || tok.AppUserID != "app-a" || tok.Status != store.LinearConnected ||
 		tok.AccessToken == "" || tok.RefreshToken == "" || !tok.ExpiresAt.Equal(oa.clock.Now().Add(time.Hour)) {
 		t.Fatalf("stored %+v", tok)
 	}
@@ -294,7 +294,7 @@ func TestLinearOAuth_RevokedKeepsWebhooksUntilReinstall(t *testing.T) {
 		t.Fatalf("status %d", st)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for oa.token("org-a").Status != durable.LinearRevoked {
+	for oa.token("org-a").Status != store.LinearRevoked {
 		if time.Now().After(deadline) {
 			t.Fatal("the workspace never showed as revoked")
 		}

@@ -9,7 +9,7 @@ import (
 
 	"brain/bot/config"
 	"brain/bot/linearbridge"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // LinearStatus writes the Linear workspaces that installed the app, with
@@ -44,7 +44,7 @@ func (i *Inspector) LinearStatus(ctx context.Context, cfg *config.Config, now ti
 		return err
 	}
 	for _, t := range toks {
-		if t.Status == durable.LinearRevoked {
+		if t.Status == store.LinearRevoked {
 			fmt.Fprintf(w, "\n%s is disconnected: %s. Its webhooks are kept; install the app again at %s\n", t.OrganizationName, t.Problem, install)
 		}
 	}

@@ -6,18 +6,18 @@ import (
 	"time"
 
 	"brain/internal/startstop"
-	"brain/store/postgres"
+	"brain/store"
 )
 
 // liveFeed tells the engine's hub about commits other replicas make to
-// the shared PostgreSQL database (LISTEN/NOTIFY, polling while that is
-// down), so event streams, deliveries and anything watching a session see
+// the shared database (on PostgreSQL, LISTEN/NOTIFY, polling while
+// that is down), so event streams, deliveries and anything watching a session see
 // them as they see local ones, and passes on other replicas' requests to
 // stop a turn running here. It is a service of its own beside the hub:
 // the hub stays in-process.
 type liveFeed struct {
-	store *postgres.Store
-	feed  postgres.Feed
+	store store.Replicated
+	feed  store.Feed
 	poll  time.Duration
 	log   *slog.Logger
 

@@ -11,8 +11,8 @@ import (
 	"brain/bot/api/client"
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
+	"brain/store"
 )
 
 const apiSchedules = `api_keys: [sched-key-1, sched-key-2]
@@ -56,7 +56,7 @@ func TestSchedulesAPI_ListAndRunNow(t *testing.T) {
 	fake.Push(fakemodel.Hold())
 	var run ScheduleRun
 	ta.must(http.StatusAccepted, "POST", "/v1/schedules/digest/run", nil, &run)
-	if run.Schedule != "digest" || run.Trigger != durable.TriggerManual || run.Status != durable.RunRunning ||
+	if run.Schedule != "digest" || run.Trigger != store.TriggerManual || run.Status != store.RunRunning ||
 		run.SessionID == "" || !run.FireTime.Equal(now) {
 		t.Fatalf("run now: %+v", run)
 	}
@@ -80,14 +80,14 @@ func TestSchedulesAPI_ListAndRunNow(t *testing.T) {
 
 	ta.must(http.StatusOK, "GET", "/v1/schedules", nil, &list)
 	last := list.Schedules[0].LastRuns
-	if len(last) != 1 || last[0].Status != durable.RunCompleted || !strings.HasPrefix(last[0].Outcome, "echo: Summarise yesterday.") ||
+	if len(last) != 1 || last[0].Status != store.RunCompleted || !strings.HasPrefix(last[0].Outcome, "echo: Summarise yesterday.") ||
 		last[0].SessionID != run.SessionID || last[0].FireTime.Format(time.RFC3339) != "2026-03-27T10:00:00+01:00" {
 		t.Fatalf("last runs: %+v", last)
 	}
 
 	// A disabled schedule runs by hand; an unknown one is 404.
 	ta.must(http.StatusAccepted, "POST", "/v1/schedules/paused/run", nil, &run)
-	if run.Status != durable.RunRunning || run.FireTime.Location().String() != "UTC" {
+	if run.Status != store.RunRunning || run.FireTime.Location().String() != "UTC" {
 		t.Fatalf("paused run now: %+v", run)
 	}
 	status, _, body = ta.do("POST", "/v1/schedules/nope/run", nil)
@@ -117,7 +117,7 @@ func TestTriggerSchedule(t *testing.T) {
 	}
 
 	run, err := TriggerSchedule(context.Background(), &cfg, "digest")
-	if err != nil || run.Status != durable.RunRunning || run.SessionID == "" {
+	if err != nil || run.Status != store.RunRunning || run.SessionID == "" {
 		t.Fatalf("TriggerSchedule = %+v, %v", run, err)
 	}
 	if _, err := TriggerSchedule(context.Background(), &cfg, "nope"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), `no schedule named "nope"`) {
@@ -153,7 +153,7 @@ func TestInspector_Schedules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list) != 2 || len(list[0].LastRuns) != 1 || list[0].LastRuns[0].Status != durable.RunCompleted ||
+	if len(list) != 2 || len(list[0].LastRuns) != 1 || list[0].LastRuns[0].Status != store.RunCompleted ||
 		list[0].NextFire.Format(time.RFC3339) != "2026-03-30T09:00:00+02:00" || list[1].NextFire != nil {
 		t.Fatalf("inspector schedules: %+v", list)
 	}

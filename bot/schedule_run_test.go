@@ -10,8 +10,8 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -60,7 +60,7 @@ func TestSchedules_NobodyToAskOrApprove(t *testing.T) {
 	ta.tick(fire.Add(time.Second))
 
 	call := waitPost(t, posted)
-	if call.outcome != "Nothing deployed: a person must approve the prod deploy." || call.run.Status != durable.RunCompleted ||
+	if call.outcome != "Nothing deployed: a person must approve the prod deploy." || call.run.Status != store.RunCompleted ||
 		call.cfg.PostTo.SlackChannel != "C0123456" || call.run.Schedule != "nightly-deploy" || call.run.Outcome != call.outcome ||
 		call.run.FireTime.Format(time.RFC3339) != "2026-06-01T03:00:00+02:00" {
 		t.Fatalf("posted %+v", call)
@@ -128,11 +128,11 @@ func TestSchedules_FailedRuns(t *testing.T) {
 	ta.tick(now)
 
 	broken := ta.waitRunsDone("broken")
-	if len(broken) != 1 || broken[0].Status != durable.RunFailed || !strings.Contains(broken[0].Outcome, "invalid x-api-key") {
+	if len(broken) != 1 || broken[0].Status != store.RunFailed || !strings.Contains(broken[0].Outcome, "invalid x-api-key") {
 		t.Fatalf("broken runs: %+v", broken)
 	}
 	orphan := ta.runs("orphan")
-	if len(orphan) != 1 || orphan[0].Status != durable.RunFailed || orphan[0].SessionID != "" ||
+	if len(orphan) != 1 || orphan[0].Status != store.RunFailed || orphan[0].SessionID != "" ||
 		!strings.Contains(orphan[0].Outcome, `the run could not start: unknown agent "ghost"`) {
 		t.Fatalf("orphan runs: %+v", orphan)
 	}
@@ -149,7 +149,7 @@ func TestSchedules_FailedRuns(t *testing.T) {
 		t.Fatalf("posted %d outcomes, want 2: %+v", len(calls), calls)
 	}
 	for _, c := range calls {
-		if c.run.Status != durable.RunFailed || c.outcome != c.run.Outcome || c.outcome == "" {
+		if c.run.Status != store.RunFailed || c.outcome != c.run.Outcome || c.outcome == "" {
 			t.Errorf("posted %+v", c)
 		}
 	}

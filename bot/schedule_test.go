@@ -11,8 +11,8 @@ import (
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/engine/model/fakemodel"
+	"brain/store"
 )
 
 // testClock is a clock a test sets by hand.
@@ -126,7 +126,7 @@ func (ta *testApp) tick(now time.Time) {
 	}
 }
 
-func (ta *testApp) runs(name string) []durable.ScheduleRun {
+func (ta *testApp) runs(name string) []store.ScheduleRun {
 	ta.t.Helper()
 	runs, err := ta.app.store.Runs(context.Background(), name, 0)
 	if err != nil {
@@ -137,14 +137,14 @@ func (ta *testApp) runs(name string) []durable.ScheduleRun {
 
 // waitRunsDone polls until no run of the schedule is running. The
 // deadline only turns a hang into a failure.
-func (ta *testApp) waitRunsDone(name string) []durable.ScheduleRun {
+func (ta *testApp) waitRunsDone(name string) []store.ScheduleRun {
 	ta.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		runs := ta.runs(name)
 		busy := false
 		for _, r := range runs {
-			busy = busy || r.Status == durable.RunRunning
+			busy = busy || r.Status == store.RunRunning
 		}
 		if !busy {
 			return runs
@@ -167,7 +167,7 @@ func waitPost(t *testing.T, ch <-chan postCall) postCall {
 	}
 }
 
-func fireTimes(runs []durable.ScheduleRun, loc *time.Location) []string {
+func fireTimes(runs []store.ScheduleRun, loc *time.Location) []string {
 	out := make([]string, len(runs))
 	for i, r := range runs {
 		out[len(runs)-1-i] = r.FireTime.In(loc).Format(time.RFC3339) // oldest first
@@ -211,7 +211,7 @@ func TestSchedules_DSTThroughApp(t *testing.T) {
 				t.Errorf("daily fired at\n %v\nwant\n %v", got, c.daily)
 			}
 			for _, r := range append(night, daily...) {
-				if r.Status != durable.RunCompleted || r.Trigger != durable.TriggerCron {
+				if r.Status != store.RunCompleted || r.Trigger != store.TriggerCron {
 					t.Errorf("run %+v", r)
 				}
 				s, evs := ta.waitTurns(r.SessionID, 1)
@@ -252,13 +252,13 @@ func TestSchedules_OverlapSkip(t *testing.T) {
 	ta.tick(first.Add(10 * time.Minute))
 
 	runs := ta.runs("sync")
-	if len(runs) != 2 || runs[0].Status != durable.RunSkipped || runs[1].Status != durable.RunRunning {
+	if len(runs) != 2 || runs[0].Status != store.RunSkipped || runs[1].Status != store.RunRunning {
 		t.Fatalf("sync runs: %+v", runs)
 	}
 	if runs[0].SessionID != "" || !strings.Contains(runs[0].Outcome, runs[1].SessionID) || !strings.Contains(runs[0].Outcome, "2026-06-01T10:00:00+02:00") {
 		t.Fatalf("skipped run: %+v", runs[0])
 	}
-	if both := ta.runs("both"); len(both) != 2 || both[0].Status != durable.RunRunning || both[1].Status != durable.RunRunning {
+	if both := ta.runs("both"); len(both) != 2 || both[0].Status != store.RunRunning || both[1].Status != store.RunRunning {
 		t.Fatalf("overlap allow runs: %+v", both)
 	}
 	// Run now respects overlap: skip too.
@@ -274,7 +274,7 @@ func TestSchedules_OverlapSkip(t *testing.T) {
 	clock.Set(next)
 	ta.tick(next)
 	runs = ta.waitRunsDone("sync")
-	if len(runs) != 3 || runs[0].Status != durable.RunCompleted || !runs[0].FireTime.Equal(next) {
+	if len(runs) != 3 || runs[0].Status != store.RunCompleted || !runs[0].FireTime.Equal(next) {
 		t.Fatalf("after the run ended, the next occurrence runs: %+v", runs)
 	}
 }
@@ -315,7 +315,7 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 	clock.Set(fire.Add(30 * time.Second))
 	second := startScheduleApp(t, scheduleApp{dir: dir, fake: fake, clock: clock, poster: poster, edit: post}, yaml)
 	call := waitPost(t, posted)
-	if call.run.SessionID != sessionID || call.run.Status != durable.RunInterrupted || !strings.Contains(call.outcome, "shut down") {
+	if call.run.SessionID != sessionID || call.run.Status != store.RunInterrupted || !strings.Contains(call.outcome, "shut down") {
 		t.Fatalf("picked-up run posted %+v", call)
 	}
 	second.tick(fire.Add(30 * time.Second))
@@ -337,7 +337,7 @@ func TestSchedules_RestartDoesNotRerunClaimedFire(t *testing.T) {
 		t.Fatal(err)
 	}
 	runs := second.runs("daily")
-	if len(runs) != 1 || runs[0].Status != durable.RunInterrupted || runs[0].SessionID != sessionID {
+	if len(runs) != 1 || runs[0].Status != store.RunInterrupted || runs[0].SessionID != sessionID {
 		t.Fatalf("runs after restart: %+v", runs)
 	}
 	if list, _ := second.app.Engine().Sessions(context.Background(), engine.SessionFilter{}); len(list) != 1 {
@@ -391,7 +391,7 @@ func TestSchedules_LoopFiresOnTime(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	runs := ta.waitRunsDone("nine")
-	if len(runs) != 1 || !runs[0].FireTime.Equal(fire) || runs[0].Status != durable.RunCompleted {
+	if len(runs) != 1 || !runs[0].FireTime.Equal(fire) || runs[0].Status != store.RunCompleted {
 		t.Fatalf("runs %+v", runs)
 	}
 }

@@ -7,35 +7,22 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/store/postgres"
 	"brain/store/sqlite"
 )
 
-// Store is everything the app asks of its database: the engine's store and
-// the records the bridges, the scheduler, readiness and metrics keep.
-// store/sqlite and store/postgres both have it.
-type Store interface {
-	engine.Store
-	durable.Threads
-	durable.Inbox
-	durable.Runs
-	durable.ChannelState
-	durable.LinearTokens
-	durable.Health
-	engine.Leases
-	Close() error
-}
-
+// The app asks its database for store.Store; what only some drivers can do
+// is asserted as a capability (store.Replicated), never on a driver's type.
 var (
-	_ Store = (*sqlite.Store)(nil)
-	_ Store = (*postgres.Store)(nil)
+	_ store.Store      = (*sqlite.Store)(nil)
+	_ store.Replicated = (*postgres.Store)(nil)
 )
 
 // openStore opens the database the storage block names: data_dir/brain.db
 // for SQLite, the dsn for PostgreSQL. Errors never quote the dsn (it may
 // hold a password).
-func openStore(ctx context.Context, cfg *config.Config) (Store, error) {
+func openStore(ctx context.Context, cfg *config.Config) (store.Store, error) {
 	switch cfg.Storage.Driver {
 	case config.DriverPostgres:
 		st, err := postgres.Open(ctx, cfg.Storage.DSN)
@@ -62,18 +49,18 @@ func usesFileLock(cfg *config.Config) bool { return cfg.Storage.Driver != config
 
 // replicaLeases returns the store's leases when replicas share it, nil
 // (the engine keeps leases in memory) when this process owns it alone.
-func replicaLeases(cfg *config.Config, st Store) engine.Leases {
-	if usesFileLock(cfg) {
-		return nil
+func replicaLeases(st store.Store) engine.Leases {
+	if rs, ok := st.(store.Replicated); ok {
+		return rs
 	}
-	return st
+	return nil
 }
 
-// replicaPeers reaches the other replicas through PostgreSQL; nil for a
-// store one process owns.
-func replicaPeers(st Store) engine.Peers {
-	if pg, ok := st.(*postgres.Store); ok {
-		return pg
+// replicaPeers reaches the other replicas through the store they share;
+// nil for a store one process owns.
+func replicaPeers(st store.Store) engine.Peers {
+	if rs, ok := st.(store.Replicated); ok {
+		return rs
 	}
 	return nil
 }

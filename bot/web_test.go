@@ -19,7 +19,7 @@ func TestWebTools_ThroughATurn(t *testing.T) {
 			fmt.Fprintf(w, `{"results":[{"title":"Brain docs","url":"http://%s/doc","content":"How brain works"}]}`, r.Host)
 		default:
 			w.Header().Set("Content-Type", "text/html")
-			fmt.Fprint(w, `<html><head><title>Doc</title><script>evil()</script></head><body><h1>Brain</h1><p>Sessions are durable.</p></body></html>`)
+			fmt.Fprint(w, `<html><head><title>Doc</title><script>evil()</script></head><body><h1>Brain</h1><p>Sessions are store.</p></body></html>`)
 		}
 	}))
 	defer page.Close()
@@ -32,7 +32,7 @@ tools:
 	ta.fake.Push(
 		fakemodel.ToolCalls(fakemodel.Call{ID: "s1", Name: "web_search", Input: `{"query":"brain"}`}),
 		fakemodel.ToolCalls(fakemodel.Call{ID: "f1", Name: "web_fetch", Input: fmt.Sprintf(`{"url":%q}`, page.URL+"/doc")}),
-		fakemodel.Text("Sessions are durable."),
+		fakemodel.Text("Sessions are store."),
 	)
 	s := ta.createSession()
 	ta.sendMessage(s.ID, "how does brain work?")
@@ -48,7 +48,7 @@ tools:
 		}
 		texts = append(texts, d.Result.Content[0].Text)
 	}
-	if len(texts) != 2 || !strings.Contains(texts[0], "Brain docs") || !strings.Contains(texts[1], "Sessions are durable.") || strings.Contains(texts[1], "evil") {
+	if len(texts) != 2 || !strings.Contains(texts[0], "Brain docs") || !strings.Contains(texts[1], "Sessions are store.") || strings.Contains(texts[1], "evil") {
 		t.Fatalf("results %q", texts)
 	}
 }

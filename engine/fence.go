@@ -33,14 +33,6 @@ func (f Fence) Refused(op, holder string) error {
 	return fmt.Errorf("%s: lease %s is held by %s, not %s: %w", op, f.Key, holder, f.Owner, ErrFenced)
 }
 
-// validateFence checks a commit's fence, nil or complete.
-func validateFence(op string, f *Fence) error {
-	if f != nil && (f.Key == "" || f.Owner == "") {
-		return invariant("%s: fence needs a lease key and an owner", op)
-	}
-	return nil
-}
-
 // errLeaseTaken cancels a turn whose commit was fenced: another replica
 // claimed the session's lease, and so may have recovered it already.
 var errLeaseTaken = fmt.Errorf("%w to another replica", errLeaseLost)

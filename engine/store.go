@@ -3,14 +3,17 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
 // Store persists sessions and their event logs: what the engine reads and
-// writes, nothing more (records kept beside the log, such as the durable
-// inbox, are declared by engine/durable). Implementations translate their
-// own errors: a missing session is ErrNotFound. All methods are safe for
-// concurrent use. engine/storetest is the suite every implementation runs.
+// writes, nothing more (the rest of the store contract — records kept
+// beside the log, such as the durable inbox, the checks and merge rules
+// every driver applies — is package store). Implementations translate
+// their own errors: a missing session is ErrNotFound. All methods are safe
+// for concurrent use. store/storetest is the suite every implementation
+// runs.
 type Store interface {
 	// CreateSession inserts s. If idempotencyKey was used before, or s has a
 	// ThreadKey that already maps to a session, it returns that session and
@@ -87,4 +90,9 @@ type ResultRecord struct {
 	Data       json.RawMessage `json:"data"`
 	ReportedAt time.Time       `json:"reported_at"`
 	TurnID     string          `json:"turn_id"`
+}
+
+// invariant is an error matching ErrInvariant: a caller broke a contract.
+func invariant(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, args...))
 }

@@ -5,9 +5,9 @@
 // renders each session's new events to its platform with a durable cursor
 // per session (Deliverer). Its services embed internal/startstop's Lifecycle.
 //
-// It works on engine/durable's small store interfaces and on the Engine
+// It works on package store's small interfaces and on the Engine
 // interface below; it never imports a platform (channels, webhooks,
-// slack-go), a store or the bot that wires it (bot/layering_test.go checks
+// slack-go), a store driver or the bot that wires it (bot/layering_test.go checks
 // it).
 package bridge
 

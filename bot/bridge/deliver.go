@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // Deliverer renders new events of one platform's sessions as they are
@@ -18,7 +18,7 @@ import (
 // after a pause, so a platform outage delays messages instead of losing them.
 type Deliverer struct {
 	Engine Engine
-	Store  durable.DeliveryCursors
+	Store  store.DeliveryCursors
 	Origin string // the sessions delivered, e.g. engine.OriginSlack
 	Now    func() time.Time
 	Log    *slog.Logger

@@ -10,28 +10,28 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
-// fakeInbox is a durable.Inbox whose behaviour a test sets; a method whose
+// fakeInbox is a store.Inbox whose behaviour a test sets; a method whose
 // func is nil does nothing.
 type fakeInbox struct {
-	RecordInboundFunc  func(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error)
-	PendingInboundFunc func(ctx context.Context, source string, limit int) ([]durable.Inbound, error)
-	FinishInboundFunc  func(ctx context.Context, now time.Time, done []durable.Finished) error
+	RecordInboundFunc  func(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error)
+	PendingInboundFunc func(ctx context.Context, source string, limit int) ([]store.Inbound, error)
+	FinishInboundFunc  func(ctx context.Context, now time.Time, done []store.Finished) error
 	PruneInboundFunc   func(ctx context.Context, before time.Time) error
 }
 
-var _ durable.Inbox = (*fakeInbox)(nil)
+var _ store.Inbox = (*fakeInbox)(nil)
 
-func (f *fakeInbox) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+func (f *fakeInbox) RecordInbound(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 	if f.RecordInboundFunc == nil {
 		return make([]bool, len(items)), nil
 	}
 	return f.RecordInboundFunc(ctx, now, items)
 }
 
-func (f *fakeInbox) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+func (f *fakeInbox) PendingInbound(ctx context.Context, source string, limit int) ([]store.Inbound, error) {
 	if f.PendingInboundFunc == nil {
 		return nil, nil
 	}
@@ -39,11 +39,11 @@ func (f *fakeInbox) PendingInbound(ctx context.Context, source string, limit int
 }
 
 // ClaimInbound claims what PendingInbound returns: the fake has one worker.
-func (f *fakeInbox) ClaimInbound(ctx context.Context, source, _ string, _, _ time.Time, limit int) ([]durable.Inbound, error) {
+func (f *fakeInbox) ClaimInbound(ctx context.Context, source, _ string, _, _ time.Time, limit int) ([]store.Inbound, error) {
 	return f.PendingInbound(ctx, source, limit)
 }
 
-func (f *fakeInbox) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
+func (f *fakeInbox) FinishInbound(ctx context.Context, now time.Time, done []store.Finished) error {
 	if f.FinishInboundFunc == nil {
 		return nil
 	}
@@ -113,13 +113,13 @@ func logUpTo(last map[string]int64) func(context.Context, string, int64, int) ([
 	}
 }
 
-// memCursors is an in-memory durable.DeliveryCursors.
+// memCursors is an in-memory store.DeliveryCursors.
 type memCursors struct {
 	mu   sync.Mutex
 	seqs map[string]int64 // origin/session -> seq
 }
 
-var _ durable.DeliveryCursors = (*memCursors)(nil)
+var _ store.DeliveryCursors = (*memCursors)(nil)
 
 func (m *memCursors) DeliveryCursor(_ context.Context, origin, sessionID string) (int64, error) {
 	m.mu.Lock()

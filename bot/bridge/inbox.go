@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"time"
 
-	"brain/engine/durable"
 	"brain/internal/startstop"
+	"brain/store"
 )
 
 // maxBatch bounds one group commit.
@@ -19,7 +19,7 @@ const maxBatch = 256
 // webhooks share one fsync (group commit). Records wait until Start; after
 // Stop they are refused.
 type Inbox struct {
-	store  durable.Inbox
+	store  store.Inbox
 	now    func() time.Time
 	reqs   chan inboxRequest
 	onSave func() // wakes the inbox worker
@@ -29,7 +29,7 @@ type Inbox struct {
 }
 
 type inboxRequest struct {
-	item  durable.Inbound
+	item  store.Inbound
 	reply chan inboxReply
 }
 
@@ -40,7 +40,7 @@ type inboxReply struct {
 
 // NewInbox builds an inbox over store; onSave (may be nil) is called after
 // each commit. It starts nothing: Start does.
-func NewInbox(store durable.Inbox, now func() time.Time, onSave func()) *Inbox {
+func NewInbox(store store.Inbox, now func() time.Time, onSave func()) *Inbox {
 	return &Inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, closed: make(chan struct{})}
 }
 
@@ -59,8 +59,8 @@ func (b *Inbox) Stop(ctx context.Context) error {
 }
 
 // Record stores one item, or reports that one of its dedupe keys was seen.
-// When it returns nil the item is durable.
-func (b *Inbox) Record(ctx context.Context, it durable.Inbound) (bool, error) {
+// When it returns nil the item is store.
+func (b *Inbox) Record(ctx context.Context, it store.Inbound) (bool, error) {
 	req := inboxRequest{item: it, reply: make(chan inboxReply, 1)}
 	select {
 	case b.reqs <- req:
@@ -96,7 +96,7 @@ func (b *Inbox) run(ctx context.Context) {
 				break collect
 			}
 		}
-		items := make([]durable.Inbound, len(batch))
+		items := make([]store.Inbound, len(batch))
 		for i, r := range batch {
 			items[i] = r.item
 		}
@@ -125,7 +125,7 @@ const ErrInboxClosed = inboxError("inbox is closed: brain is shutting down")
 // the engine cannot take yet (its run queue is full) waits in the inbox, so
 // load never turns into errors for the platform.
 type Worker struct {
-	Store  durable.Inbox
+	Store  store.Inbox
 	Source string // the inbox source worked, e.g. "slack"
 	Now    func() time.Time
 	Log    *slog.Logger
@@ -133,7 +133,7 @@ type Worker struct {
 	Wake <-chan struct{}
 	// Handle works one item; ErrRetryLater leaves it pending, any other
 	// error is recorded as its outcome.
-	Handle func(context.Context, durable.Inbound) error
+	Handle func(context.Context, store.Inbound) error
 	// Owner names this worker's claims on items (the replica id), so
 	// workers of several replicas never work one item; ClaimFor is how
 	// long a claim lasts (after it, the item is worked again elsewhere:
@@ -164,14 +164,14 @@ func (w Worker) Run(ctx context.Context) {
 		// Outcomes are written in one transaction per batch. A crash before
 		// that re-works the batch: input is idempotent per platform message
 		// and a repeated click meets a decided approval or a closed question.
-		var done []durable.Finished
+		var done []store.Finished
 		for _, it := range items {
 			err := w.Handle(ctx, it)
 			if errors.Is(err, ErrRetryLater) || ctx.Err() != nil {
 				backoff = true
 				break
 			}
-			f := durable.Finished{ID: it.ID}
+			f := store.Finished{ID: it.ID}
 			if err != nil {
 				f.Err = err.Error()
 				w.Log.Error("inbound event failed", logThread, it.ThreadKey, logErr, err)

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"brain/engine/durable"
 	"brain/internal/startstop/startstoptest"
+	"brain/store"
 )
 
-func startInbox(t *testing.T, store durable.Inbox, onSave func()) *Inbox {
+func startInbox(t *testing.T, inbox store.Inbox, onSave func()) *Inbox {
 	t.Helper()
-	in := NewInbox(store, fixedNow, onSave)
+	in := NewInbox(inbox, fixedNow, onSave)
 	if err := in.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func startInbox(t *testing.T, store durable.Inbox, onSave func()) *Inbox {
 // stamped with the clock, and wakes the worker after the commit.
 func TestInbox_RecordReportsDuplicates(t *testing.T) {
 	var saves atomic.Int32
-	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+	inbox := &fakeInbox{RecordInboundFunc: func(_ context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 		if !now.Equal(fixedNow()) {
 			t.Errorf("stamped %v", now)
 		}
@@ -41,9 +41,9 @@ func TestInbox_RecordReportsDuplicates(t *testing.T) {
 		}
 		return dup, nil
 	}}
-	in := startInbox(t, store, func() { saves.Add(1) })
+	in := startInbox(t, inbox, func() { saves.Add(1) })
 	for thread, want := range map[string]bool{"new": false, "seen": true} {
-		dup, err := in.Record(context.Background(), durable.Inbound{Source: "slack", ThreadKey: thread})
+		dup, err := in.Record(context.Background(), store.Inbound{Source: "slack", ThreadKey: thread})
 		if err != nil || dup != want {
 			t.Fatalf("Record(%s) = %v, %v; want %v", thread, dup, err, want)
 		}
@@ -59,7 +59,7 @@ func TestInbox_GroupCommit(t *testing.T) {
 	entered, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	var batches []int
-	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []durable.Inbound) ([]bool, error) {
+	inbox := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []store.Inbound) ([]bool, error) {
 		mu.Lock()
 		batches = append(batches, len(items))
 		first := len(batches) == 1
@@ -70,11 +70,11 @@ func TestInbox_GroupCommit(t *testing.T) {
 		}
 		return make([]bool, len(items)), nil
 	}}
-	in := startInbox(t, store, nil)
+	in := startInbox(t, inbox, nil)
 	var wg sync.WaitGroup
 	record := func(i int) {
 		defer wg.Done()
-		if _, err := in.Record(context.Background(), durable.Inbound{ThreadKey: fmt.Sprint(i)}); err != nil {
+		if _, err := in.Record(context.Background(), store.Inbound{ThreadKey: fmt.Sprint(i)}); err != nil {
 			t.Error(err)
 		}
 	}
@@ -106,12 +106,12 @@ func TestInbox_GroupCommit(t *testing.T) {
 // its error, and the worker is not woken.
 func TestInbox_StoreErrorFailsTheBatch(t *testing.T) {
 	boom := errors.New("disk full")
-	store := &fakeInbox{RecordInboundFunc: func(context.Context, time.Time, []durable.Inbound) ([]bool, error) {
+	inbox := &fakeInbox{RecordInboundFunc: func(context.Context, time.Time, []store.Inbound) ([]bool, error) {
 		return nil, boom
 	}}
 	woken := false
-	in := startInbox(t, store, func() { woken = true })
-	if _, err := in.Record(context.Background(), durable.Inbound{}); !errors.Is(err, boom) {
+	in := startInbox(t, inbox, func() { woken = true })
+	if _, err := in.Record(context.Background(), store.Inbound{}); !errors.Is(err, boom) {
 		t.Fatalf("Record = %v, want %v", err, boom)
 	}
 	if woken {
@@ -124,14 +124,14 @@ func TestInbox_StoreErrorFailsTheBatch(t *testing.T) {
 // refused with ErrInboxClosed.
 func TestInbox_RecordWaitsForStartAndStopRefuses(t *testing.T) {
 	var commits atomic.Int32
-	store := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []durable.Inbound) ([]bool, error) {
+	inbox := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []store.Inbound) ([]bool, error) {
 		commits.Add(1)
 		return make([]bool, len(items)), nil
 	}}
-	in := NewInbox(store, fixedNow, nil)
+	in := NewInbox(inbox, fixedNow, nil)
 	short, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
-	if _, err := in.Record(short, durable.Inbound{}); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := in.Record(short, store.Inbound{}); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Record before Start = %v, want the ctx's deadline", err)
 	}
 	if commits.Load() != 0 {
@@ -141,13 +141,13 @@ func TestInbox_RecordWaitsForStartAndStopRefuses(t *testing.T) {
 	if err := in.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.Record(ctx, durable.Inbound{}); err != nil || commits.Load() != 1 {
+	if _, err := in.Record(ctx, store.Inbound{}); err != nil || commits.Load() != 1 {
 		t.Fatalf("Record after Start: %v, %d commits", err, commits.Load())
 	}
 	if err := in.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.Record(ctx, durable.Inbound{}); !errors.Is(err, ErrInboxClosed) {
+	if _, err := in.Record(ctx, store.Inbound{}); !errors.Is(err, ErrInboxClosed) {
 		t.Fatalf("Record after Stop = %v, want ErrInboxClosed", err)
 	}
 }
@@ -164,7 +164,7 @@ func TestInbox_StopBeforeStart(t *testing.T) {
 	if err := in.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.Record(ctx, durable.Inbound{}); !errors.Is(err, ErrInboxClosed) {
+	if _, err := in.Record(ctx, store.Inbound{}); !errors.Is(err, ErrInboxClosed) {
 		t.Fatalf("Record = %v, want ErrInboxClosed", err)
 	}
 }
@@ -182,7 +182,7 @@ func TestInbox_StartStopStress(t *testing.T) {
 				defer wg.Done()
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				defer cancel()
-				if _, err := in.Record(ctx, durable.Inbound{}); err != nil && !errors.Is(err, ErrInboxClosed) {
+				if _, err := in.Record(ctx, store.Inbound{}); err != nil && !errors.Is(err, ErrInboxClosed) {
 					t.Error(err)
 				}
 			}()

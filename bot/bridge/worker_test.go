@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // TestWorker_FinishesHandledAndRetriesLater: handled items are finished
@@ -15,17 +15,17 @@ import (
 // stays pending, as does everything after it, and is worked again.
 func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 	var mu sync.Mutex
-	pending := []durable.Inbound{{ID: 1, ThreadKey: "a"}, {ID: 2, ThreadKey: "b"}, {ID: 3, ThreadKey: "c"}, {ID: 4, ThreadKey: "d"}}
-	var finished []durable.Finished
+	pending := []store.Inbound{{ID: 1, ThreadKey: "a"}, {ID: 2, ThreadKey: "b"}, {ID: 3, ThreadKey: "c"}, {ID: 4, ThreadKey: "d"}}
+	var finished []store.Finished
 	var sources []string
-	store := &fakeInbox{
-		PendingInboundFunc: func(_ context.Context, source string, _ int) ([]durable.Inbound, error) {
+	inbox := &fakeInbox{
+		PendingInboundFunc: func(_ context.Context, source string, _ int) ([]store.Inbound, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			sources = append(sources, source)
-			return append([]durable.Inbound(nil), pending...), nil
+			return append([]store.Inbound(nil), pending...), nil
 		},
-		FinishInboundFunc: func(_ context.Context, _ time.Time, done []durable.Finished) error {
+		FinishInboundFunc: func(_ context.Context, _ time.Time, done []store.Finished) error {
 			mu.Lock()
 			defer mu.Unlock()
 			finished = append(finished, done...)
@@ -43,8 +43,8 @@ func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 	refusals := 1
 	var handled []int64
 	w := Worker{
-		Store: store, Source: "slack", Now: fixedNow, Log: discard(), Wake: make(chan struct{}),
-		Handle: func(_ context.Context, it durable.Inbound) error {
+		Store: inbox, Source: "slack", Now: fixedNow, Log: discard(), Wake: make(chan struct{}),
+		Handle: func(_ context.Context, it store.Inbound) error {
 			handled = append(handled, it.ID)
 			switch {
 			case it.ID == 2:
@@ -66,7 +66,7 @@ func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 	})
 	cancel()
 	<-done
-	want := []durable.Finished{{ID: 1}, {ID: 2, Err: "no such agent"}, {ID: 3}, {ID: 4}}
+	want := []store.Finished{{ID: 1}, {ID: 2, Err: "no such agent"}, {ID: 3}, {ID: 4}}
 	if len(finished) != len(want) {
 		t.Fatalf("finished %+v, want %+v", finished, want)
 	}
@@ -89,8 +89,8 @@ func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 // next tick.
 func TestWorker_WakesOnSignal(t *testing.T) {
 	var mu sync.Mutex
-	var next []durable.Inbound
-	store := &fakeInbox{PendingInboundFunc: func(context.Context, string, int) ([]durable.Inbound, error) {
+	var next []store.Inbound
+	inbox := &fakeInbox{PendingInboundFunc: func(context.Context, string, int) ([]store.Inbound, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		out := next
@@ -99,14 +99,14 @@ func TestWorker_WakesOnSignal(t *testing.T) {
 	}}
 	wake := make(chan struct{}, 1)
 	got := make(chan int64, 1)
-	w := Worker{Store: store, Source: "linear", Now: fixedNow, Log: discard(), Wake: wake,
-		Handle: func(_ context.Context, it durable.Inbound) error { got <- it.ID; return nil }}
+	w := Worker{Store: inbox, Source: "linear", Now: fixedNow, Log: discard(), Wake: wake,
+		Handle: func(_ context.Context, it store.Inbound) error { got <- it.ID; return nil }}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go w.Run(ctx)
 	time.Sleep(20 * time.Millisecond) // the worker is waiting now
 	mu.Lock()
-	next = []durable.Inbound{{ID: 7}}
+	next = []store.Inbound{{ID: 7}}
 	mu.Unlock()
 	wake <- struct{}{}
 	select {

@@ -24,8 +24,8 @@ import (
 	"brain/bot/config"
 	"brain/channels/linear"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/internal/startstop"
+	"brain/store"
 	"brain/tools"
 	"brain/webhooks/linearhook"
 )
@@ -55,10 +55,10 @@ var _ Engine = (*engine.Engine)(nil)
 // Store is what the Linear bridge keeps beside the engine: its inbox,
 // thread routing and delivery cursors.
 type Store interface {
-	durable.Threads
-	durable.Inbox
-	durable.DeliveryCursors
-	durable.LinearTokens
+	store.Threads
+	store.Inbox
+	store.DeliveryCursors
+	store.LinearTokens
 }
 
 // Bridge is the Linear integration: the webhook endpoint, the inbox and
@@ -222,7 +222,7 @@ func (b *Bridge) parked(ctx context.Context, org string) (bool, error) {
 	case err != nil:
 		return false, err
 	}
-	if tok.Status == durable.LinearRevoked {
+	if tok.Status == store.LinearRevoked {
 		return true, nil
 	}
 	// Make sure the token works (refreshing it if due), so a refresh
@@ -241,7 +241,7 @@ func (b *Bridge) unparkLoop(ctx context.Context) {
 		b.log.Error("list linear workspaces", logErr, err)
 	} else {
 		for _, tok := range toks {
-			if tok.Status == durable.LinearConnected {
+			if tok.Status == store.LinearConnected {
 				b.unpark(ctx, tok.OrganizationID)
 			}
 		}
@@ -265,7 +265,7 @@ func (b *Bridge) unpark(ctx context.Context, org string) {
 	for _, it := range items {
 		// A fresh dedupe key: the item's own keys were recorded when it
 		// first arrived. Recorded twice after a crash, it dedupes.
-		in := durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: it.Payload,
+		in := store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: it.Payload,
 			DedupeKeys: []string{fmt.Sprintf("linear:unparked:%d", it.ID)}}
 		if _, err := b.inbox.Record(ctx, in); err != nil {
 			b.log.Error("requeue parked linear webhook", logOrg, org, logErr, err)
@@ -324,14 +324,14 @@ func (l hookInbox) Record(ctx context.Context, it linearhook.Item) (bool, error)
 	if it.DeliveryID != "" && it.DeliveryID != it.EventKey {
 		keys = append(keys, "linear:delivery:"+it.DeliveryID)
 	}
-	dup, err := l.b.inbox.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
+	dup, err := l.b.inbox.Record(ctx, store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: keys})
 	if err == nil && !dup {
 		l.b.ackEarly(it)
 	}
 	return dup, err
 }
 
-func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
+func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 	var it linearhook.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"brain/channels/linear"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // Install paths, under public_url.
@@ -29,7 +29,7 @@ const stateTTL = 10 * time.Minute
 // is, and stores the tokens. Every failure answers a plain page and
 // stores nothing.
 type Installer struct {
-	Store        durable.LinearTokens
+	Store        store.LinearTokens
 	OAuth        linear.OAuth
 	AuthorizeURL string // Linear's authorize endpoint
 	ClientID     string
@@ -99,10 +99,10 @@ func (in *Installer) Callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := in.Now()
-	tok := durable.LinearToken{
+	tok := store.LinearToken{
 		OrganizationID: v.OrganizationID, OrganizationName: v.OrganizationName, URLKey: v.URLKey, AppUserID: v.UserID,
 		AccessToken: g.AccessToken, RefreshToken: g.RefreshToken, Scope: g.Scope,
-		Status: durable.LinearConnected, UpdatedAt: now,
+		Status: store.LinearConnected, UpdatedAt: now,
 	}
 	if g.ExpiresIn > 0 {
 		tok.ExpiresAt = now.Add(g.ExpiresIn)

@@ -8,7 +8,7 @@ import (
 
 	"brain/bot/config"
 	"brain/channels/linear"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // PostOutcome posts a finished schedule run's outcome as a comment on the
@@ -53,7 +53,7 @@ func (b *Bridge) allClients(ctx context.Context) ([]*linear.Client, error) {
 			return nil, err
 		}
 		for _, t := range toks {
-			if t.Status != durable.LinearConnected {
+			if t.Status != store.LinearConnected {
 				continue
 			}
 			c, err := b.client(ctx, t.OrganizationID)

@@ -10,7 +10,7 @@ import (
 
 	"brain/channels/linear"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // Log attribute keys of the token manager.
@@ -40,7 +40,7 @@ const (
 // refresh lease and compare-and-swap on the refresh token. The new pair is
 // stored before it is used. Tokens never appear in its logs or errors.
 type Tokens struct {
-	Store   durable.LinearTokens
+	Store   store.LinearTokens
 	OAuth   linear.OAuth
 	Now     func() time.Time
 	Log     *slog.Logger
@@ -88,21 +88,21 @@ func (t *Tokens) token(ctx context.Context, org, rejected string) (string, error
 	return t.refresh(ctx, org, rejected)
 }
 
-func (t *Tokens) current(ctx context.Context, org string) (durable.LinearToken, error) {
+func (t *Tokens) current(ctx context.Context, org string) (store.LinearToken, error) {
 	tok, err := t.Store.LinearToken(ctx, org)
 	switch {
 	case errors.Is(err, engine.ErrNotFound):
 		return tok, fmt.Errorf("%w: workspace %s never installed the app; install it at %s", ErrDisconnected, org, t.Install)
 	case err != nil:
 		return tok, err
-	case tok.Status == durable.LinearRevoked:
+	case tok.Status == store.LinearRevoked:
 		return tok, fmt.Errorf("%w: workspace %s (%s): %s; install the app again at %s", ErrDisconnected, tok.OrganizationName, org, tok.Problem, t.Install)
 	}
 	return tok, nil
 }
 
 // stale reports whether tok must be refreshed before use.
-func (t *Tokens) stale(tok durable.LinearToken, rejected string) bool {
+func (t *Tokens) stale(tok store.LinearToken, rejected string) bool {
 	if rejected != "" && tok.AccessToken == rejected {
 		return true
 	}
@@ -184,7 +184,7 @@ func (t *Tokens) refreshOnce(ctx context.Context, org, rejected string) (string,
 }
 
 // exchange spends tok's refresh token and stores the new pair.
-func (t *Tokens) exchange(ctx context.Context, tok durable.LinearToken) (string, error) {
+func (t *Tokens) exchange(ctx context.Context, tok store.LinearToken) (string, error) {
 	org := tok.OrganizationID
 	g, err := t.OAuth.Refresh(ctx, tok.RefreshToken)
 	now := t.Now()
@@ -226,7 +226,7 @@ func (t *Tokens) exchange(ctx context.Context, tok durable.LinearToken) (string,
 }
 
 // warnOnce logs a refused refresh once per refresh token, with what to do.
-func (t *Tokens) warnOnce(tok durable.LinearToken, err error) {
+func (t *Tokens) warnOnce(tok store.LinearToken, err error) {
 	t.mu.Lock()
 	if t.warned == nil {
 		t.warned = map[string]string{}

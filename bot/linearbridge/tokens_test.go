@@ -15,7 +15,7 @@ import (
 	"brain/bot/config"
 	"brain/channels/linear"
 	"brain/channels/linear/linearfake"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/store/sqlite"
 )
 
@@ -55,7 +55,7 @@ func openStore(t *testing.T, path string) *sqlite.Store {
 
 // installed runs the code exchange the callback would and stores the
 // grant, returning it.
-func installed(t *testing.T, fake *linearfake.Server, st durable.LinearTokens, clock *testClock) durable.LinearToken {
+func installed(t *testing.T, fake *linearfake.Server, st store.LinearTokens, clock *testClock) store.LinearToken {
 	t.Helper()
 	oauth := linear.OAuth{ClientID: "client-1", ClientSecret: "secret-1", TokenURL: fake.TokenURL()}
 	in := &Installer{Store: st, OAuth: oauth, AuthorizeURL: fake.AuthorizeURL(), ClientID: "client-1",
@@ -65,7 +65,7 @@ func installed(t *testing.T, fake *linearfake.Server, st durable.LinearTokens, c
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok := durable.LinearToken{OrganizationID: "org-a", OrganizationName: "Acme", AccessToken: g.AccessToken, RefreshToken: g.RefreshToken,
+	tok := store.LinearToken{OrganizationID: "org-a", OrganizationName: "Acme", AccessToken: g.AccessToken, RefreshToken: g.RefreshToken,
 		ExpiresAt: clock.Now().Add(g.ExpiresIn), UpdatedAt: clock.Now()}
 	if err := st.SaveLinearToken(context.Background(), tok); err != nil {
 		t.Fatal(err)
@@ -75,7 +75,7 @@ func installed(t *testing.T, fake *linearfake.Server, st durable.LinearTokens, c
 
 func discard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newTokens(st durable.LinearTokens, fake *linearfake.Server, clock *testClock, log *slog.Logger) *Tokens {
+func newTokens(st store.LinearTokens, fake *linearfake.Server, clock *testClock, log *slog.Logger) *Tokens {
 	return &Tokens{Store: st, Now: clock.Now, Log: log, Install: "https://brain.example.com" + InstallPath,
 		OAuth: linear.OAuth{ClientID: "client-1", ClientSecret: "secret-1", TokenURL: fake.TokenURL()}}
 }
@@ -202,7 +202,7 @@ func TestTokens_RevokedIsReportedOnceAndStored(t *testing.T) {
 		}
 	}
 	got, _ := st.LinearToken(context.Background(), "org-a")
-	if got.Status != durable.LinearRevoked || got.Problem == "" {
+	if got.Status != store.LinearRevoked || got.Problem == "" {
 		t.Fatalf("stored = %+v, want revoked", got)
 	}
 	if n := countOf(logs.String(), "install the app again"); n != 1 {
@@ -276,7 +276,7 @@ func TestTokens_FailedRefreshReleasesTheLease(t *testing.T) {
 	if waited := time.Since(start); waited > 5*time.Second {
 		t.Fatalf("the next refresh waited %s for a lease nobody held", waited)
 	}
-	if got, _ := st.LinearToken(context.Background(), "org-a"); got.Status != durable.LinearConnected {
+	if got, _ := st.LinearToken(context.Background(), "org-a"); got.Status != store.LinearConnected {
 		t.Fatalf("a transient failure changed the status to %q", got.Status)
 	}
 }

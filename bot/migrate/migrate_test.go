@@ -17,11 +17,11 @@ import (
 
 	"brain/bot/migrate"
 	"brain/engine"
-	"brain/engine/durable"
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/postgres"
 	"brain/store/postgres/pgtest"
 	"brain/store/sqlite"
+	"brain/store/storetest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -77,13 +77,13 @@ func fill(t *testing.T, st *sqlite.Store) {
 	must(st.SetDeliveryCursor(ctx, t0, engine.OriginSlack, "slack-1", 2))
 	must(st.SetApprovalMessage(ctx, t0, "slack", "appr-pending", "1700000000.000200"))
 	must(st.SetThreadContext(ctx, t0, slack.ThreadKey, "posted by schedule nightly"))
-	_, err = st.RecordInbound(ctx, t0, []durable.Inbound{
+	_, err = st.RecordInbound(ctx, t0, []store.Inbound{
 		{Source: "slack", ThreadKey: slack.ThreadKey, Kind: "message", Payload: []byte(`{"event":{"text":"one"}}`), DedupeKeys: []string{"Ev1", "C1:1.1"}},
 		{Source: "slack", ThreadKey: slack.ThreadKey, Kind: "message", Payload: []byte(`{"event":{"text":"two"}}`), DedupeKeys: []string{"Ev2"}},
 		{Source: "slack", ThreadKey: slack.ThreadKey, Kind: "message", Payload: []byte(`{"event":{"text":"three"}}`), DedupeKeys: []string{"Ev3"}},
 	})
 	must(err)
-	must(st.FinishInbound(ctx, t0.Add(time.Second), []durable.Finished{{ID: 1}, {ID: 2, Err: "channel archived"}}))
+	must(st.FinishInbound(ctx, t0.Add(time.Second), []store.Finished{{ID: 1}, {ID: 2, Err: "channel archived"}}))
 
 	lin := storetest.Session("linear-1", t0.Add(2*time.Minute))
 	lin.Origin, lin.ThreadKey, lin.Interactive = engine.OriginLinear, "linear:as-1", true
@@ -93,30 +93,30 @@ func fill(t *testing.T, st *sqlite.Store) {
 	storetest.Commit(t, st, engine.Commit{SessionID: "linear-1",
 		Update: func(s *engine.Session) error { s.Status, s.Question = engine.StatusAwaitingInput, qj; return nil },
 		Events: []engine.Event{msg("linear-1-e1", "triage this")}})
-	must(st.SetPostedQuestion(ctx, t0, "slack", "linear-1", durable.PostedQuestion{MessageRef: "1700000000.000300", Question: q}))
+	must(st.SetPostedQuestion(ctx, t0, "slack", "linear-1", store.PostedQuestion{MessageRef: "1700000000.000300", Question: q}))
 	must(st.SetDeliveryCursor(ctx, t0, engine.OriginLinear, "linear-1", 1))
-	must(st.SaveLinearToken(ctx, durable.LinearToken{OrganizationID: "org-1", OrganizationName: "Acme", URLKey: "acme", AppUserID: "app-1",
+	must(st.SaveLinearToken(ctx, store.LinearToken{OrganizationID: "org-1", OrganizationName: "Acme", URLKey: "acme", AppUserID: "app-1",
 		AccessToken: "lin_oauth_access", RefreshToken: "lin_refresh", ExpiresAt: t0.Add(24 * time.Hour), Scope: "read,write",
-		Status: durable.LinearConnected, UpdatedAt: t0}))
-	must(st.SaveLinearToken(ctx, durable.LinearToken{OrganizationID: "org-2", OrganizationName: "Gone", URLKey: "gone", AppUserID: "app-2",
-		AccessToken: "x", RefreshToken: "y", Status: durable.LinearRevoked, Problem: "refresh refused", UpdatedAt: t0}))
+		Status: store.LinearConnected, UpdatedAt: t0}))
+	must(st.SaveLinearToken(ctx, store.LinearToken{OrganizationID: "org-2", OrganizationName: "Gone", URLKey: "gone", AppUserID: "app-2",
+		AccessToken: "x", RefreshToken: "y", Status: store.LinearRevoked, Problem: "refresh refused", UpdatedAt: t0}))
 	must(st.SaveOAuthState(ctx, t0, "state-1", t0.Add(time.Hour)))
 	must(st.SetLinearSessionOrganization(ctx, t0, "as-1", "org-1"))
-	must(st.ParkLinearInbound(ctx, t0, "org-2", durable.Inbound{Source: "linear", ThreadKey: "linear:as-2", Kind: "prompted", Payload: []byte{0xff, 0x00, 'x'}}))
+	must(st.ParkLinearInbound(ctx, t0, "org-2", store.Inbound{Source: "linear", ThreadKey: "linear:as-2", Kind: "prompted", Payload: []byte{0xff, 0x00, 'x'}}))
 
 	sched := storetest.Session("sched-1", t0.Add(3*time.Minute))
 	sched.Origin, sched.Interactive, sched.StartedBy, sched.Status = engine.OriginSchedule, false, "", engine.StatusInterrupted
 	storetest.CreateSession(t, st, sched)
-	for i, run := range []durable.ScheduleRun{
-		{Schedule: "nightly", FireTime: t0, Trigger: durable.TriggerCron, SessionID: "sched-1", Status: durable.RunRunning, CreatedAt: t0, UpdatedAt: t0},
-		{Schedule: "nightly", FireTime: t0.Add(time.Hour), Trigger: durable.TriggerManual, Status: durable.RunRunning, CreatedAt: t0, UpdatedAt: t0},
+	for i, run := range []store.ScheduleRun{
+		{Schedule: "nightly", FireTime: t0, Trigger: store.TriggerCron, SessionID: "sched-1", Status: store.RunRunning, CreatedAt: t0, UpdatedAt: t0},
+		{Schedule: "nightly", FireTime: t0.Add(time.Hour), Trigger: store.TriggerManual, Status: store.RunRunning, CreatedAt: t0, UpdatedAt: t0},
 	} {
 		if ok, err := st.ClaimRun(ctx, run); err != nil || !ok {
 			t.Fatalf("ClaimRun %d = %v, %v", i, ok, err)
 		}
 	}
-	if ok, err := st.FinishRun(ctx, durable.ScheduleRun{Schedule: "nightly", FireTime: t0, Trigger: durable.TriggerCron, SessionID: "sched-1",
-		Status: durable.RunCompleted, Outcome: "all green", CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}); err != nil || !ok {
+	if ok, err := st.FinishRun(ctx, store.ScheduleRun{Schedule: "nightly", FireTime: t0, Trigger: store.TriggerCron, SessionID: "sched-1",
+		Status: store.RunCompleted, Outcome: "all green", CreatedAt: t0, UpdatedAt: t0.Add(time.Minute)}); err != nil || !ok {
 		t.Fatalf("FinishRun = %v, %v", ok, err)
 	}
 }
@@ -126,11 +126,11 @@ func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 // reader is what both stores offer that the comparison reads.
 type reader interface {
 	engine.Store
-	durable.Inbox
-	durable.Runs
-	durable.ChannelState
-	durable.LinearTokens
-	durable.Threads
+	store.Inbox
+	store.Runs
+	store.ChannelState
+	store.LinearTokens
+	store.Threads
 }
 
 // view is everything the engine, the bridges and the scheduler read back.
@@ -256,7 +256,7 @@ func TestToPostgres_EveryKindOfSession(t *testing.T) {
 	if ok, err := dst.ConsumeOAuthState(ctx, t0, "state-1"); err != nil || !ok {
 		t.Errorf("ConsumeOAuthState = %v, %v; want the copied state", ok, err)
 	}
-	dup, err := dst.RecordInbound(ctx, t0, []durable.Inbound{{Source: "slack", ThreadKey: "k", Kind: "message", Payload: []byte("x"), DedupeKeys: []string{"Ev2"}},
+	dup, err := dst.RecordInbound(ctx, t0, []store.Inbound{{Source: "slack", ThreadKey: "k", Kind: "message", Payload: []byte("x"), DedupeKeys: []string{"Ev2"}},
 		{Source: "slack", ThreadKey: "k", Kind: "message", Payload: []byte("y"), DedupeKeys: []string{"Ev9"}}})
 	if err != nil || !reflect.DeepEqual(dup, []bool{true, false}) {
 		t.Errorf("RecordInbound on the target = %v, %v; want the copied key a duplicate", dup, err)

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // adoptEvery is how often the scheduler looks for running runs that no
@@ -21,7 +21,7 @@ type watched struct {
 }
 
 // add marks the run watched; false when it already was.
-func (w *watched) add(r durable.ScheduleRun) bool {
+func (w *watched) add(r store.ScheduleRun) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.keys == nil {
@@ -35,13 +35,13 @@ func (w *watched) add(r durable.ScheduleRun) bool {
 	return true
 }
 
-func (w *watched) done(r durable.ScheduleRun) {
+func (w *watched) done(r store.ScheduleRun) {
 	w.mu.Lock()
 	delete(w.keys, runKey(r))
 	w.mu.Unlock()
 }
 
-func (w *watched) has(r durable.ScheduleRun) bool {
+func (w *watched) has(r store.ScheduleRun) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.keys[runKey(r)]

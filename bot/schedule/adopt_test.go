@@ -10,7 +10,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // TestScheduler_AdoptsRunsOfAProcessThatDied: a run another process
@@ -19,12 +19,12 @@ import (
 func TestScheduler_AdoptsRunsOfAProcessThatDied(t *testing.T) {
 	fire := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	now := func() time.Time { return fire.Add(time.Hour) }
-	run := durable.ScheduleRun{Schedule: "nine", FireTime: fire, Trigger: durable.TriggerCron, SessionID: "ses_dead", Status: durable.RunRunning, CreatedAt: fire, UpdatedAt: fire}
+	run := store.ScheduleRun{Schedule: "nine", FireTime: fire, Trigger: store.TriggerCron, SessionID: "ses_dead", Status: store.RunRunning, CreatedAt: fire, UpdatedAt: fire}
 	var orphaned atomic.Bool // the other process died: its run shows up
 	var mu sync.Mutex
-	var finished []durable.ScheduleRun
+	var finished []store.ScheduleRun
 	runs := neverRan()
-	runs.RunningRunsFunc = func(context.Context, string) ([]durable.ScheduleRun, error) {
+	runs.RunningRunsFunc = func(context.Context, string) ([]store.ScheduleRun, error) {
 		if !orphaned.Load() {
 			return nil, nil
 		}
@@ -33,9 +33,9 @@ func TestScheduler_AdoptsRunsOfAProcessThatDied(t *testing.T) {
 		if len(finished) > 0 {
 			return nil, nil
 		}
-		return []durable.ScheduleRun{run}, nil
+		return []store.ScheduleRun{run}, nil
 	}
-	runs.FinishRunFunc = func(_ context.Context, r durable.ScheduleRun) (bool, error) {
+	runs.FinishRunFunc = func(_ context.Context, r store.ScheduleRun) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		finished = append(finished, r)
@@ -91,7 +91,7 @@ func TestScheduler_AdoptsRunsOfAProcessThatDied(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(finished) != 1 || finished[0].Status != durable.RunInterrupted {
+	if len(finished) != 1 || finished[0].Status != store.RunInterrupted {
 		raw, _ := json.Marshal(finished)
 		t.Fatalf("finished %s, want the run once, interrupted", raw)
 	}

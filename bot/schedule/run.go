@@ -8,7 +8,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 const (
@@ -22,7 +22,7 @@ const (
 // watchAsync watches the run's session until its turn is over, then records
 // the outcome. inputSeq is the seq of the run's user.message. Called with
 // s.mu held, so Stop cannot be waiting yet.
-func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run store.ScheduleRun, inputSeq int64) {
 	if s.stopped || !s.watching.add(run) {
 		return
 	}
@@ -34,7 +34,7 @@ func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run durable.ScheduleRu
 	}()
 }
 
-func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) {
+func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run store.ScheduleRun, inputSeq int64) {
 	// The change channel is taken only after a read that finds the turn
 	// still going (then the session is read again, so no commit is missed):
 	// a finished session leaves no waiter behind in the engine.
@@ -66,7 +66,7 @@ func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run du
 
 // check records the run's end when its turn is over; done tells whether it
 // was.
-func (s *Scheduler) check(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, inputSeq int64) (done bool, err error) {
+func (s *Scheduler) check(ctx context.Context, cfg config.ScheduleConfig, run store.ScheduleRun, inputSeq int64) (done bool, err error) {
 	sess, err := s.engine.Session(ctx, run.SessionID)
 	if err != nil || !turnOver(sess, inputSeq) {
 		return false, err
@@ -125,18 +125,18 @@ func summarize(sess engine.Session, payloads []engine.Payload) (status, outcome 
 	}
 	switch {
 	case sess.Status == engine.StatusFailed:
-		status = durable.RunFailed
+		status = store.RunFailed
 	case sess.Status == engine.StatusInterrupted:
-		status = durable.RunInterrupted
+		status = store.RunInterrupted
 	case turnOutcome == "" || turnOutcome == engine.OutcomeCancelled:
-		status = durable.RunInterrupted
+		status = store.RunInterrupted
 		if errMsg == "" {
 			errMsg = "the run was cancelled before it finished"
 		}
 	default:
-		status = durable.RunCompleted
+		status = store.RunCompleted
 	}
-	if status != durable.RunCompleted {
+	if status != store.RunCompleted {
 		if errMsg == "" {
 			errMsg = "the run stopped with status " + string(sess.Status)
 		}
@@ -158,7 +158,7 @@ func summarize(sess engine.Session, payloads []engine.Payload) (status, outcome 
 // finish records the run's end and posts its outcome. Of two watchers of
 // one run only the first records and posts. Posting is at most once: a
 // crash between the record and the post loses the post, never repeats it.
-func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run durable.ScheduleRun, status, outcome string) durable.ScheduleRun {
+func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run store.ScheduleRun, status, outcome string) store.ScheduleRun {
 	run.Status, run.Outcome, run.UpdatedAt = status, outcome, s.clock()
 	first, err := s.store.FinishRun(ctx, run)
 	if err != nil {
@@ -194,7 +194,7 @@ func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run d
 
 // activeRun returns the schedule's newest run whose turn is still going (or
 // whose session is not started yet), nil when none.
-func (s *Scheduler) activeRun(ctx context.Context, name string) (*durable.ScheduleRun, error) {
+func (s *Scheduler) activeRun(ctx context.Context, name string) (*store.ScheduleRun, error) {
 	runs, err := s.store.RunningRuns(ctx, name)
 	if err != nil {
 		return nil, err
@@ -263,7 +263,7 @@ func (s *Scheduler) pickUp(ctx context.Context) error {
 			}
 		}
 		if seq == 0 {
-			s.finish(ctx, cfg, r, durable.RunFailed, "the schedule is no longer configured; the run never started")
+			s.finish(ctx, cfg, r, store.RunFailed, "the schedule is no longer configured; the run never started")
 			continue
 		}
 		s.watchAsync(cfg, r, seq)

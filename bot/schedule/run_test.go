@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 func TestSummarize(t *testing.T) {
@@ -20,19 +20,19 @@ func TestSummarize(t *testing.T) {
 		payloads        []engine.Payload
 		status, outcome string
 	}{
-		{"final message", idle, []engine.Payload{engine.AgentMessage{Text: "first"}, engine.AgentMessage{Text: "last"}, done}, durable.RunCompleted, "last"},
-		{"result without message", withResult, []engine.Payload{done}, durable.RunCompleted, `{"ok":true}`},
-		{"nothing said", idle, []engine.Payload{done}, durable.RunCompleted, "(the agent finished without a message)"},
-		{"max iterations is done", idle, []engine.Payload{engine.AgentMessage{Text: "partial"}, engine.TurnCompleted{Outcome: engine.OutcomeMaxIterations}}, durable.RunCompleted, "partial"},
-		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Payload{engine.AgentMessage{Text: "hm"}, engine.SessionError{Message: "invalid api key"}}, durable.RunFailed, "invalid api key"},
-		{"interrupted", engine.Session{Status: engine.StatusInterrupted}, nil, durable.RunInterrupted, "the run stopped with status interrupted"},
-		{"cancelled turn", idle, []engine.Payload{engine.TurnCompleted{Outcome: engine.OutcomeCancelled}}, durable.RunInterrupted, "the run was cancelled before it finished"},
-		{"cancelled before it ran", idle, nil, durable.RunInterrupted, "the run was cancelled before it finished"},
+		{"final message", idle, []engine.Payload{engine.AgentMessage{Text: "first"}, engine.AgentMessage{Text: "last"}, done}, store.RunCompleted, "last"},
+		{"result without message", withResult, []engine.Payload{done}, store.RunCompleted, `{"ok":true}`},
+		{"nothing said", idle, []engine.Payload{done}, store.RunCompleted, "(the agent finished without a message)"},
+		{"max iterations is done", idle, []engine.Payload{engine.AgentMessage{Text: "partial"}, engine.TurnCompleted{Outcome: engine.OutcomeMaxIterations}}, store.RunCompleted, "partial"},
+		{"failed", engine.Session{Status: engine.StatusFailed}, []engine.Payload{engine.AgentMessage{Text: "hm"}, engine.SessionError{Message: "invalid api key"}}, store.RunFailed, "invalid api key"},
+		{"interrupted", engine.Session{Status: engine.StatusInterrupted}, nil, store.RunInterrupted, "the run stopped with status interrupted"},
+		{"cancelled turn", idle, []engine.Payload{engine.TurnCompleted{Outcome: engine.OutcomeCancelled}}, store.RunInterrupted, "the run was cancelled before it finished"},
+		{"cancelled before it ran", idle, nil, store.RunInterrupted, "the run was cancelled before it finished"},
 	}
 	t.Run("unreadable result", func(t *testing.T) {
 		sess := engine.Session{ID: "ses_1", Status: engine.StatusIdle, Result: json.RawMessage(`{"call_id":5}`)}
 		status, outcome := summarize(sess, []engine.Payload{done})
-		if status != durable.RunCompleted || !strings.HasPrefix(outcome, "(the agent's result cannot be read: decode the result of session ses_1: ") {
+		if status != store.RunCompleted || !strings.HasPrefix(outcome, "(the agent's result cannot be read: decode the result of session ses_1: ") {
 			t.Fatalf("summarize = %s %q", status, outcome)
 		}
 	})

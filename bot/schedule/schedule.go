@@ -4,7 +4,7 @@
 // and processes, starts a non-interactive session per run, watches it to
 // its end, and records and posts the outcome.
 //
-// It works on the small Engine interface it declares, on durable.Runs for
+// It works on the small Engine interface it declares, on store.Runs for
 // the run records and on bot/config's schedule types; it never imports the
 // bot that wires it, the HTTP API, a store, a channel or a webhook
 // (bot/layering_test.go checks it).
@@ -22,7 +22,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -83,7 +83,7 @@ type Run struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func viewRun(r durable.ScheduleRun, loc *time.Location) Run {
+func viewRun(r store.ScheduleRun, loc *time.Location) Run {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -100,7 +100,7 @@ func viewRun(r durable.ScheduleRun, loc *time.Location) Run {
 // themselves with their own clock.
 type Scheduler struct {
 	engine Engine
-	store  durable.Runs
+	store  store.Runs
 	log    *slog.Logger
 	clock  func() time.Time
 
@@ -163,7 +163,7 @@ func parseSchedules(cfg *config.Config) ([]*scheduleEntry, error) {
 
 // New parses the configured schedules (enabled or not) and builds their
 // scheduler; it starts nothing. Start begins firing them.
-func New(cfg *config.Config, eng Engine, store durable.Runs, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
+func New(cfg *config.Config, eng Engine, store store.Runs, log *slog.Logger, clock func() time.Time) (*Scheduler, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err
@@ -322,7 +322,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) error {
 		if n > 1 {
 			s.log.Warn("schedule occurrences were missed; only the most recent runs", logSchedule, e.cfg.Name, "missed", n-1)
 		}
-		if _, err := s.fire(ctx, e, at, durable.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
+		if _, err := s.fire(ctx, e, at, store.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
 			errs = append(errs, fmt.Errorf("schedule %s at %s: %w", e.cfg.Name, at.In(e.loc).Format(time.RFC3339), err))
 			continue // e.last stays: the next Tick tries again
 		}
@@ -343,7 +343,7 @@ func (s *Scheduler) RunNow(ctx context.Context, name string) (Run, error) {
 	if !s.started || s.stopped {
 		return Run{}, engine.Errorf(engine.CodeOverloaded, "brain is starting or shutting down; retry shortly")
 	}
-	return s.fire(ctx, e, s.clock(), durable.TriggerManual)
+	return s.fire(ctx, e, s.clock(), store.TriggerManual)
 }
 
 // fire claims the occurrence at and starts its session. With overlap skip
@@ -352,7 +352,7 @@ func (s *Scheduler) RunNow(ctx context.Context, name string) (Run, error) {
 // Called with s.mu held.
 func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, trigger string) (Run, error) {
 	now := s.clock()
-	run := durable.ScheduleRun{Schedule: e.cfg.Name, FireTime: at, Trigger: trigger, Status: durable.RunRunning, CreatedAt: now, UpdatedAt: now}
+	run := store.ScheduleRun{Schedule: e.cfg.Name, FireTime: at, Trigger: trigger, Status: store.RunRunning, CreatedAt: now, UpdatedAt: now}
 	if e.cfg.Overlap != "allow" {
 		busy, err := s.activeRun(ctx, e.cfg.Name)
 		if err != nil {
@@ -360,10 +360,10 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 		}
 		if busy != nil {
 			what := fmt.Sprintf("the run for %s (session %s) is still in progress", busy.FireTime.In(e.loc).Format(time.RFC3339), orNone(busy.SessionID))
-			if trigger == durable.TriggerManual {
+			if trigger == store.TriggerManual {
 				return Run{}, engine.Errorf(engine.CodeConflict, "schedule %q has overlap: skip and %s; wait for it to finish", e.cfg.Name, what)
 			}
-			run.Status, run.Outcome = durable.RunSkipped, "skipped: "+what
+			run.Status, run.Outcome = store.RunSkipped, "skipped: "+what
 		}
 	}
 	claimed, err := s.store.ClaimRun(ctx, run)
@@ -374,7 +374,7 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 		return Run{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
 	}
 	log := s.log.With(logSchedule, e.cfg.Name, logFireTime, at.In(e.loc).Format(time.RFC3339))
-	if run.Status == durable.RunSkipped {
+	if run.Status == store.RunSkipped {
 		log.Info("schedule occurrence skipped: the previous run is still in progress")
 		return viewRun(run, e.loc), nil
 	}
@@ -387,7 +387,7 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 // the run's key, then watches it. A failure that is not shutdown ends the
 // run as failed; on shutdown the run stays running for the next Start.
 // Called with s.mu held.
-func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run durable.ScheduleRun) durable.ScheduleRun {
+func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run store.ScheduleRun) store.ScheduleRun {
 	key := runKey(run)
 	sess, _, err := s.engine.CreateSession(ctx, engine.NewSession{
 		Agent: e.cfg.Agent, Origin: engine.OriginSchedule, StartedBy: e.cfg.Name,
@@ -410,21 +410,21 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run durable.Sch
 			s.log.Error("start schedule run", logSchedule, e.cfg.Name, logErr, err)
 			msg = "internal error (see the brain log)"
 		}
-		return s.finish(ctx, e.cfg, run, durable.RunFailed, "the run could not start: "+msg)
+		return s.finish(ctx, e.cfg, run, store.RunFailed, "the run could not start: "+msg)
 	}
 	s.watchAsync(e.cfg, run, input.Seq)
 	return run
 }
 
 // runKey is the idempotency key of a run's session and input.
-func runKey(r durable.ScheduleRun) string {
+func runKey(r store.ScheduleRun) string {
 	return "schedule:" + r.Schedule + ":" + r.FireTime.UTC().Format(time.RFC3339Nano)
 }
 
 // runInput is the prompt, plus which schedule and fire time this is.
-func runInput(e *scheduleEntry, r durable.ScheduleRun) string {
+func runInput(e *scheduleEntry, r store.ScheduleRun) string {
 	at := r.FireTime.In(e.loc).Format(time.RFC3339)
-	if r.Trigger == durable.TriggerManual {
+	if r.Trigger == store.TriggerManual {
 		return fmt.Sprintf("%s\n\nScheduled run of %s for %s (started by hand with run now).", e.cfg.Prompt, e.cfg.Name, at)
 	}
 	return fmt.Sprintf("%s\n\nScheduled run of %s for %s.", e.cfg.Prompt, e.cfg.Name, at)

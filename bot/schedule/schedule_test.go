@@ -11,8 +11,8 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/internal/startstop/startstoptest"
+	"brain/store"
 )
 
 // fakeEngine is an Engine whose behaviour a test sets; a method whose
@@ -45,55 +45,55 @@ func (f *fakeEngine) Events(ctx context.Context, sessionID string, after int64, 
 
 func (f *fakeEngine) Changed(sessionID string) <-chan struct{} { return f.ChangedFunc(sessionID) }
 
-// fakeRuns is a durable.Runs whose behaviour a test sets, like fakeEngine.
+// fakeRuns is a store.Runs whose behaviour a test sets, like fakeEngine.
 type fakeRuns struct {
-	ClaimRunFunc    func(ctx context.Context, run durable.ScheduleRun) (bool, error)
-	UpdateRunFunc   func(ctx context.Context, run durable.ScheduleRun) error
-	FinishRunFunc   func(ctx context.Context, run durable.ScheduleRun) (bool, error)
-	RunsFunc        func(ctx context.Context, schedule string, limit int) ([]durable.ScheduleRun, error)
-	LastRunFunc     func(ctx context.Context, schedule string) (durable.ScheduleRun, error)
-	RunningRunsFunc func(ctx context.Context, schedule string) ([]durable.ScheduleRun, error)
+	ClaimRunFunc    func(ctx context.Context, run store.ScheduleRun) (bool, error)
+	UpdateRunFunc   func(ctx context.Context, run store.ScheduleRun) error
+	FinishRunFunc   func(ctx context.Context, run store.ScheduleRun) (bool, error)
+	RunsFunc        func(ctx context.Context, schedule string, limit int) ([]store.ScheduleRun, error)
+	LastRunFunc     func(ctx context.Context, schedule string) (store.ScheduleRun, error)
+	RunningRunsFunc func(ctx context.Context, schedule string) ([]store.ScheduleRun, error)
 }
 
-var _ durable.Runs = (*fakeRuns)(nil)
+var _ store.Runs = (*fakeRuns)(nil)
 
-func (f *fakeRuns) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, error) {
+func (f *fakeRuns) ClaimRun(ctx context.Context, run store.ScheduleRun) (bool, error) {
 	return f.ClaimRunFunc(ctx, run)
 }
 
-func (f *fakeRuns) UpdateRun(ctx context.Context, run durable.ScheduleRun) error {
+func (f *fakeRuns) UpdateRun(ctx context.Context, run store.ScheduleRun) error {
 	return f.UpdateRunFunc(ctx, run)
 }
 
-func (f *fakeRuns) FinishRun(ctx context.Context, run durable.ScheduleRun) (bool, error) {
+func (f *fakeRuns) FinishRun(ctx context.Context, run store.ScheduleRun) (bool, error) {
 	return f.FinishRunFunc(ctx, run)
 }
 
-func (f *fakeRuns) Runs(ctx context.Context, schedule string, limit int) ([]durable.ScheduleRun, error) {
+func (f *fakeRuns) Runs(ctx context.Context, schedule string, limit int) ([]store.ScheduleRun, error) {
 	return f.RunsFunc(ctx, schedule, limit)
 }
 
-func (f *fakeRuns) LastRun(ctx context.Context, schedule string) (durable.ScheduleRun, error) {
+func (f *fakeRuns) LastRun(ctx context.Context, schedule string) (store.ScheduleRun, error) {
 	return f.LastRunFunc(ctx, schedule)
 }
 
-func (f *fakeRuns) RunningRuns(ctx context.Context, schedule string) ([]durable.ScheduleRun, error) {
+func (f *fakeRuns) RunningRuns(ctx context.Context, schedule string) ([]store.ScheduleRun, error) {
 	return f.RunningRunsFunc(ctx, schedule)
 }
 
 // neverRan is a store in which no schedule ever ran.
 func neverRan() *fakeRuns {
 	return &fakeRuns{
-		LastRunFunc: func(context.Context, string) (durable.ScheduleRun, error) {
-			return durable.ScheduleRun{}, engine.ErrNotFound
+		LastRunFunc: func(context.Context, string) (store.ScheduleRun, error) {
+			return store.ScheduleRun{}, engine.ErrNotFound
 		},
-		RunningRunsFunc: func(context.Context, string) ([]durable.ScheduleRun, error) { return nil, nil },
+		RunningRunsFunc: func(context.Context, string) ([]store.ScheduleRun, error) { return nil, nil },
 	}
 }
 
-func newScheduler(t *testing.T, eng Engine, store durable.Runs, clock func() time.Time, schedules ...config.ScheduleConfig) *Scheduler {
+func newScheduler(t *testing.T, eng Engine, runs store.Runs, clock func() time.Time, schedules ...config.ScheduleConfig) *Scheduler {
 	t.Helper()
-	s, err := New(&config.Config{Schedules: schedules}, eng, store, slog.New(slog.NewTextHandler(io.Discard, nil)), clock)
+	s, err := New(&config.Config{Schedules: schedules}, eng, runs, slog.New(slog.NewTextHandler(io.Discard, nil)), clock)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +150,10 @@ func TestScheduler_StartStop(t *testing.T) {
 func TestScheduler_StopWaitsUntilCtx(t *testing.T) {
 	fire := time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)
 	now := func() time.Time { return fire.Add(time.Minute) }
-	running := durable.ScheduleRun{Schedule: "s", FireTime: fire, Trigger: durable.TriggerCron, SessionID: "ses_1", Status: durable.RunRunning}
-	store := neverRan()
-	store.RunningRunsFunc = func(context.Context, string) ([]durable.ScheduleRun, error) {
-		return []durable.ScheduleRun{running}, nil
+	running := store.ScheduleRun{Schedule: "s", FireTime: fire, Trigger: store.TriggerCron, SessionID: "ses_1", Status: store.RunRunning}
+	runs := neverRan()
+	runs.RunningRunsFunc = func(context.Context, string) ([]store.ScheduleRun, error) {
+		return []store.ScheduleRun{running}, nil
 	}
 	release, reading := make(chan struct{}), make(chan struct{})
 	var once sync.Once
@@ -170,7 +170,7 @@ func TestScheduler_StopWaitsUntilCtx(t *testing.T) {
 			return engine.Session{}, errors.New("released")
 		},
 	}
-	s := newScheduler(t, eng, store, now, config.ScheduleConfig{Name: "s", Cron: "0 9 * * *", Timezone: "UTC"})
+	s := newScheduler(t, eng, runs, now, config.ScheduleConfig{Name: "s", Cron: "0 9 * * *", Timezone: "UTC"})
 	if err := s.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"brain/bot/config"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // Status is one schedule as GET /v1/schedules and `brain schedules
@@ -31,7 +31,7 @@ type PostTo struct {
 }
 
 // statuses describes entries as of now, with up to lastRunsShown runs each.
-func statuses(ctx context.Context, store durable.Runs, entries []*scheduleEntry, now time.Time) ([]Status, error) {
+func statuses(ctx context.Context, store store.Runs, entries []*scheduleEntry, now time.Time) ([]Status, error) {
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
 		c := e.cfg
@@ -68,7 +68,7 @@ func (s *Scheduler) Status(ctx context.Context) ([]Status, error) {
 // Statuses describes the configured schedules and their recorded runs as of
 // now without a Scheduler, for the CLI: it works whether or not brain serve
 // runs.
-func Statuses(ctx context.Context, cfg *config.Config, store durable.Runs, now time.Time) ([]Status, error) {
+func Statuses(ctx context.Context, cfg *config.Config, store store.Runs, now time.Time) ([]Status, error) {
 	entries, err := parseSchedules(cfg)
 	if err != nil {
 		return nil, err

@@ -30,8 +30,8 @@ import (
 	"brain/bot/filestore"
 	"brain/channels/slack"
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/internal/startstop"
+	"brain/store"
 	"brain/tools"
 	"brain/webhooks/slackhook"
 )
@@ -66,9 +66,9 @@ var _ Engine = (*engine.Engine)(nil)
 // Store is what the Slack bridge keeps beside the engine: its inbox,
 // thread routing and delivery state.
 type Store interface {
-	durable.Threads
-	durable.Inbox
-	durable.ChannelState
+	store.Threads
+	store.Inbox
+	store.ChannelState
 }
 
 // Bridge is the Slack integration: the HTTP endpoints, Socket Mode with an
@@ -263,10 +263,10 @@ func (s hookInbox) Record(ctx context.Context, it slackhook.Item) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	return s.in.Record(ctx, durable.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
+	return s.in.Record(ctx, store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
 }
 
-func (b *Bridge) handle(ctx context.Context, rec durable.Inbound) error {
+func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 	var it slackhook.Item
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)

@@ -8,7 +8,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -125,17 +125,17 @@ func (t *Metrics) ObserveDelivery(platform string) func(time.Duration, error) {
 // RegisterInbox exports the inbox backlog per source: depth and the age
 // of the oldest pending item (0 when none), each configured source always
 // present.
-func RegisterInbox(reg *Registry, store durable.Health, sources []string, clock func() time.Time, log *slog.Logger) {
-	read := func() []durable.InboxBacklog {
+func RegisterInbox(reg *Registry, health store.Health, sources []string, clock func() time.Time, log *slog.Logger) {
+	read := func() []store.InboxBacklog {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		got, err := store.InboxBacklogs(ctx)
+		got, err := health.InboxBacklogs(ctx)
 		if err != nil {
 			log.Warn("read inbox backlog for metrics", tools.LogErr, err)
 		}
-		out := make([]durable.InboxBacklog, 0, len(sources))
+		out := make([]store.InboxBacklog, 0, len(sources))
 		for _, src := range sources {
-			b := durable.InboxBacklog{Source: src}
+			b := store.InboxBacklog{Source: src}
 			for _, g := range got {
 				if g.Source == src {
 					b = g

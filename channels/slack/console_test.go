@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/engine/enginetest"
+	"brain/store"
 )
 
 func TestPoster_LinksToTheConsole(t *testing.T) {
@@ -63,7 +63,7 @@ func TestRenderer_FinalReplyLinksToTheConsole(t *testing.T) {
 			p, fake := newPoster(t, tc.opts...)
 			evs := &enginetest.Events{}
 			r := &Renderer{Engine: evs, Events: evs, Poster: p, Now: time.Now, Log: p.log,
-				Store: &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}}
+				Store: &memPosted{cards: map[string]string{}, questions: map[string]store.PostedQuestion{}}}
 			s := engine.Session{ID: "ses_1", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
 			evs.Add(t,
 				engine.TurnStarted{},

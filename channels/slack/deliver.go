@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -30,7 +30,7 @@ var _ Approvals = (*engine.Engine)(nil)
 // notices. It keeps the messages it updates later in Store.
 type Renderer struct {
 	Engine Approvals
-	Store  durable.PostedMessages
+	Store  store.PostedMessages
 	Poster *Poster
 	Now    func() time.Time
 	Log    *slog.Logger
@@ -114,7 +114,7 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		if err != nil {
 			return err
 		}
-		return r.Store.SetPostedQuestion(ctx, r.Now(), engine.OriginSlack, s.ID, durable.PostedQuestion{MessageRef: ts, Question: d})
+		return r.Store.SetPostedQuestion(ctx, r.Now(), engine.OriginSlack, s.ID, store.PostedQuestion{MessageRef: ts, Question: d})
 	case engine.Input:
 		if d.Answer == nil {
 			return nil

@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
 	"brain/engine/enginetest"
+	"brain/store"
 )
 
 var _ Approvals = (*enginetest.Events)(nil)
 
-// memPosted is an in-memory durable.PostedMessages.
+// memPosted is an in-memory store.PostedMessages.
 type memPosted struct {
 	cards     map[string]string
-	questions map[string]durable.PostedQuestion
+	questions map[string]store.PostedQuestion
 }
 
-var _ durable.PostedMessages = (*memPosted)(nil)
+var _ store.PostedMessages = (*memPosted)(nil)
 
 func (m *memPosted) ApprovalMessage(_ context.Context, platform, id string) (string, bool, error) {
 	ref, ok := m.cards[platform+"/"+id]
@@ -32,12 +32,12 @@ func (m *memPosted) SetApprovalMessage(_ context.Context, _ time.Time, platform,
 	return nil
 }
 
-func (m *memPosted) PostedQuestion(_ context.Context, platform, sessionID string) (durable.PostedQuestion, bool, error) {
+func (m *memPosted) PostedQuestion(_ context.Context, platform, sessionID string) (store.PostedQuestion, bool, error) {
 	q, ok := m.questions[platform+"/"+sessionID]
 	return q, ok, nil
 }
 
-func (m *memPosted) SetPostedQuestion(_ context.Context, _ time.Time, platform, sessionID string, q durable.PostedQuestion) error {
+func (m *memPosted) SetPostedQuestion(_ context.Context, _ time.Time, platform, sessionID string, q store.PostedQuestion) error {
 	m.questions[platform+"/"+sessionID] = q
 	return nil
 }
@@ -53,7 +53,7 @@ func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID s
 func TestRenderer_Render(t *testing.T) {
 	p, fake := newPoster(t)
 	evs := &enginetest.Events{}
-	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]store.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_1", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
 	q := engine.Question{ID: "q1", Text: "Which colour?", Options: []engine.Option{{Label: "Blue", Value: "blue"}, {Label: "Red", Value: "red"}}}
@@ -120,7 +120,7 @@ func TestRenderer_Render(t *testing.T) {
 func TestRenderer_CancelClosesQuestion(t *testing.T) {
 	p, fake := newPoster(t)
 	evs := &enginetest.Events{}
-	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]store.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log}
 	s := engine.Session{ID: "ses_2", Origin: engine.OriginSlack, ThreadKey: "slack:T1:" + testChannel + ":" + testThread}
 	evs.Add(t,
@@ -172,7 +172,7 @@ func TestSplitThreadKey(t *testing.T) {
 func TestRenderer_ApprovalCopiesPostedOnceAndAllUpdated(t *testing.T) {
 	p, fake := newPoster(t)
 	evs := &enginetest.Events{}
-	posted := &memPosted{cards: map[string]string{}, questions: map[string]durable.PostedQuestion{}}
+	posted := &memPosted{cards: map[string]string{}, questions: map[string]store.PostedQuestion{}}
 	r := &Renderer{Engine: evs, Store: posted, Poster: p, Now: time.Now, Log: p.log,
 		Audience: Audience{Channel: "C0APPR", DMs: func(agent string) []string {
 			if agent != "ops" {

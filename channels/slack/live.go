@@ -11,7 +11,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // How a workspace shows a turn's text while it is written, best first.
@@ -52,7 +52,7 @@ type Live struct {
 	Sessions Sessions
 	// Modes remembers each workspace's fallback across restarts; nil
 	// remembers it in memory only.
-	Modes durable.WorkspaceModes
+	Modes store.WorkspaceModes
 	Now   func() time.Time
 	Log   *slog.Logger
 	// Interval is the least time between two writes to one message

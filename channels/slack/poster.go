@@ -5,8 +5,8 @@
 // a session's events to those calls; NewClient builds the slack-go client
 // from the configured tokens.
 //
-// It imports engine, engine/durable (the messages it updates later) and
-// slack-go, never bot, webhooks, store or another channel. Reading clicks
+// It imports engine, store (the messages it updates later) and
+// slack-go, never bot, webhooks, a store driver or another channel. Reading clicks
 // is the inbound side's job; DecodeValue is here so both sides agree on the
 // button values.
 package slack

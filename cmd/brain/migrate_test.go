@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/storetest"
 	"brain/store/postgres/pgtest"
 	"brain/store/sqlite"
+	"brain/store/storetest"
 )
 
 func TestMigrate_CopiesTheConfiguredDatabase(t *testing.T) {

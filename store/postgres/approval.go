@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // approvalColumns is the column list every approval query selects, in the
@@ -23,7 +24,7 @@ const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, c
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
 	a, err := approvalByID(ctx, s.pool, id, "")
 	if err != nil {
-		return engine.Approval{}, keepEngineError("get approval "+id, err)
+		return engine.Approval{}, interpretError("get approval "+id, err)
 	}
 	return a, nil
 }
@@ -54,7 +55,7 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 // decision single-use. An error from c.Update is returned as is and nothing
 // is written.
 func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
-	if err := c.Validate(); err != nil {
+	if err := store.CheckApprovalCommit(c); err != nil {
 		return engine.Approval{}, nil, err
 	}
 	op := "commit approval " + c.ID
@@ -71,11 +72,7 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 		return err
 	})
 	if err != nil {
-		var ue updateError
-		if errors.As(err, &ue) {
-			return engine.Approval{}, nil, ue.err
-		}
-		return engine.Approval{}, nil, keepEngineError(op, err)
+		return engine.Approval{}, nil, interpretError(op, err)
 	}
 	return out, events, nil
 }
@@ -89,35 +86,13 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 	if err != nil {
 		return engine.Approval{}, nil, err
 	}
-	next := cur
-	if c.Update != nil {
-		upd := cur
-		if err := c.Update(&upd); err != nil {
-			return engine.Approval{}, nil, updateError{err}
-		}
-		// Only the decision and apply fields are taken: what was proposed,
-		// and to which session, never changes.
-		next.Status = upd.Status
-		next.DecisionID = upd.DecisionID
-		next.DecidedBy = upd.DecidedBy
-		next.DecidedAt = upd.DecidedAt
-		next.Output = upd.Output
-		next.Error = upd.Error
-		next.Attempts = upd.Attempts
-		next.Votes = upd.Votes
-		next.Comment = upd.Comment
-		next.RemindedAt = upd.RemindedAt
+	next, evs, err := store.ApplyApproval(c, cur)
+	if err != nil {
+		return engine.Approval{}, nil, err
 	}
 	votes, err := json.Marshal(nonNilVotes(next.Votes))
 	if err != nil {
 		return engine.Approval{}, nil, fmt.Errorf("approval %s: votes: %w", c.ID, err)
-	}
-	evs, err := c.EventsFor(next)
-	if err != nil {
-		return engine.Approval{}, nil, updateError{err}
-	}
-	if err := c.ValidateOutput(next.Output); err != nil {
-		return engine.Approval{}, nil, err
 	}
 	if err := validText("commit approval "+c.ID+": output", next.Output); err != nil {
 		return engine.Approval{}, nil, err
@@ -153,21 +128,21 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 // first, and Commit never locks an existing approval, so the two cannot
 // deadlock.
 func appendToSession(ctx context.Context, tx pgx.Tx, sessionID string, now time.Time, evs []engine.Event) ([]engine.Event, error) {
-	log := eventLog{sessionID: sessionID}
+	var log store.Log
 	err := tx.QueryRow(ctx, `SELECT last_seq, last_input_seq FROM sessions WHERE id = $1 FOR UPDATE`, sessionID).
-		Scan(&log.lastSeq, &log.lastInputSeq)
+		Scan(&log.LastSeq, &log.LastInputSeq)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, notFound("session", sessionID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", sessionID, err)
 	}
-	out, err := log.append(ctx, tx, now, evs)
-	if err != nil {
+	out := log.Append(sessionID, now, evs)
+	if err := insertEvents(ctx, tx, out); err != nil {
 		return nil, err
 	}
 	if _, err := tx.Exec(ctx, `UPDATE sessions SET last_seq = $1, last_input_seq = $2, updated_at = $3 WHERE id = $4`,
-		log.lastSeq, log.lastInputSeq, formatTime(now), sessionID); err != nil {
+		log.LastSeq, log.LastInputSeq, formatTime(now), sessionID); err != nil {
 		return nil, fmt.Errorf("update session %s: %w", sessionID, err)
 	}
 	return out, nil
@@ -177,16 +152,7 @@ func appendToSession(ctx context.Context, tx pgx.Tx, sessionID string, now time.
 // whatever a says, a zero CreatedAt or UpdatedAt becomes now, an empty
 // Status becomes pending and an empty Input becomes {}.
 func insertApproval(ctx context.Context, tx pgx.Tx, sessionID string, now time.Time, a engine.Approval) error {
-	a.SessionID = sessionID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = now
-	}
-	if a.UpdatedAt.IsZero() {
-		a.UpdatedAt = now
-	}
-	if a.Status == "" {
-		a.Status = engine.ApprovalPending
-	}
+	a = store.NewApproval(sessionID, now, a)
 	card, err := json.Marshal(a.Card)
 	if err != nil {
 		return fmt.Errorf("insert approval %s: card: %w", a.ID, err)

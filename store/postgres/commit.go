@@ -2,25 +2,18 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // inputScope is the idempotency scope of a session's Commit.InputKey.
 func inputScope(sessionID string) string { return "input:" + sessionID }
-
-// updateError carries an error returned by Commit.Update through the
-// transaction so Commit can return it unchanged.
-type updateError struct{ err error }
-
-func (e updateError) Error() string { return e.err.Error() }
 
 // Commit appends c.Events and updates the session in one transaction; see
 // engine.Commit. The session row is locked first (SELECT ... FOR UPDATE),
@@ -31,7 +24,7 @@ func (e updateError) Error() string { return e.err.Error() }
 // event, the current session and Duplicate=true. An error from c.Update is
 // returned as is.
 func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResult, error) {
-	if err := c.Validate(); err != nil {
+	if err := store.CheckCommit(c); err != nil {
 		return engine.CommitResult{}, err
 	}
 	if err := commitText(c); err != nil {
@@ -44,11 +37,7 @@ func (s *Store) Commit(ctx context.Context, c engine.Commit) (engine.CommitResul
 		return err
 	})
 	if err != nil {
-		var ue updateError
-		if errors.As(err, &ue) {
-			return engine.CommitResult{}, ue.err
-		}
-		return engine.CommitResult{}, keepEngineError("commit session "+c.SessionID, err)
+		return engine.CommitResult{}, interpretError("commit session "+c.SessionID, err)
 	}
 	return res, nil
 }
@@ -117,28 +106,14 @@ func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitRes
 		}
 	}
 
-	next := cur
-	if c.Update != nil {
-		upd := cur
-		if err := c.Update(&upd); err != nil {
-			return engine.CommitResult{}, updateError{err}
-		}
-		// Only the mutable fields are taken: identity, origin and the
-		// sequence bookkeeping belong to the store.
-		next.Status = upd.Status
-		next.InputCursor = upd.InputCursor
-		next.Checkpoint = upd.Checkpoint
-		next.Question = upd.Question
-		next.Result = upd.Result
-	}
-
-	now := c.Now.UTC()
-	log := eventLog{sessionID: c.SessionID, lastSeq: next.LastSeq, lastInputSeq: lastInputSeq}
-	events, err := log.append(ctx, tx, now, c.Events)
+	ap, err := store.ApplyCommit(c, cur, lastInputSeq)
 	if err != nil {
 		return engine.CommitResult{}, err
 	}
-	next.LastSeq, lastInputSeq = log.lastSeq, log.lastInputSeq
+	next, now := ap.Session, ap.Session.UpdatedAt
+	if err := insertEvents(ctx, tx, ap.Events); err != nil {
+		return engine.CommitResult{}, err
+	}
 
 	if a := c.NewApproval; a != nil {
 		if err := insertApproval(ctx, tx, c.SessionID, now, *a); err != nil {
@@ -148,8 +123,8 @@ func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitRes
 
 	if c.InputKey != "" {
 		var ref string
-		if len(events) > 0 {
-			ref = events[0].ID
+		if len(ap.Events) > 0 {
+			ref = ap.Events[0].ID
 		}
 		if _, err := tx.Exec(ctx,
 			`INSERT INTO idempotency_keys (scope, key, ref, created_at) VALUES ($1, $2, $3, $4)`,
@@ -166,23 +141,14 @@ func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitRes
 		}
 	}
 
-	next.UpdatedAt = now
 	if _, err := tx.Exec(ctx, `UPDATE sessions SET status = $1, input_cursor = $2, checkpoint = $3,
 			question = $4, result = $5, last_seq = $6, updated_at = $7, last_input_seq = $8
 		WHERE id = $9`,
 		string(next.Status), next.InputCursor, next.Checkpoint, nullJSON(next.Question), nullJSON(next.Result),
-		next.LastSeq, formatTime(next.UpdatedAt), lastInputSeq, c.SessionID); err != nil {
+		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, c.SessionID); err != nil {
 		return engine.CommitResult{}, fmt.Errorf("update session: %w", err)
 	}
-	// Normalize what the caller gets to what a later read returns: an empty
-	// JSON value reads back as nil.
-	if len(next.Question) == 0 {
-		next.Question = nil
-	}
-	if len(next.Result) == 0 {
-		next.Result = nil
-	}
-	return engine.CommitResult{Session: next, Events: events}, nil
+	return engine.CommitResult{Session: next, Events: ap.Events}, nil
 }
 
 // duplicateInput reports whether c.InputKey was recorded before and, if so,
@@ -214,59 +180,30 @@ func duplicateInput(ctx context.Context, tx pgx.Tx, c engine.Commit, cur engine.
 	return res, true, nil
 }
 
-// eventLog is a session's sequence bookkeeping inside a write transaction
-// that holds the session row's lock.
-type eventLog struct {
-	sessionID    string
-	lastSeq      int64
-	lastInputSeq int64
-}
-
-// append inserts evs after l.lastSeq in order, stamping each with its seq,
-// the session id, now (when CreatedAt is zero) and {} (when Data is empty),
-// and advances l. The caller writes l back to the session row.
-func (l *eventLog) append(ctx context.Context, tx pgx.Tx, now time.Time, evs []engine.Event) ([]engine.Event, error) {
+// insertEvents inserts evs, stamped by store.Log.Append, in order, in one
+// round trip.
+func insertEvents(ctx context.Context, tx pgx.Tx, evs []engine.Event) error {
 	if len(evs) == 0 {
-		return []engine.Event{}, nil
+		return nil
 	}
-	out := make([]engine.Event, len(evs))
-	rows := make([][]any, len(evs))
-	for i, ev := range evs {
-		ev.SessionID = l.sessionID
-		ev.Seq = l.lastSeq + 1
-		if ev.CreatedAt.IsZero() {
-			ev.CreatedAt = now
-		} else {
-			ev.CreatedAt = ev.CreatedAt.UTC()
-		}
-		if len(ev.Data) == 0 {
-			ev.Data = json.RawMessage("{}")
-		}
-		rows[i] = []any{ev.SessionID, ev.Seq, ev.ID, ev.Type, ev.TurnID, formatTime(ev.CreatedAt), string(ev.Data)}
-		l.lastSeq = ev.Seq
-		if ev.Type == engine.EventUserMessage {
-			l.lastInputSeq = ev.Seq
-		}
-		out[i] = ev
-	}
-	// One round trip for the whole commit, in order.
 	batch := &pgx.Batch{}
-	for _, r := range rows {
+	for _, ev := range evs {
 		batch.Queue(`INSERT INTO events (session_id, seq, id, type, turn_id, created_at, data)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, r...)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			ev.SessionID, ev.Seq, ev.ID, ev.Type, ev.TurnID, formatTime(ev.CreatedAt), string(ev.Data))
 	}
 	results := tx.SendBatch(ctx, batch)
-	for i := range rows {
+	for _, ev := range evs {
 		if _, err := results.Exec(); err != nil {
 			results.Close()
 			if isConstraint(err) {
-				return nil, engine.Errorf(engine.CodeConflict, "event %s already exists", out[i].ID)
+				return engine.Errorf(engine.CodeConflict, "event %s already exists", ev.ID)
 			}
-			return nil, fmt.Errorf("insert event %s: %w", out[i].ID, err)
+			return fmt.Errorf("insert event %s: %w", ev.ID, err)
 		}
 	}
 	if err := results.Close(); err != nil {
-		return nil, fmt.Errorf("insert events: %w", err)
+		return fmt.Errorf("insert events: %w", err)
 	}
-	return out, nil
+	return nil
 }

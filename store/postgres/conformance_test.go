@@ -3,8 +3,9 @@ package postgres_test
 import (
 	"testing"
 
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // TestStore_Conformance runs the store suite on a real PostgreSQL with the
@@ -12,8 +13,8 @@ import (
 // on a database is a second brain process sharing it (its own pool, only
 // PostgreSQL's locking between them).
 func TestStore_Conformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) func() storetest.Store {
+	storetest.Run(t, func(t *testing.T) func() store.Store {
 		dsn := pgtest.NewDatabase(t)
-		return func() storetest.Store { return openAt(t, dsn) }
+		return func() store.Store { return openAt(t, dsn) }
 	})
 }

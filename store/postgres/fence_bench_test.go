@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/storetest"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // BenchmarkStore_CommitFenced measures what the fence costs a commit of

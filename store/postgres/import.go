@@ -191,7 +191,7 @@ func (im *Importer) Copy(ctx context.Context, table string, columns []string, ro
 	}
 	n, err := im.tx.CopyFrom(ctx, pgx.Identifier{t.Name}, columns, rows)
 	if err != nil {
-		return n, translate("import: copy "+t.Name, err)
+		return n, interpretError("import: copy "+t.Name, err)
 	}
 	return n, nil
 }

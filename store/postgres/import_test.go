@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/postgres"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // rowsOf is a postgres.RowSource over fixed rows.
@@ -88,7 +88,7 @@ func TestImport_CopiesAndMovesSequences(t *testing.T) {
 		t.Errorf("Session(s2) = %+v, %v", s, err)
 	}
 	// The next generated inbox id follows the copied one.
-	if _, err := st.RecordInbound(ctx, time.Now(), []durable.Inbound{{Source: "slack", ThreadKey: "k2", Kind: "message", Payload: []byte("y")}}); err != nil {
+	if _, err := st.RecordInbound(ctx, time.Now(), []store.Inbound{{Source: "slack", ThreadKey: "k2", Kind: "message", Payload: []byte("y")}}); err != nil {
 		t.Fatal(err)
 	}
 	pending, err := st.PendingInbound(ctx, "slack", 10)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // RecordInbound stores items in one transaction (a group commit) and
@@ -22,7 +22,7 @@ import (
 // written. Before that, the batch locks its keys (see lockKeys), so two
 // processes recording the same events wait for each other key by key in
 // one order instead of deadlocking on the unique index.
-func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 	dup := make([]bool, len(items))
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		if err := lockKeys(ctx, tx, items); err != nil {
@@ -31,7 +31,7 @@ func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durabl
 		return recordInbound(ctx, tx, now, items, dup)
 	})
 	if err != nil {
-		return nil, translate("record inbound", err)
+		return nil, interpretError("record inbound", err)
 	}
 	return dup, nil
 }
@@ -44,7 +44,7 @@ const inboxKeyLocks = 0x696e62 // "inb"
 // items, in ascending order of the key's hash: every batch locks in the
 // same order, so batches sharing keys queue instead of deadlocking. Keys
 // whose hashes collide share a lock, which only makes their batches wait.
-func lockKeys(ctx context.Context, tx pgx.Tx, items []durable.Inbound) error {
+func lockKeys(ctx context.Context, tx pgx.Tx, items []store.Inbound) error {
 	var hashes []int32
 	for _, it := range items {
 		for _, k := range it.DedupeKeys {
@@ -66,7 +66,7 @@ func lockKeys(ctx context.Context, tx pgx.Tx, items []durable.Inbound) error {
 	return tx.SendBatch(ctx, batch).Close()
 }
 
-func recordInbound(ctx context.Context, tx pgx.Tx, now time.Time, items []durable.Inbound, dup []bool) error {
+func recordInbound(ctx context.Context, tx pgx.Tx, now time.Time, items []store.Inbound, dup []bool) error {
 	at := formatTime(now)
 	for i, it := range items {
 		var id int64
@@ -107,7 +107,7 @@ func payload(b []byte) []byte {
 
 // PendingInbound returns up to limit pending items, oldest first; a
 // negative limit means all (as SQLite's LIMIT -1).
-func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]store.Inbound, error) {
 	var lim *int // NULL: LIMIT ALL
 	if limit >= 0 {
 		lim = &limit
@@ -119,10 +119,10 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 		return nil, fmt.Errorf("pending inbound: %w", err)
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			created string
 		)
 		if err := rows.Scan(&it.ID, &it.Source, &it.ThreadKey, &it.Kind, &it.Payload, &it.Attempts, &created); err != nil {
@@ -140,7 +140,7 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 }
 
 // FinishInbound records the outcome of worked items in one transaction.
-func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
+func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []store.Finished) error {
 	if len(done) == 0 {
 		return nil
 	}
@@ -157,7 +157,7 @@ func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []durable
 		return tx.SendBatch(ctx, batch).Close()
 	})
 	if err != nil {
-		return translate(fmt.Sprintf("finish %d inbound items", len(done)), err)
+		return interpretError(fmt.Sprintf("finish %d inbound items", len(done)), err)
 	}
 	return nil
 }

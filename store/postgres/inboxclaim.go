@@ -7,18 +7,18 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // ClaimInbound claims pending items in one transaction. The candidates are
 // locked FOR UPDATE SKIP LOCKED, so replicas claiming at once take
 // different items instead of queueing on each other; then the pending
-// items of their threads are read, and durable.InThreadOrder keeps only
+// items of their threads are read, and store.InThreadOrder keeps only
 // those whose earlier items are this owner's (an item another transaction
 // locked reads as unclaimed, so it stops its thread: order holds even
 // against claims not yet committed).
-func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, until time.Time, limit int) ([]durable.Inbound, error) {
-	var out []durable.Inbound
+func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, until time.Time, limit int) ([]store.Inbound, error) {
+	var out []store.Inbound
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		cands, err := scanInbound(tx.Query(ctx,
 			`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
@@ -39,9 +39,9 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 		if err != nil {
 			return err
 		}
-		var pending []durable.PendingClaim
+		var pending []store.PendingClaim
 		for rows.Next() {
-			var p durable.PendingClaim
+			var p store.PendingClaim
 			var until *string
 			if err := rows.Scan(&p.ID, &p.ThreadKey, &p.ClaimedBy, &until); err != nil {
 				rows.Close()
@@ -57,7 +57,7 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		out = durable.InThreadOrder(cands, pending, owner, now)
+		out = store.InThreadOrder(cands, pending, owner, now)
 		ids := make([]int64, len(out))
 		for i, it := range out {
 			ids[i] = it.ID
@@ -73,15 +73,15 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 }
 
 // scanInbound reads inbox rows of the PendingInbound columns.
-func scanInbound(rows pgx.Rows, err error) ([]durable.Inbound, error) {
+func scanInbound(rows pgx.Rows, err error) ([]store.Inbound, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			created string
 		)
 		if err := rows.Scan(&it.ID, &it.Source, &it.ThreadKey, &it.Kind, &it.Payload, &it.Attempts, &created); err != nil {

@@ -24,7 +24,7 @@ func (s *Store) ClaimLease(ctx context.Context, key, owner string, now, until ti
 		 WHERE leases.owner = EXCLUDED.owner OR leases.expires_at <= $4`,
 		key, owner, formatTime(until), formatTime(now))
 	if err != nil {
-		return false, translate("claim lease "+key, err)
+		return false, interpretError("claim lease "+key, err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
@@ -36,7 +36,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, now, until time.T
 		`UPDATE leases SET expires_at = $3 WHERE owner = $1 AND expires_at > $2 RETURNING key, stop`,
 		owner, formatTime(now), formatTime(until))
 	if err != nil {
-		return nil, translate("renew leases", err)
+		return nil, interpretError("renew leases", err)
 	}
 	defer rows.Close()
 	var held []engine.HeldLease
@@ -56,7 +56,7 @@ func (s *Store) RenewLeases(ctx context.Context, owner string, now, until time.T
 // ReleaseLease deletes owner's lease on key.
 func (s *Store) ReleaseLease(ctx context.Context, key, owner string) error {
 	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE key = $1 AND owner = $2`, key, owner); err != nil {
-		return translate("release lease "+key, err)
+		return interpretError("release lease "+key, err)
 	}
 	return nil
 }
@@ -70,7 +70,7 @@ func (s *Store) RequestStop(ctx context.Context, key string, stop engine.StopReq
 	if _, err := s.pool.Exec(ctx,
 		`UPDATE leases SET stop = CASE WHEN stop = $3 THEN stop ELSE $2 END WHERE key = $1`,
 		key, string(stop), string(engine.StopCancel)); err != nil {
-		return translate("request stop on lease "+key, err)
+		return interpretError("request stop on lease "+key, err)
 	}
 	return nil
 }

@@ -8,19 +8,19 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
-var _ durable.LinearTokens = (*Store)(nil)
+var _ store.LinearTokens = (*Store)(nil)
 
 const linearTokenColumns = `organization_id, organization_name, url_key, app_user_id, access_token,
 	refresh_token, expires_at, scope, status, problem, updated_at`
 
 // SaveLinearToken stores a fresh grant, replacing the workspace's earlier
 // one, its revoked state and its refresh lease.
-func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) error {
+func (s *Store) SaveLinearToken(ctx context.Context, tok store.LinearToken) error {
 	if tok.Status == "" {
-		tok.Status = durable.LinearConnected
+		tok.Status = store.LinearConnected
 	}
 	if err := tok.Validate(); err != nil {
 		return err
@@ -38,25 +38,25 @@ func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) er
 		tok.RefreshToken, optionalTime(tok.ExpiresAt), tok.Scope, tok.Status, tok.Problem,
 		formatTime(tok.UpdatedAt))
 	if err != nil {
-		return translate(fmt.Sprintf("save linear token of %s", tok.OrganizationID), err)
+		return interpretError(fmt.Sprintf("save linear token of %s", tok.OrganizationID), err)
 	}
 	return nil
 }
 
 // LinearToken returns one workspace's grant.
-func (s *Store) LinearToken(ctx context.Context, organizationID string) (durable.LinearToken, error) {
+func (s *Store) LinearToken(ctx context.Context, organizationID string) (store.LinearToken, error) {
 	toks, err := s.queryLinearTokens(ctx, `WHERE organization_id = $1`, organizationID)
 	if err != nil {
-		return durable.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
+		return store.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
 	}
 	if len(toks) == 0 {
-		return durable.LinearToken{}, notFound("linear workspace", organizationID)
+		return store.LinearToken{}, notFound("linear workspace", organizationID)
 	}
 	return toks[0], nil
 }
 
 // LinearTokens returns every workspace's grant, by organization id.
-func (s *Store) LinearTokens(ctx context.Context) ([]durable.LinearToken, error) {
+func (s *Store) LinearTokens(ctx context.Context) ([]store.LinearToken, error) {
 	toks, err := s.queryLinearTokens(ctx, `ORDER BY organization_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list linear tokens: %w", err)
@@ -64,16 +64,16 @@ func (s *Store) LinearTokens(ctx context.Context) ([]durable.LinearToken, error)
 	return toks, nil
 }
 
-func (s *Store) queryLinearTokens(ctx context.Context, rest string, args ...any) ([]durable.LinearToken, error) {
+func (s *Store) queryLinearTokens(ctx context.Context, rest string, args ...any) ([]store.LinearToken, error) {
 	rows, err := s.pool.Query(ctx, `SELECT `+linearTokenColumns+` FROM linear_tokens `+rest, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []durable.LinearToken
+	var out []store.LinearToken
 	for rows.Next() {
 		var (
-			t         durable.LinearToken
+			t         store.LinearToken
 			expires   *string
 			updatedAt string
 		)
@@ -113,7 +113,7 @@ func (s *Store) ClaimLinearRefresh(ctx context.Context, now time.Time, organizat
 
 // RotateLinearToken swaps in the refreshed pair if the stored refresh
 // token is still oldRefresh (one statement: one transaction).
-func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefresh string, next durable.LinearToken) (bool, error) {
+func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefresh string, next store.LinearToken) (bool, error) {
 	if next.UpdatedAt.IsZero() {
 		return false, invariant("rotate linear token %s: zero updated time", organizationID)
 	}
@@ -123,7 +123,7 @@ func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefres
 		   status = $5, problem = '', refresh_until = NULL, updated_at = $6
 		 WHERE organization_id = $7 AND refresh_token = $8`,
 		next.AccessToken, next.RefreshToken, optionalTime(next.ExpiresAt), next.Scope,
-		durable.LinearConnected, formatTime(next.UpdatedAt), organizationID, oldRefresh)
+		store.LinearConnected, formatTime(next.UpdatedAt), organizationID, oldRefresh)
 	if err != nil {
 		return false, fmt.Errorf("rotate linear token of %s: %w", organizationID, err)
 	}
@@ -136,7 +136,7 @@ func (s *Store) RevokeLinearToken(ctx context.Context, now time.Time, organizati
 	_, err := s.pool.Exec(ctx,
 		`UPDATE linear_tokens SET status = $1, problem = $2, refresh_until = NULL, updated_at = $3
 		 WHERE organization_id = $4 AND refresh_token = $5`,
-		durable.LinearRevoked, problem, formatTime(now), organizationID, refresh)
+		store.LinearRevoked, problem, formatTime(now), organizationID, refresh)
 	if err != nil {
 		return fmt.Errorf("revoke linear token of %s: %w", organizationID, err)
 	}
@@ -155,7 +155,7 @@ func (s *Store) SaveOAuthState(ctx context.Context, now time.Time, state string,
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO oauth_states (state, expires_at, created_at) VALUES ($1, $2, $3)`,
 			state, formatTime(expires), formatTime(now)); err != nil {
-			return translate("save oauth state", err)
+			return interpretError("save oauth state", err)
 		}
 		return nil
 	})
@@ -177,7 +177,7 @@ func (s *Store) SetLinearSessionOrganization(ctx context.Context, now time.Time,
 		 ON CONFLICT (agent_session_id) DO UPDATE SET organization_id = excluded.organization_id, updated_at = excluded.updated_at`,
 		agentSessionID, organizationID, formatTime(now))
 	if err != nil {
-		return translate(fmt.Sprintf("set workspace of linear session %s", agentSessionID), err)
+		return interpretError(fmt.Sprintf("set workspace of linear session %s", agentSessionID), err)
 	}
 	return nil
 }
@@ -197,28 +197,28 @@ func (s *Store) LinearSessionOrganization(ctx context.Context, agentSessionID st
 }
 
 // ParkLinearInbound keeps an item of a disconnected workspace.
-func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item durable.Inbound) error {
+func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item store.Inbound) error {
 	_, err := s.pool.Exec(ctx,
 		`INSERT INTO linear_parked_inbound (organization_id, thread_key, kind, payload, created_at) VALUES ($1, $2, $3, $4, $5)`,
 		organizationID, item.ThreadKey, item.Kind, item.Payload, formatTime(now))
 	if err != nil {
-		return translate(fmt.Sprintf("park linear item of %s", organizationID), err)
+		return interpretError(fmt.Sprintf("park linear item of %s", organizationID), err)
 	}
 	return nil
 }
 
 // ParkedLinearInbound returns the workspace's parked items, oldest first.
-func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]durable.Inbound, error) {
+func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]store.Inbound, error) {
 	rows, err := s.pool.Query(ctx,
 		`SELECT id, thread_key, kind, payload, created_at FROM linear_parked_inbound WHERE organization_id = $1 ORDER BY id`, organizationID)
 	if err != nil {
 		return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			created string
 		)
 		if err := rows.Scan(&it.ID, &it.ThreadKey, &it.Kind, &it.Payload, &created); err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"brain/store"
 )
 
 // notifyChannel is the channel migration 0010's trigger notifies;
@@ -17,15 +19,6 @@ const (
 	notifyChannel = "brain_events"
 	turnsChannel  = "brain_turns"
 )
-
-// Feed is what Changes reports to.
-type Feed struct {
-	// Changed is called with the id of each session a commit wrote to.
-	Changed func(sessionID string)
-	// StopTurn, when set, is called when a process asks, by StopTurn, for
-	// a session's turn to stop wherever it runs.
-	StopTurn func(sessionID string, interrupt bool)
-}
 
 // StopTurn asks every process listening with Changes to stop the
 // session's running turn (interrupted by new input, or cancelled). The
@@ -36,7 +29,7 @@ func (s *Store) StopTurn(ctx context.Context, sessionID string, interrupt bool) 
 		verb = "interrupt"
 	}
 	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, turnsChannel, verb+" "+sessionID); err != nil {
-		return translate("stop turn of "+sessionID, err)
+		return interpretError("stop turn of "+sessionID, err)
 	}
 	return nil
 }
@@ -53,12 +46,12 @@ const pollLag = 5 * time.Second
 // once for what the outage hid. A session may be reported more than once,
 // or for a commit of its own: changed must be cheap and idempotent (the
 // engine's hub is).
-func (s *Store) Changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed Feed) {
+func (s *Store) Changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed store.Feed) {
 	s.changes(ctx, poll, log, feed, func() {})
 }
 
 // changes is Changes, calling listening each time LISTEN is in place.
-func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed Feed, listening func()) {
+func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logger, feed store.Feed, listening func()) {
 	changed := feed.Changed
 	p := &poller{store: s, seen: map[string]int64{}, since: time.Now().Add(-pollLag)}
 	backoff := poll
@@ -83,7 +76,7 @@ func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logge
 
 // listen holds a LISTEN connection until it fails or ctx ends; listening
 // is called once LISTEN is in place (to catch up by polling).
-func (s *Store) listen(ctx context.Context, listening func(), feed Feed) error {
+func (s *Store) listen(ctx context.Context, listening func(), feed store.Feed) error {
 	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return fmt.Errorf("connect: %w", err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 	"brain/store/postgres/pgtest"
 )
 
@@ -99,7 +100,7 @@ func TestChanges_Notify(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		// An hour between polls: only NOTIFY can report in time.
-		reader.changes(ctx, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)), Feed{Changed: got.add, StopTurn: stops.addStop}, func() { once.Do(func() { close(listening) }) })
+		reader.changes(ctx, time.Hour, slog.New(slog.NewTextHandler(io.Discard, nil)), store.Feed{Changed: got.add, StopTurn: stops.addStop}, func() { once.Do(func() { close(listening) }) })
 	}()
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	<-listening

@@ -8,15 +8,15 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"brain/engine"
+	"brain/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // loadMigrations returns the embedded migrations ordered by version.
-func loadMigrations() ([]engine.Migration, error) {
-	return engine.LoadMigrations(migrationFiles, "migrations")
+func loadMigrations() ([]store.Migration, error) {
+	return store.LoadMigrations(migrationFiles, "migrations")
 }
 
 // migrateLock is the key of the advisory lock migrations hold: brain
@@ -49,7 +49,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		if err != nil {
 			return err
 		}
-		todo, err := engine.PendingMigrations(ms, applied)
+		todo, err := store.PendingMigrations(ms, applied)
 		if err != nil {
 			return err
 		}

@@ -11,9 +11,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"brain/engine/storetest"
 	"brain/store/postgres"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // rawConn is a plain connection to dsn, to look at what the store wrote.

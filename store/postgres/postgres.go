@@ -1,12 +1,13 @@
-// Package postgres implements engine.Store and the engine/durable
-// interfaces on PostgreSQL (github.com/jackc/pgx/v5), with embedded,
-// versioned migrations. Several brain processes may share one database:
+// Package postgres is the replicas' store driver: store.Store and the
+// store.Replicated capability on PostgreSQL (github.com/jackc/pgx/v5), with
+// embedded, versioned migrations. It passes store/storetest. Several brain
+// processes may share one database:
 // every write that reads before it writes locks the row it depends on
 // (SELECT ... FOR UPDATE) or relies on a unique key, so what store/sqlite
 // gets from its single writer holds across processes here.
 //
-// It imports engine (and engine/durable) and nothing else of the project.
-// pgx errors stop here: callers see engine errors (ErrNotFound,
+// It imports engine and store and nothing else of the project.
+// pgx errors stop here (interpretError): callers see engine errors (ErrNotFound,
 // ErrConflict), ErrInvariant for a call that broke the store's contract (a
 // bug: shown as an internal error), or errors wrapped with the operation
 // that failed.
@@ -23,20 +24,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 var (
-	_ engine.Store         = (*Store)(nil)
-	_ durable.Threads      = (*Store)(nil)
-	_ durable.Inbox        = (*Store)(nil)
-	_ durable.Runs         = (*Store)(nil)
-	_ durable.ChannelState = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
+	_ store.Threads      = (*Store)(nil)
+	_ store.Inbox        = (*Store)(nil)
+	_ store.Runs         = (*Store)(nil)
+	_ store.ChannelState = (*Store)(nil)
 )
 
-// Store is an engine.Store, and the durable stores, backed by one
-// PostgreSQL database. It is safe for concurrent use, and other processes
-// may use the same database at the same time.
+// Store is a store.Store with the store.Replicated capability, backed by
+// one PostgreSQL database. It is safe for concurrent use, and other
+// processes may use the same database at the same time.
 type Store struct {
 	pool *pgxpool.Pool
 }
@@ -125,24 +126,24 @@ func sqlState(err error) string {
 // which callers turn into engine.ErrConflict.
 func isConstraint(err error) bool { return sqlState(err) == codeUniqueViolation }
 
-// translate turns what PostgreSQL refuses to store at all into
-// ErrInvariant: text columns take valid UTF-8 without NUL bytes only
-// (SQLite would have kept the bytes; the engine never writes such text).
-func translate(op string, err error) error {
+// interpretError is the one place an error of PostgreSQL or pgx becomes
+// the store contract's, with op naming what failed: an error already in
+// the contract's terms or an Update's (store.Passed) passes as it is; text
+// PostgreSQL refuses to keep at all (invalid UTF-8 or a NUL byte; SQLite
+// would have kept the bytes, the engine never writes such text) is
+// engine.ErrInvariant; anything else is wrapped with op. A reused key is
+// told apart where it happens (isConstraint), which names the record.
+func interpretError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if passed := store.Passed(err); passed != nil {
+		return passed
+	}
 	if sqlState(err) == codeBadEncoding {
 		return invariant("%s: text is not valid UTF-8 or holds a NUL byte: %v", op, err)
 	}
 	return fmt.Errorf("%s: %w", op, err)
-}
-
-// keepEngineError returns err unchanged when it is already an engine error,
-// an invariant or a refused fence, else translated with op.
-func keepEngineError(op string, err error) error {
-	var ee *engine.Error
-	if errors.As(err, &ee) || errors.Is(err, engine.ErrInvariant) || errors.Is(err, engine.ErrFenced) {
-		return err
-	}
-	return translate(op, err)
 }
 
 // timeLayout is RFC 3339 with a fixed nine-digit fraction, the text of the

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, created_at, updated_at`
@@ -18,9 +18,9 @@ const runColumns = `schedule, fire_time, trigger, session_id, status, outcome, c
 // key, so of two processes claiming the same fire time exactly one wins
 // (the other waits for it, then inserts nothing). An empty Trigger is cron;
 // a zero CreatedAt is UpdatedAt.
-func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, error) {
+func (s *Store) ClaimRun(ctx context.Context, run store.ScheduleRun) (bool, error) {
 	if run.Trigger == "" {
-		run.Trigger = durable.TriggerCron
+		run.Trigger = store.TriggerCron
 	}
 	if run.CreatedAt.IsZero() {
 		run.CreatedAt = run.UpdatedAt
@@ -33,14 +33,14 @@ func (s *Store) ClaimRun(ctx context.Context, run durable.ScheduleRun) (bool, er
 		run.Schedule, formatTime(run.FireTime), run.Trigger, run.SessionID, run.Status, run.Outcome,
 		formatTime(run.CreatedAt), formatTime(run.UpdatedAt))
 	if err != nil {
-		return false, translate(fmt.Sprintf("claim run %s %s", run.Schedule, formatTime(run.FireTime)), err)
+		return false, interpretError(fmt.Sprintf("claim run %s %s", run.Schedule, formatTime(run.FireTime)), err)
 	}
 	return tag.RowsAffected() == 1, nil
 }
 
 // UpdateRun stores the run's session id, status, outcome and updated time.
 // A run that was never claimed is not found.
-func (s *Store) UpdateRun(ctx context.Context, run durable.ScheduleRun) error {
+func (s *Store) UpdateRun(ctx context.Context, run store.ScheduleRun) error {
 	n, err := s.updateRun(ctx, "update run", run, "")
 	if err != nil {
 		return err
@@ -56,8 +56,8 @@ func (s *Store) UpdateRun(ctx context.Context, run durable.ScheduleRun) error {
 // one run only one records, and posts, its outcome. The status condition is
 // part of the UPDATE: a second watcher waits on the row, then finds it no
 // longer running.
-func (s *Store) FinishRun(ctx context.Context, run durable.ScheduleRun) (finished bool, err error) {
-	n, err := s.updateRun(ctx, "finish run", run, durable.RunRunning)
+func (s *Store) FinishRun(ctx context.Context, run store.ScheduleRun) (finished bool, err error) {
+	n, err := s.updateRun(ctx, "finish run", run, store.RunRunning)
 	if err != nil {
 		return false, err
 	}
@@ -69,7 +69,7 @@ func (s *Store) FinishRun(ctx context.Context, run durable.ScheduleRun) (finishe
 	return n == 1, nil
 }
 
-func (s *Store) updateRun(ctx context.Context, op string, run durable.ScheduleRun, from string) (int64, error) {
+func (s *Store) updateRun(ctx context.Context, op string, run store.ScheduleRun, from string) (int64, error) {
 	if err := run.Validate(op); err != nil {
 		return 0, err
 	}
@@ -82,14 +82,14 @@ func (s *Store) updateRun(ctx context.Context, op string, run durable.ScheduleRu
 	}
 	tag, err := s.pool.Exec(ctx, q, args...)
 	if err != nil {
-		return 0, translate(fmt.Sprintf("%s %s %s", op, run.Schedule, formatTime(run.FireTime)), err)
+		return 0, interpretError(fmt.Sprintf("%s %s %s", op, run.Schedule, formatTime(run.FireTime)), err)
 	}
 	return tag.RowsAffected(), nil
 }
 
 // Runs returns up to limit runs of a schedule, newest fire time first;
 // limit <= 0 means all.
-func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]durable.ScheduleRun, error) {
+func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]store.ScheduleRun, error) {
 	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE schedule = $1 ORDER BY fire_time DESC`
 	args := []any{schedule}
 	if limit > 0 {
@@ -105,20 +105,20 @@ func (s *Store) Runs(ctx context.Context, schedule string, limit int) ([]durable
 
 // LastRun returns the schedule's run with the newest fire time, or an error
 // matching engine.ErrNotFound when it never ran.
-func (s *Store) LastRun(ctx context.Context, schedule string) (durable.ScheduleRun, error) {
+func (s *Store) LastRun(ctx context.Context, schedule string) (store.ScheduleRun, error) {
 	runs, err := s.Runs(ctx, schedule, 1)
 	if err != nil {
-		return durable.ScheduleRun{}, err
+		return store.ScheduleRun{}, err
 	}
 	if len(runs) == 0 {
-		return durable.ScheduleRun{}, notFound("run of schedule", schedule)
+		return store.ScheduleRun{}, notFound("run of schedule", schedule)
 	}
 	return runs[0], nil
 }
 
 // RunningRuns returns the runs still running, oldest fire time first, of
 // one schedule or, with schedule "", of all.
-func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]durable.ScheduleRun, error) {
+func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]store.ScheduleRun, error) {
 	q := `SELECT ` + runColumns + ` FROM schedule_runs WHERE status = 'running'`
 	var args []any
 	if schedule != "" {
@@ -133,25 +133,25 @@ func (s *Store) RunningRuns(ctx context.Context, schedule string) ([]durable.Sch
 }
 
 // run returns one run by its key.
-func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (durable.ScheduleRun, error) {
+func (s *Store) run(ctx context.Context, schedule string, fire time.Time) (store.ScheduleRun, error) {
 	out, err := s.queryRuns(ctx, `SELECT `+runColumns+` FROM schedule_runs WHERE schedule = $1 AND fire_time = $2`,
 		schedule, formatTime(fire))
 	if err != nil {
-		return durable.ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
+		return store.ScheduleRun{}, fmt.Errorf("get run %s %s: %w", schedule, formatTime(fire), err)
 	}
 	if len(out) == 0 {
-		return durable.ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
+		return store.ScheduleRun{}, notFound("schedule run", schedule+" "+formatTime(fire))
 	}
 	return out[0], nil
 }
 
-func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]durable.ScheduleRun, error) {
+func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]store.ScheduleRun, error) {
 	rows, err := s.pool.Query(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []durable.ScheduleRun
+	var out []store.ScheduleRun
 	for rows.Next() {
 		r, err := scanRun(rows)
 		if err != nil {
@@ -162,13 +162,13 @@ func (s *Store) queryRuns(ctx context.Context, q string, args ...any) ([]durable
 	return out, rows.Err()
 }
 
-func scanRun(row pgx.Row) (durable.ScheduleRun, error) {
+func scanRun(row pgx.Row) (store.ScheduleRun, error) {
 	var (
-		r                      durable.ScheduleRun
+		r                      store.ScheduleRun
 		fire, created, updated string
 	)
 	if err := row.Scan(&r.Schedule, &fire, &r.Trigger, &r.SessionID, &r.Status, &r.Outcome, &created, &updated); err != nil {
-		return durable.ScheduleRun{}, err
+		return store.ScheduleRun{}, err
 	}
 	var errs []error
 	var err error

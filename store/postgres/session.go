@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // scopeSession is the idempotency scope of CreateSession keys.
@@ -30,7 +31,7 @@ const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, 
 // ends, then finds the key taken and returns this session. The session row
 // is inserted the same way against the thread key.
 func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
-	if err := sess.ValidateNew(); err != nil {
+	if err := store.CheckNewSession(sess); err != nil {
 		return engine.Session{}, false, err
 	}
 	sess.LastSeq = 0
@@ -42,7 +43,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 	}
 	out, created, err := s.createSession(ctx, sess, idempotencyKey)
 	if err != nil {
-		return engine.Session{}, false, keepEngineError("create session "+sess.ID, err)
+		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
 	return out, created, nil
 }

@@ -9,10 +9,10 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/durable"
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/postgres"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // TestStore_Columns pins what the tables hold: event data is the caller's
@@ -171,22 +171,22 @@ func TestStore_InboundOppositeOrders(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.NewDatabase(t)
 	stores := [2]*postgres.Store{openAt(t, dsn), openAt(t, dsn)}
-	item := func(key string) durable.Inbound {
-		return durable.Inbound{Source: "slack", ThreadKey: "t", Kind: "message", Payload: []byte(key), DedupeKeys: []string{key}}
+	item := func(key string) store.Inbound {
+		return store.Inbound{Source: "slack", ThreadKey: "t", Kind: "message", Payload: []byte(key), DedupeKeys: []string{key}}
 	}
 	const rounds, size = 30, 6
 	for r := range rounds {
-		batch := make([]durable.Inbound, size)
+		batch := make([]store.Inbound, size)
 		for i := range batch {
 			batch[i] = item(fmt.Sprintf("r%02d-%d", r, i))
 		}
-		reversed := make([]durable.Inbound, size)
+		reversed := make([]store.Inbound, size)
 		for i := range batch {
 			reversed[size-1-i] = batch[i]
 		}
 		var wg sync.WaitGroup
 		dups := [2][]bool{}
-		for h, b := range [][]durable.Inbound{batch, reversed} {
+		for h, b := range [][]store.Inbound{batch, reversed} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // approvalColumns is the column list every approval query selects, in the
@@ -21,11 +22,10 @@ const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, c
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
 	a, err := approvalByID(ctx, s.read, id)
-	var ee *engine.Error
-	if err != nil && !errors.As(err, &ee) {
-		return engine.Approval{}, fmt.Errorf("get approval %s: %w", id, err)
+	if err != nil {
+		return engine.Approval{}, interpretError("get approval "+id, err)
 	}
-	return a, err
+	return a, nil
 }
 
 // Approvals lists approvals newest first (created_at, then id, descending).
@@ -58,7 +58,7 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 // exactly one sees the old status. An error from c.Update is returned as is
 // and nothing is written.
 func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (engine.Approval, []engine.Event, error) {
-	if err := c.Validate(); err != nil {
+	if err := store.CheckApprovalCommit(c); err != nil {
 		return engine.Approval{}, nil, err
 	}
 	op := "commit approval " + c.ID
@@ -72,15 +72,7 @@ func (s *Store) CommitApproval(ctx context.Context, c engine.ApprovalCommit) (en
 		return err
 	})
 	if err != nil {
-		var ue updateError
-		if errors.As(err, &ue) {
-			return engine.Approval{}, nil, ue.err
-		}
-		var ee *engine.Error
-		if errors.As(err, &ee) || errors.Is(err, engine.ErrFenced) {
-			return engine.Approval{}, nil, err
-		}
-		return engine.Approval{}, nil, fmt.Errorf("%s: %w", op, err)
+		return engine.Approval{}, nil, interpretError(op, err)
 	}
 	return out, events, nil
 }
@@ -93,35 +85,13 @@ func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) 
 	if err != nil {
 		return engine.Approval{}, nil, err
 	}
-	next := cur
-	if c.Update != nil {
-		upd := cur
-		if err := c.Update(&upd); err != nil {
-			return engine.Approval{}, nil, updateError{err}
-		}
-		// Only the decision and apply fields are taken: what was proposed,
-		// and to which session, never changes.
-		next.Status = upd.Status
-		next.DecisionID = upd.DecisionID
-		next.DecidedBy = upd.DecidedBy
-		next.DecidedAt = upd.DecidedAt
-		next.Output = upd.Output
-		next.Error = upd.Error
-		next.Attempts = upd.Attempts
-		next.Votes = upd.Votes
-		next.Comment = upd.Comment
-		next.RemindedAt = upd.RemindedAt
+	next, evs, err := store.ApplyApproval(c, cur)
+	if err != nil {
+		return engine.Approval{}, nil, err
 	}
 	votes, err := json.Marshal(nonNilVotes(next.Votes))
 	if err != nil {
 		return engine.Approval{}, nil, fmt.Errorf("approval %s: votes: %w", c.ID, err)
-	}
-	evs, err := c.EventsFor(next)
-	if err != nil {
-		return engine.Approval{}, nil, updateError{err}
-	}
-	if err := c.ValidateOutput(next.Output); err != nil {
-		return engine.Approval{}, nil, err
 	}
 	now := c.Now.UTC()
 	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decision_id = ?, decided_by = ?,
@@ -152,21 +122,21 @@ func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) 
 // last_input_seq and updated_at, as Commit does, leaving the rest of the
 // row alone.
 func appendToSession(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, evs []engine.Event) ([]engine.Event, error) {
-	log := eventLog{sessionID: sessionID}
+	var log store.Log
 	err := tx.QueryRowContext(ctx, `SELECT last_seq, last_input_seq FROM sessions WHERE id = ?`, sessionID).
-		Scan(&log.lastSeq, &log.lastInputSeq)
+		Scan(&log.LastSeq, &log.LastInputSeq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("session", sessionID)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", sessionID, err)
 	}
-	out, err := log.append(ctx, tx, now, evs)
-	if err != nil {
+	out := log.Append(sessionID, now, evs)
+	if err := insertEvents(ctx, tx, out); err != nil {
 		return nil, err
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET last_seq = ?, last_input_seq = ?, updated_at = ? WHERE id = ?`,
-		log.lastSeq, log.lastInputSeq, formatTime(now), sessionID); err != nil {
+		log.LastSeq, log.LastInputSeq, formatTime(now), sessionID); err != nil {
 		return nil, fmt.Errorf("update session %s: %w", sessionID, err)
 	}
 	return out, nil
@@ -176,16 +146,7 @@ func appendToSession(ctx context.Context, tx *sql.Tx, sessionID string, now time
 // whatever a says, a zero CreatedAt or UpdatedAt becomes now, an empty
 // Status becomes pending and an empty Input becomes {}.
 func insertApproval(ctx context.Context, tx *sql.Tx, sessionID string, now time.Time, a engine.Approval) error {
-	a.SessionID = sessionID
-	if a.CreatedAt.IsZero() {
-		a.CreatedAt = now
-	}
-	if a.UpdatedAt.IsZero() {
-		a.UpdatedAt = now
-	}
-	if a.Status == "" {
-		a.Status = engine.ApprovalPending
-	}
+	a = store.NewApproval(sessionID, now, a)
 	card, err := json.Marshal(a.Card)
 	if err != nil {
 		return fmt.Errorf("insert approval %s: card: %w", a.ID, err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/storetest"
 	"brain/store/sqlite"
+	"brain/store/storetest"
 )
 
 func benchStore(b *testing.B, opts sqlite.Options) *sqlite.Store {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // DeliveryCursor returns the seq of the last event of the session delivered
@@ -63,9 +63,9 @@ func (s *Store) SetApprovalMessage(ctx context.Context, now time.Time, platform,
 }
 
 // PostedQuestion returns the session's open question as posted on platform.
-func (s *Store) PostedQuestion(ctx context.Context, platform, sessionID string) (durable.PostedQuestion, bool, error) {
+func (s *Store) PostedQuestion(ctx context.Context, platform, sessionID string) (store.PostedQuestion, bool, error) {
 	var (
-		q        durable.PostedQuestion
+		q        store.PostedQuestion
 		question string
 	)
 	err := s.read.QueryRowContext(ctx,
@@ -76,15 +76,15 @@ func (s *Store) PostedQuestion(ctx context.Context, platform, sessionID string) 
 	}
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
-		return durable.PostedQuestion{}, false, nil
+		return store.PostedQuestion{}, false, nil
 	case err != nil:
-		return durable.PostedQuestion{}, false, fmt.Errorf("get %s question of %s: %w", platform, sessionID, err)
+		return store.PostedQuestion{}, false, fmt.Errorf("get %s question of %s: %w", platform, sessionID, err)
 	}
 	return q, true, nil
 }
 
 // SetPostedQuestion records q as the session's open question on platform.
-func (s *Store) SetPostedQuestion(ctx context.Context, now time.Time, platform, sessionID string, q durable.PostedQuestion) error {
+func (s *Store) SetPostedQuestion(ctx context.Context, now time.Time, platform, sessionID string, q store.PostedQuestion) error {
 	question, err := json.Marshal(q.Question)
 	if err != nil {
 		return fmt.Errorf("set %s question of %s: %w", platform, sessionID, err)

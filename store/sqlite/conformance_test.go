@@ -6,16 +6,17 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/storetest"
+	"brain/store"
+	"brain/store/storetest"
 )
 
 // TestStore_Conformance runs the store suite on real files with the
 // production migrations; a second handle on a file is a second brain
 // process sharing it (separate pools, only SQLite's locking between them).
 func TestStore_Conformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) func() storetest.Store {
+	storetest.Run(t, func(t *testing.T) func() store.Store {
 		path := filepath.Join(t.TempDir(), "brain.db")
-		return func() storetest.Store { return openAt(t, path) }
+		return func() store.Store { return openAt(t, path) }
 	})
 }
 

@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/durable"
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/sqlite"
+	"brain/store/storetest"
 )
 
 func TestTables_EveryDataTable(t *testing.T) {
@@ -52,7 +52,7 @@ func TestSnapshot_ReadsOneMoment(t *testing.T) {
 	storetest.Commit(t, st, engine.Commit{SessionID: "s1", Events: []engine.Event{
 		{ID: "e1", Type: engine.EventUserMessage, Data: []byte(`{"text":"hi"}`)},
 	}})
-	if _, err := st.RecordInbound(ctx, storetest.T0, []durable.Inbound{{Source: "slack", ThreadKey: "k", Kind: "message", Payload: []byte{0, 1, 2}}}); err != nil {
+	if _, err := st.RecordInbound(ctx, storetest.T0, []store.Inbound{{Source: "slack", ThreadKey: "k", Kind: "message", Payload: []byte{0, 1, 2}}}); err != nil {
 		t.Fatal(err)
 	}
 

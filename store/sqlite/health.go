@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // healthOrigin is the delivery_cursors origin of CheckWritable's probe
@@ -34,16 +34,16 @@ func (s *Store) CheckWritable(ctx context.Context, now time.Time) error {
 }
 
 // InboxBacklogs reports the pending inbox items per source, for metrics.
-func (s *Store) InboxBacklogs(ctx context.Context) ([]durable.InboxBacklog, error) {
+func (s *Store) InboxBacklogs(ctx context.Context) ([]store.InboxBacklog, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT source, COUNT(*), MIN(created_at) FROM inbox WHERE status = 'pending' GROUP BY source ORDER BY source`)
 	if err != nil {
 		return nil, fmt.Errorf("inbox backlog: %w", err)
 	}
 	defer rows.Close()
-	var out []durable.InboxBacklog
+	var out []store.InboxBacklog
 	for rows.Next() {
-		var b durable.InboxBacklog
+		var b store.InboxBacklog
 		var oldest string
 		if err := rows.Scan(&b.Source, &b.Depth, &oldest); err != nil {
 			return nil, fmt.Errorf("inbox backlog: %w", err)

@@ -8,7 +8,7 @@ import (
 	"brain/store/sqlite"
 )
 
-// The store-generic tests are engine/storetest's (conformance_test.go runs
+// The store-generic tests are store/storetest's (conformance_test.go runs
 // them); the SQLite-specific ones (migrations, options, the file's
 // columns, benchmarks) use its fixtures and these helpers.
 

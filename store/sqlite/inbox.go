@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // RecordInbound stores items in one transaction (a group commit) and
 // reports, per item, whether it was a duplicate of an earlier one (or of an
 // earlier item of the same batch). Nothing is stored for duplicates.
-func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []durable.Inbound) ([]bool, error) {
+func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 	dup := make([]bool, len(items))
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		for i, it := range items {
@@ -66,7 +66,7 @@ func anyKeySeen(ctx context.Context, tx *sql.Tx, keys []string) (bool, error) {
 }
 
 // PendingInbound returns up to limit pending items, oldest first.
-func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]durable.Inbound, error) {
+func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([]store.Inbound, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
 		 WHERE status = 'pending' AND source = ? ORDER BY id LIMIT ?`, source, limit)
@@ -74,10 +74,10 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 		return nil, fmt.Errorf("pending inbound: %w", err)
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			payload string
 			created string
 		)
@@ -94,7 +94,7 @@ func (s *Store) PendingInbound(ctx context.Context, source string, limit int) ([
 }
 
 // FinishInbound records the outcome of worked items in one transaction.
-func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []durable.Finished) error {
+func (s *Store) FinishInbound(ctx context.Context, now time.Time, done []store.Finished) error {
 	if len(done) == 0 {
 		return nil
 	}

@@ -7,14 +7,14 @@ import (
 	"strings"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // ClaimInbound claims pending items in one write transaction (the single
 // writer keeps claims from racing), keeping each thread in order with
-// durable.InThreadOrder.
-func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, until time.Time, limit int) ([]durable.Inbound, error) {
-	var out []durable.Inbound
+// store.InThreadOrder.
+func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, until time.Time, limit int) ([]store.Inbound, error) {
+	var out []store.Inbound
 	err := s.writeTx(ctx, func(tx *sql.Tx) error {
 		cands, err := scanInbound(tx.QueryContext(ctx,
 			`SELECT id, source, thread_key, kind, payload, attempts, created_at FROM inbox
@@ -38,9 +38,9 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 		if err != nil {
 			return err
 		}
-		var pending []durable.PendingClaim
+		var pending []store.PendingClaim
 		for rows.Next() {
-			var p durable.PendingClaim
+			var p store.PendingClaim
 			var until string
 			if err := rows.Scan(&p.ID, &p.ThreadKey, &p.ClaimedBy, &until); err != nil {
 				rows.Close()
@@ -58,7 +58,7 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		out = durable.InThreadOrder(cands, pending, owner, now)
+		out = store.InThreadOrder(cands, pending, owner, now)
 		for _, it := range out {
 			if _, err := tx.ExecContext(ctx, `UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE id = ?`,
 				owner, formatTime(until), it.ID); err != nil {
@@ -74,15 +74,15 @@ func (s *Store) ClaimInbound(ctx context.Context, source, owner string, now, unt
 }
 
 // scanInbound reads inbox rows of the PendingInbound columns.
-func scanInbound(rows *sql.Rows, err error) ([]durable.Inbound, error) {
+func scanInbound(rows *sql.Rows, err error) ([]store.Inbound, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			payload string
 			created string
 		)

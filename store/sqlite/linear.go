@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
-var _ durable.LinearTokens = (*Store)(nil)
+var _ store.LinearTokens = (*Store)(nil)
 
 const linearTokenColumns = `organization_id, organization_name, url_key, app_user_id, access_token,
 	refresh_token, expires_at, scope, status, problem, updated_at`
 
 // SaveLinearToken stores a fresh grant, replacing the workspace's earlier
 // one, its revoked state and its refresh lease.
-func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) error {
+func (s *Store) SaveLinearToken(ctx context.Context, tok store.LinearToken) error {
 	if tok.Status == "" {
-		tok.Status = durable.LinearConnected
+		tok.Status = store.LinearConnected
 	}
 	if err := tok.Validate(); err != nil {
 		return err
@@ -43,24 +43,24 @@ func (s *Store) SaveLinearToken(ctx context.Context, tok durable.LinearToken) er
 }
 
 // LinearToken returns one workspace's grant.
-func (s *Store) LinearToken(ctx context.Context, organizationID string) (durable.LinearToken, error) {
+func (s *Store) LinearToken(ctx context.Context, organizationID string) (store.LinearToken, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT `+linearTokenColumns+` FROM linear_tokens WHERE organization_id = ?`, organizationID)
 	if err != nil {
-		return durable.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
+		return store.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
 	}
 	toks, err := scanLinearTokens(rows)
 	if err != nil {
-		return durable.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
+		return store.LinearToken{}, fmt.Errorf("get linear token of %s: %w", organizationID, err)
 	}
 	if len(toks) == 0 {
-		return durable.LinearToken{}, notFound("linear workspace", organizationID)
+		return store.LinearToken{}, notFound("linear workspace", organizationID)
 	}
 	return toks[0], nil
 }
 
 // LinearTokens returns every workspace's grant, by organization id.
-func (s *Store) LinearTokens(ctx context.Context) ([]durable.LinearToken, error) {
+func (s *Store) LinearTokens(ctx context.Context) ([]store.LinearToken, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT `+linearTokenColumns+` FROM linear_tokens ORDER BY organization_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list linear tokens: %w", err)
@@ -72,12 +72,12 @@ func (s *Store) LinearTokens(ctx context.Context) ([]durable.LinearToken, error)
 	return toks, nil
 }
 
-func scanLinearTokens(rows *sql.Rows) ([]durable.LinearToken, error) {
+func scanLinearTokens(rows *sql.Rows) ([]store.LinearToken, error) {
 	defer rows.Close()
-	var out []durable.LinearToken
+	var out []store.LinearToken
 	for rows.Next() {
 		var (
-			t                  durable.LinearToken
+			t                  store.LinearToken
 			expires, updatedAt string
 		)
 		if err := rows.Scan(&t.OrganizationID, &t.OrganizationName, &t.URLKey, &t.AppUserID, &t.AccessToken,
@@ -120,7 +120,7 @@ func (s *Store) ClaimLinearRefresh(ctx context.Context, now time.Time, organizat
 
 // RotateLinearToken swaps in the refreshed pair if the stored refresh
 // token is still oldRefresh (one statement: one transaction).
-func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefresh string, next durable.LinearToken) (bool, error) {
+func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefresh string, next store.LinearToken) (bool, error) {
 	if next.UpdatedAt.IsZero() {
 		return false, invariant("rotate linear token %s: zero updated time", organizationID)
 	}
@@ -130,7 +130,7 @@ func (s *Store) RotateLinearToken(ctx context.Context, organizationID, oldRefres
 		   status = ?, problem = '', refresh_until = '', updated_at = ?
 		 WHERE organization_id = ? AND refresh_token = ?`,
 		next.AccessToken, next.RefreshToken, formatOptionalTime(next.ExpiresAt), next.Scope, next.Scope,
-		durable.LinearConnected, formatTime(next.UpdatedAt), organizationID, oldRefresh)
+		store.LinearConnected, formatTime(next.UpdatedAt), organizationID, oldRefresh)
 	if err != nil {
 		return false, fmt.Errorf("rotate linear token of %s: %w", organizationID, err)
 	}
@@ -147,7 +147,7 @@ func (s *Store) RevokeLinearToken(ctx context.Context, now time.Time, organizati
 	_, err := s.write.ExecContext(ctx,
 		`UPDATE linear_tokens SET status = ?, problem = ?, refresh_until = '', updated_at = ?
 		 WHERE organization_id = ? AND refresh_token = ?`,
-		durable.LinearRevoked, problem, formatTime(now), organizationID, refresh)
+		store.LinearRevoked, problem, formatTime(now), organizationID, refresh)
 	if err != nil {
 		return fmt.Errorf("revoke linear token of %s: %w", organizationID, err)
 	}
@@ -212,7 +212,7 @@ func (s *Store) LinearSessionOrganization(ctx context.Context, agentSessionID st
 }
 
 // ParkLinearInbound keeps an item of a disconnected workspace.
-func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item durable.Inbound) error {
+func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizationID string, item store.Inbound) error {
 	_, err := s.write.ExecContext(ctx,
 		`INSERT INTO linear_parked_inbound (organization_id, thread_key, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)`,
 		organizationID, item.ThreadKey, item.Kind, item.Payload, formatTime(now))
@@ -223,17 +223,17 @@ func (s *Store) ParkLinearInbound(ctx context.Context, now time.Time, organizati
 }
 
 // ParkedLinearInbound returns the workspace's parked items, oldest first.
-func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]durable.Inbound, error) {
+func (s *Store) ParkedLinearInbound(ctx context.Context, organizationID string) ([]store.Inbound, error) {
 	rows, err := s.read.QueryContext(ctx,
 		`SELECT id, thread_key, kind, payload, created_at FROM linear_parked_inbound WHERE organization_id = ? ORDER BY id`, organizationID)
 	if err != nil {
 		return nil, fmt.Errorf("list parked linear items of %s: %w", organizationID, err)
 	}
 	defer rows.Close()
-	var out []durable.Inbound
+	var out []store.Inbound
 	for rows.Next() {
 		var (
-			it      durable.Inbound
+			it      store.Inbound
 			created string
 		)
 		if err := rows.Scan(&it.ID, &it.ThreadKey, &it.Kind, &it.Payload, &created); err != nil {

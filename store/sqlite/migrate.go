@@ -6,15 +6,15 @@ import (
 	"embed"
 	"fmt"
 
-	"brain/engine"
+	"brain/store"
 )
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
 // loadMigrations returns the embedded migrations ordered by version.
-func loadMigrations() ([]engine.Migration, error) {
-	return engine.LoadMigrations(migrationFiles, "migrations")
+func loadMigrations() ([]store.Migration, error) {
+	return store.LoadMigrations(migrationFiles, "migrations")
 }
 
 // migrate applies the pending migrations in version order, all in one
@@ -42,7 +42,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if err != nil {
 		return err
 	}
-	todo, err := engine.PendingMigrations(ms, applied)
+	todo, err := store.PendingMigrations(ms, applied)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
-	"brain/engine/storetest"
+	"brain/store"
 	"brain/store/sqlite"
+	"brain/store/storetest"
 )
 
 func rawDB(t *testing.T, path string) *sql.DB {
@@ -260,7 +260,7 @@ func TestStore_MigrateKVToChannelState(t *testing.T) {
 		t.Errorf("ApprovalMessage(apr_1) = %q, %v, %v", ref, ok, err)
 	}
 	q, ok, err := st.PostedQuestion(ctx, engine.OriginSlack, "ses_1")
-	want := durable.PostedQuestion{MessageRef: "1700000000.000200", Question: engine.Question{
+	want := store.PostedQuestion{MessageRef: "1700000000.000200", Question: engine.Question{
 		ID: "q1", Text: "Which?", Options: []engine.Option{{Label: "A", Value: "a"}},
 		CallID: "c1", TurnID: "t1", AskedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
 	}}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // scopeSession is the idempotency scope of CreateSession keys.
@@ -26,7 +27,7 @@ const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, 
 // Lookups and the insert share one immediate transaction, so concurrent
 // calls with the same key serialize and exactly one inserts.
 func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
-	if err := sess.ValidateNew(); err != nil {
+	if err := store.CheckNewSession(sess); err != nil {
 		return engine.Session{}, false, err
 	}
 	sess.LastSeq = 0
@@ -89,11 +90,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 		return err
 	})
 	if err != nil {
-		var ee *engine.Error
-		if errors.As(err, &ee) {
-			return engine.Session{}, false, err
-		}
-		return engine.Session{}, false, fmt.Errorf("create session %s: %w", sess.ID, err)
+		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
 	return out, created, nil
 }

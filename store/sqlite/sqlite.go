@@ -1,12 +1,12 @@
-// Package sqlite implements engine.Store and the engine/durable interfaces
-// on a single SQLite file (github.com/mattn/go-sqlite3) with embedded,
-// versioned migrations.
+// Package sqlite is the embedded store driver: store.Store on a single
+// SQLite file (github.com/mattn/go-sqlite3) with embedded, versioned
+// migrations. It passes store/storetest.
 //
-// It imports engine (and engine/durable) and nothing else of the project.
-// database/sql and sqlite errors stop here: callers see engine errors
-// (ErrNotFound, ErrConflict), ErrInvariant for a call that broke the store's
-// contract (a bug: shown as an internal error), or errors wrapped with the
-// operation that failed.
+// It imports engine and store and nothing else of the project.
+// database/sql and sqlite errors stop here (interpretError): callers see
+// engine errors (ErrNotFound, ErrConflict), ErrInvariant for a call that
+// broke the store's contract (a bug: shown as an internal error), or errors
+// wrapped with the operation that failed.
 package sqlite
 
 import (
@@ -24,15 +24,15 @@ import (
 	"github.com/mattn/go-sqlite3"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 var (
-	_ engine.Store         = (*Store)(nil)
-	_ durable.Threads      = (*Store)(nil)
-	_ durable.Inbox        = (*Store)(nil)
-	_ durable.Runs         = (*Store)(nil)
-	_ durable.ChannelState = (*Store)(nil)
+	_ engine.Store       = (*Store)(nil)
+	_ store.Threads      = (*Store)(nil)
+	_ store.Inbox        = (*Store)(nil)
+	_ store.Runs         = (*Store)(nil)
+	_ store.ChannelState = (*Store)(nil)
 )
 
 // Options tune how the database file is opened. The zero value is the
@@ -67,9 +67,8 @@ func (o Options) withDefaults() (Options, error) {
 	return o, nil
 }
 
-// Store is an engine.Store, and the durable stores, backed by one SQLite
-// file. It is safe for
-// concurrent use.
+// Store is a store.Store backed by one SQLite file, which one process owns
+// (it has no store.Replicated capability). It is safe for concurrent use.
 type Store struct {
 	// write has exactly one connection: SQLite allows one writer at a time,
 	// so queueing in database/sql is cheaper than SQLITE_BUSY retries.
@@ -189,6 +188,21 @@ func invariant(format string, args ...any) error {
 
 func notFound(kind, id string) error {
 	return &engine.Error{Code: engine.CodeNotFound, Message: fmt.Sprintf("%s %s not found", kind, id)}
+}
+
+// interpretError is the one place an error of SQLite or database/sql
+// becomes the store contract's, with op naming what failed: an error
+// what store.Passed names passes as it is;
+// anything else is wrapped with op. A reused key is told apart where it
+// happens (isConstraint), which names the record.
+func interpretError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if passed := store.Passed(err); passed != nil {
+		return passed
+	}
+	return fmt.Errorf("%s: %w", op, err)
 }
 
 // isConstraint reports whether err is a constraint violation (a reused

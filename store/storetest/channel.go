@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
-func testDeliveryCursors(t *testing.T, open func() Store) {
+func testDeliveryCursors(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 	cursor := func(origin, session string) int64 {
 		t.Helper()
@@ -44,7 +44,7 @@ func testDeliveryCursors(t *testing.T, open func() Store) {
 	}
 }
 
-func testApprovalMessages(t *testing.T, open func() Store) {
+func testApprovalMessages(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	if ref, ok, err := st.ApprovalMessage(ctx, engine.OriginSlack, "a1"); ok || ref != "" || err != nil {
@@ -66,10 +66,10 @@ func testApprovalMessages(t *testing.T, open func() Store) {
 	}
 }
 
-func testPostedQuestions(t *testing.T, open func() Store) {
+func testPostedQuestions(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
-	get := func(platform, session string) (durable.PostedQuestion, bool) {
+	get := func(platform, session string) (store.PostedQuestion, bool) {
 		t.Helper()
 		q, ok, err := st.PostedQuestion(ctx, platform, session)
 		if err != nil {
@@ -80,13 +80,13 @@ func testPostedQuestions(t *testing.T, open func() Store) {
 	if _, ok := get(engine.OriginSlack, "s1"); ok {
 		t.Fatal("PostedQuestion before one is set: ok")
 	}
-	first := durable.PostedQuestion{MessageRef: "1.0", Question: engine.Question{ID: "q0", Text: "Which?"}}
-	want := durable.PostedQuestion{MessageRef: "1700000000.000300", Question: engine.Question{
+	first := store.PostedQuestion{MessageRef: "1.0", Question: engine.Question{ID: "q0", Text: "Which?"}}
+	want := store.PostedQuestion{MessageRef: "1700000000.000300", Question: engine.Question{
 		ID: "q1", Text: "Deploy where — \"prod\" or <staging>?",
 		Options: []engine.Option{{Label: "Prod", Value: "prod"}, {Label: "Staging", Value: "staging"}},
 		CallID:  "call-1", TurnID: "t1", AskedAt: T0.UTC(),
 	}}
-	for _, q := range []durable.PostedQuestion{first, want} {
+	for _, q := range []store.PostedQuestion{first, want} {
 		if err := st.SetPostedQuestion(ctx, T0, engine.OriginSlack, "s1", q); err != nil {
 			t.Fatalf("SetPostedQuestion(%s): %v", q.Question.ID, err)
 		}
@@ -122,7 +122,7 @@ func testPostedQuestions(t *testing.T, open func() Store) {
 	}
 }
 
-func testThreadContexts(t *testing.T, open func() Store) {
+func testThreadContexts(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	const thread = "slack:T1:C1:1700000000.000400"
@@ -149,7 +149,7 @@ func testThreadContexts(t *testing.T, open func() Store) {
 	}
 }
 
-func testWorkspaceModes(t *testing.T, open func() Store) {
+func testWorkspaceModes(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	if mode, ok, err := st.WorkspaceMode(ctx, "slack", "T1"); ok || mode != "" || err != nil {

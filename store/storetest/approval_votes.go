@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // errVoted is the test's "this person already approved" refusal.
@@ -50,7 +51,7 @@ func voteEvents(id string) func(a engine.Approval) ([]engine.Event, error) {
 	}
 }
 
-func testApprovalTeamFieldsRoundTrip(t *testing.T, open func() Store) {
+func testApprovalTeamFieldsRoundTrip(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -86,7 +87,7 @@ func testApprovalTeamFieldsRoundTrip(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitApprovalEmit(t *testing.T, open func() Store) {
+func testCommitApprovalEmit(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -131,9 +132,9 @@ func testCommitApprovalEmit(t *testing.T, open func() Store) {
 // people over two handles. Each person counts once, the approval turns
 // applying exactly once (on the second distinct person) and the log holds
 // one vote event and one decision.
-func testApprovalVotesRace(t *testing.T, open func() Store) {
+func testApprovalVotesRace(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 	CreateSession(t, st, Session("s1", T0))
 	a := Approval("a1", T0)
@@ -194,7 +195,7 @@ func testApprovalVotesRace(t *testing.T, open func() Store) {
 
 // testApprovalVoteThenDeny: one approval of two, then a deny, ends it; the
 // recorded vote stays for the audit and no further vote counts.
-func testApprovalVoteThenDeny(t *testing.T, open func() Store) {
+func testApprovalVoteThenDeny(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))

@@ -1,9 +1,9 @@
-// Package storetest is the conformance suite every store runs: the
-// behaviour engine.Store and the engine/durable interfaces promise, checked
-// the same way for each implementation (store/sqlite today, others later).
+// Package storetest is the conformance suite every store driver runs: the
+// behaviour store.Store (engine.Store and the store interfaces) promises,
+// checked the same way for each driver (store/sqlite, store/postgres).
 //
-// It imports engine, engine/durable, tools and the standard library, never
-// a store: an implementation's own tests call Run with a way to open it.
+// It imports engine, store, tools and the standard library, never a
+// driver: a driver's own tests call Run with a way to open it.
 // Times are fixed values, never the wall clock, and nothing sleeps.
 package storetest
 
@@ -12,33 +12,21 @@ import (
 	"testing"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
-
-// Store is everything a brain store implements.
-type Store interface {
-	engine.Store
-	durable.Threads
-	durable.Inbox
-	durable.Runs
-	durable.ChannelState
-	durable.LinearTokens
-	durable.Health
-	engine.Leases
-}
 
 // NewDB creates an empty database for one test (with the implementation's
 // production schema) and returns open, which opens a handle on it. Each call
 // of open is a separate handle, as a separate brain process sharing the
 // database would hold: the suite races two of them where two processes may
 // race. NewDB closes the handles when t ends (t.Cleanup).
-type NewDB func(t *testing.T) (open func() Store)
+type NewDB func(t *testing.T) (open func() store.Store)
 
 // Run runs the suite, each test on a database of its own.
 func Run(t *testing.T, newDB NewDB) {
 	tests := []struct {
 		name string
-		test func(t *testing.T, open func() Store)
+		test func(t *testing.T, open func() store.Store)
 	}{
 		{"CreateAndGetSession", testCreateAndGetSession},
 		{"CreateSessionDefaults", testCreateSessionDefaults},

@@ -8,14 +8,14 @@ import (
 	"testing"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
-func inbound(thread string, keys ...string) durable.Inbound {
-	return durable.Inbound{Source: "slack", ThreadKey: thread, Kind: "message", Payload: []byte(`{"k":"` + keys[0] + `"}`), DedupeKeys: keys}
+func inbound(thread string, keys ...string) store.Inbound {
+	return store.Inbound{Source: "slack", ThreadKey: thread, Kind: "message", Payload: []byte(`{"k":"` + keys[0] + `"}`), DedupeKeys: keys}
 }
 
-func record(tb testing.TB, st durable.Inbox, now time.Time, items ...durable.Inbound) []bool {
+func record(tb testing.TB, st store.Inbox, now time.Time, items ...store.Inbound) []bool {
 	tb.Helper()
 	dup, err := st.RecordInbound(context.Background(), now, items)
 	if err != nil {
@@ -27,7 +27,7 @@ func record(tb testing.TB, st durable.Inbox, now time.Time, items ...durable.Inb
 	return dup
 }
 
-func pendingThreads(tb testing.TB, st durable.Inbox, source string, limit int) []string {
+func pendingThreads(tb testing.TB, st store.Inbox, source string, limit int) []string {
 	tb.Helper()
 	items, err := st.PendingInbound(context.Background(), source, limit)
 	if err != nil {
@@ -40,7 +40,7 @@ func pendingThreads(tb testing.TB, st durable.Inbox, source string, limit int) [
 	return out
 }
 
-func testInboundDedupeAndOrder(t *testing.T, open func() Store) {
+func testInboundDedupeAndOrder(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -62,7 +62,7 @@ func testInboundDedupeAndOrder(t *testing.T, open func() Store) {
 	if p := pending[0]; p.Source != "slack" || p.Kind != "message" || p.Attempts != 0 || !p.CreatedAt.Equal(now) || p.ID == 0 {
 		t.Errorf("pending item %+v: want source, kind, no attempts, the record time and an id", p)
 	}
-	if err := st.FinishInbound(ctx, now, []durable.Finished{{ID: pending[0].ID}, {ID: pending[1].ID, Err: "boom"}}); err != nil {
+	if err := st.FinishInbound(ctx, now, []store.Finished{{ID: pending[0].ID}, {ID: pending[1].ID, Err: "boom"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.FinishInbound(ctx, now, nil); err != nil {
@@ -86,10 +86,10 @@ func testInboundDedupeAndOrder(t *testing.T, open func() Store) {
 
 // testInboundPerSource: each source's items come back oldest first, up to
 // the limit, without the other sources' items.
-func testInboundPerSource(t *testing.T, open func() Store) {
+func testInboundPerSource(t *testing.T, open func() store.Store) {
 	st := open()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
-	linear := func(thread, key string) durable.Inbound {
+	linear := func(thread, key string) store.Inbound {
 		it := inbound(thread, key)
 		it.Source = "linear"
 		return it
@@ -114,7 +114,7 @@ func testInboundPerSource(t *testing.T, open func() Store) {
 
 // testInboundPruneKeepsPending: pruning forgets old keys and finished
 // items, never an item still waiting to be worked.
-func testInboundPruneKeepsPending(t *testing.T, open func() Store) {
+func testInboundPruneKeepsPending(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -123,7 +123,7 @@ func testInboundPruneKeepsPending(t *testing.T, open func() Store) {
 	if err != nil || len(items) != 2 {
 		t.Fatalf("PendingInbound = %+v, %v", items, err)
 	}
-	if err := st.FinishInbound(ctx, now, []durable.Finished{{ID: items[1].ID}}); err != nil {
+	if err := st.FinishInbound(ctx, now, []store.Finished{{ID: items[1].ID}}); err != nil {
 		t.Fatal(err)
 	}
 	// Prune before anything is old enough: nothing changes.
@@ -141,8 +141,8 @@ func testInboundPruneKeepsPending(t *testing.T, open func() Store) {
 	}
 }
 
-func testInboundConcurrentDuplicates(t *testing.T, open func() Store) {
-	stores := [2]Store{open(), open()}
+func testInboundConcurrentDuplicates(t *testing.T, open func() store.Store) {
+	stores := [2]store.Store{open(), open()}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	fresh := 0
@@ -150,7 +150,7 @@ func testInboundConcurrentDuplicates(t *testing.T, open func() Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			dup, err := stores[i%2].RecordInbound(context.Background(), T0, []durable.Inbound{inbound("t", "event:SAME")})
+			dup, err := stores[i%2].RecordInbound(context.Background(), T0, []store.Inbound{inbound("t", "event:SAME")})
 			if err != nil {
 				t.Error(err)
 				return

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
-func testRun(schedule string, fire time.Time) durable.ScheduleRun {
-	return durable.ScheduleRun{Schedule: schedule, FireTime: fire, Status: durable.RunRunning, UpdatedAt: T0}
+func testRun(schedule string, fire time.Time) store.ScheduleRun {
+	return store.ScheduleRun{Schedule: schedule, FireTime: fire, Status: store.RunRunning, UpdatedAt: T0}
 }
 
-func claim(tb testing.TB, st durable.Runs, r durable.ScheduleRun) bool {
+func claim(tb testing.TB, st store.Runs, r store.ScheduleRun) bool {
 	tb.Helper()
 	ok, err := st.ClaimRun(context.Background(), r)
 	if err != nil {
@@ -25,7 +25,7 @@ func claim(tb testing.TB, st durable.Runs, r durable.ScheduleRun) bool {
 	return ok
 }
 
-func testClaimRunOnce(t *testing.T, open func() Store) {
+func testClaimRunOnce(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	fire := T0.Add(time.Hour)
@@ -33,7 +33,7 @@ func testClaimRunOnce(t *testing.T, open func() Store) {
 		t.Fatal("first claim lost")
 	}
 	again := testRun("digest", fire.In(time.UTC)) // the same instant in another zone
-	again.Status = durable.RunSkipped
+	again.Status = store.RunSkipped
 	if claim(t, st, again) {
 		t.Fatal("second claim of the same fire time won")
 	}
@@ -44,8 +44,8 @@ func testClaimRunOnce(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := durable.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: durable.TriggerCron,
-		Status: durable.RunRunning, CreatedAt: T0.UTC(), UpdatedAt: T0.UTC()}
+	want := store.ScheduleRun{Schedule: "digest", FireTime: fire.UTC(), Trigger: store.TriggerCron,
+		Status: store.RunRunning, CreatedAt: T0.UTC(), UpdatedAt: T0.UTC()}
 	if got != want {
 		t.Fatalf("LastRun = %+v, want %+v (the loser changed nothing)", got, want)
 	}
@@ -53,8 +53,8 @@ func testClaimRunOnce(t *testing.T, open func() Store) {
 
 // testClaimRunAcrossProcesses has two handles on one database (as two
 // brain processes would) race for the same fire times: each is claimed once.
-func testClaimRunAcrossProcesses(t *testing.T, open func() Store) {
-	stores := [2]Store{open(), open()}
+func testClaimRunAcrossProcesses(t *testing.T, open func() store.Store) {
+	stores := [2]store.Store{open(), open()}
 	const fires, racers = 20, 8
 	wins := make([]int, fires)
 	var mu sync.Mutex
@@ -90,12 +90,12 @@ func testClaimRunAcrossProcesses(t *testing.T, open func() Store) {
 	}
 }
 
-func testUpdateAndFinishRun(t *testing.T, open func() Store) {
+func testUpdateAndFinishRun(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 	r := testRun("digest", T0)
-	r.Trigger = durable.TriggerManual
+	r.Trigger = store.TriggerManual
 	claim(t, st, r)
 
 	r.SessionID, r.UpdatedAt = "ses_1", T0.Add(time.Second)
@@ -103,14 +103,14 @@ func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 		t.Fatal(err)
 	}
 	done := r
-	done.Status, done.Outcome, done.UpdatedAt = durable.RunCompleted, "All good.", T0.Add(time.Minute)
+	done.Status, done.Outcome, done.UpdatedAt = store.RunCompleted, "All good.", T0.Add(time.Minute)
 	// Two watchers (two processes) finish the same run: one records it.
 	first, err := st.FinishRun(ctx, done)
 	if err != nil || !first {
 		t.Fatalf("FinishRun = %v, %v; want true", first, err)
 	}
 	late := done
-	late.Status, late.Outcome = durable.RunInterrupted, "late"
+	late.Status, late.Outcome = store.RunInterrupted, "late"
 	second, err := stores[1].FinishRun(ctx, late)
 	if err != nil || second {
 		t.Fatalf("second FinishRun = %v, %v; want false", second, err)
@@ -119,8 +119,8 @@ func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Status != durable.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
-		got.Trigger != durable.TriggerManual || !got.UpdatedAt.Equal(T0.Add(time.Minute)) || !got.CreatedAt.Equal(T0) {
+	if got.Status != store.RunCompleted || got.Outcome != "All good." || got.SessionID != "ses_1" ||
+		got.Trigger != store.TriggerManual || !got.UpdatedAt.Equal(T0.Add(time.Minute)) || !got.CreatedAt.Equal(T0) {
 		t.Fatalf("run after finish: %+v", got)
 	}
 
@@ -133,7 +133,7 @@ func testUpdateAndFinishRun(t *testing.T, open func() Store) {
 	}
 }
 
-func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
+func testRunsNewestFirstAndRunning(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	if _, err := st.LastRun(ctx, "digest"); !errors.Is(err, engine.ErrNotFound) {
@@ -145,7 +145,7 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	for _, h := range []int{3, 1, 4, 2} {
 		r := testRun("digest", T0.Add(time.Duration(h)*time.Hour).In(zone))
 		if h%2 == 0 {
-			r.Status = durable.RunCompleted
+			r.Status = store.RunCompleted
 		}
 		claim(t, st, r)
 	}
@@ -175,14 +175,14 @@ func testRunsNewestFirstAndRunning(t *testing.T, open func() Store) {
 	}
 }
 
-func testClaimRunValidates(t *testing.T, open func() Store) {
+func testClaimRunValidates(t *testing.T, open func() store.Store) {
 	st := open()
-	bad := []durable.ScheduleRun{
-		{FireTime: T0, Status: durable.RunRunning, UpdatedAt: T0},
-		{Schedule: "x", Status: durable.RunRunning, UpdatedAt: T0},
+	bad := []store.ScheduleRun{
+		{FireTime: T0, Status: store.RunRunning, UpdatedAt: T0},
+		{Schedule: "x", Status: store.RunRunning, UpdatedAt: T0},
 		{Schedule: "x", FireTime: T0, Status: "pending", UpdatedAt: T0},
-		{Schedule: "x", FireTime: T0, Status: durable.RunRunning},
-		{Schedule: "x", FireTime: T0, Status: durable.RunRunning, UpdatedAt: T0, Trigger: "webhook"},
+		{Schedule: "x", FireTime: T0, Status: store.RunRunning},
+		{Schedule: "x", FireTime: T0, Status: store.RunRunning, UpdatedAt: T0, Trigger: "webhook"},
 	}
 	for _, r := range bad {
 		if _, err := st.ClaimRun(context.Background(), r); !errors.Is(err, engine.ErrInvariant) {

@@ -11,9 +11,10 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
-func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
+func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -59,7 +60,7 @@ func testCommitAssignsConsecutiveSeqs(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitEventDefaults(t *testing.T, open func() Store) {
+func testCommitEventDefaults(t *testing.T, open func() store.Store) {
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
 
@@ -90,7 +91,7 @@ func testCommitEventDefaults(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitUpdateChangesSession(t *testing.T, open func() Store) {
+func testCommitUpdateChangesSession(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	orig := CreateSession(t, st, Session("s1", T0))
@@ -156,7 +157,7 @@ type busyError struct{ status engine.Status }
 
 func (e *busyError) Error() string { return "session is " + string(e.status) }
 
-func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
+func testCommitUpdateErrorAborts(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -219,7 +220,7 @@ func testCommitUpdateErrorAborts(t *testing.T, open func() Store) {
 // testCommitUpdatePanicWritesNothing: Update is caller code and may panic;
 // the panic reaches the caller, the transaction is undone and the store
 // keeps taking writes (an open transaction left behind would block them).
-func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
+func testCommitUpdatePanicWritesNothing(t *testing.T, open func() store.Store) {
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
 
@@ -246,7 +247,7 @@ func testCommitUpdatePanicWritesNothing(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitPendingInput(t *testing.T, open func() Store) {
+func testCommitPendingInput(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	for _, id := range []string{"quiet", "queued", "taken"} {
@@ -296,7 +297,7 @@ func testCommitPendingInput(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitIdempotentInput(t *testing.T, open func() Store) {
+func testCommitIdempotentInput(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -332,9 +333,9 @@ func testCommitIdempotentInput(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
+func testCommitIdempotentInputConcurrent(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 	CreateSession(t, st, Session("s1", T0))
 
@@ -387,7 +388,7 @@ func testCommitIdempotentInputConcurrent(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitRejects(t *testing.T, open func() Store) {
+func testCommitRejects(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))

@@ -12,9 +12,10 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
-func testCreateAndGetSession(t *testing.T, open func() Store) {
+func testCreateAndGetSession(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 
@@ -66,7 +67,7 @@ func testCreateAndGetSession(t *testing.T, open func() Store) {
 	}
 }
 
-func testCreateSessionDefaults(t *testing.T, open func() Store) {
+func testCreateSessionDefaults(t *testing.T, open func() store.Store) {
 	st := open()
 	in := Session("s1", T0)
 	in.Status = ""
@@ -83,7 +84,7 @@ func testCreateSessionDefaults(t *testing.T, open func() Store) {
 	}
 }
 
-func testNotFound(t *testing.T, open func() Store) {
+func testNotFound(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("exists", T0))
@@ -124,7 +125,7 @@ func testNotFound(t *testing.T, open func() Store) {
 	}
 }
 
-func testCreateSessionDuplicateID(t *testing.T, open func() Store) {
+func testCreateSessionDuplicateID(t *testing.T, open func() store.Store) {
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
 	_, _, err := st.CreateSession(context.Background(), Session("s1", T0), "")
@@ -133,7 +134,7 @@ func testCreateSessionDuplicateID(t *testing.T, open func() Store) {
 	}
 }
 
-func testCreateSessionIdempotencyKey(t *testing.T, open func() Store) {
+func testCreateSessionIdempotencyKey(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 
@@ -169,7 +170,7 @@ func testCreateSessionIdempotencyKey(t *testing.T, open func() Store) {
 	}
 }
 
-func testCreateSessionExistingThread(t *testing.T, open func() Store) {
+func testCreateSessionExistingThread(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 
@@ -196,9 +197,9 @@ func testCreateSessionExistingThread(t *testing.T, open func() Store) {
 	CreateSession(t, st, Session("s5", T0))
 }
 
-func testCreateSessionConcurrentSameKey(t *testing.T, open func() Store) {
+func testCreateSessionConcurrentSameKey(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 
 	const n = 20
@@ -248,7 +249,7 @@ func testCreateSessionConcurrentSameKey(t *testing.T, open func() Store) {
 	}
 }
 
-func testSessionsFilter(t *testing.T, open func() Store) {
+func testSessionsFilter(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 

@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
 // testLeases: one owner at a time, renewals keep a lease, expiry hands it
 // over, and only the owner releases it.
-func testLeases(t *testing.T, open func() Store) {
+func testLeases(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -79,7 +79,7 @@ func testLeases(t *testing.T, open func() Store) {
 
 // testLeaseRace: owners racing for one key through separate handles (as
 // replicas do): exactly one wins.
-func testLeaseRace(t *testing.T, open func() Store) {
+func testLeaseRace(t *testing.T, open func() store.Store) {
 	a, b := open(), open()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	for round := range 10 {
@@ -114,7 +114,7 @@ func testLeaseRace(t *testing.T, open func() Store) {
 	}
 }
 
-func claimThreads(tb testing.TB, st Store, owner string, now time.Time, limit int) []string {
+func claimThreads(tb testing.TB, st store.Store, owner string, now time.Time, limit int) []string {
 	tb.Helper()
 	items, err := st.ClaimInbound(context.Background(), "slack", owner, now, now.Add(time.Minute), limit)
 	if err != nil {
@@ -130,7 +130,7 @@ func claimThreads(tb testing.TB, st Store, owner string, now time.Time, limit in
 // testClaimInbound: claims split the inbox between owners, keep each
 // thread in order, return an owner's own claims again and hand a dead
 // owner's claims over once they expire.
-func testClaimInbound(t *testing.T, open func() Store) {
+func testClaimInbound(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -153,7 +153,7 @@ func testClaimInbound(t *testing.T, open func() Store) {
 	if err != nil || len(items) != 1 {
 		t.Fatal(items, err)
 	}
-	if err := st.FinishInbound(ctx, t0, []durable.Finished{{ID: items[0].ID}}); err != nil {
+	if err := st.FinishInbound(ctx, t0, []store.Finished{{ID: items[0].ID}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := claimThreads(t, st, "r2", t0.Add(30*time.Second), 10); !slices.Equal(got, []string{"t2:b1", "t3:c1"}) {
@@ -166,12 +166,12 @@ func testClaimInbound(t *testing.T, open func() Store) {
 
 // testClaimInboundRace: owners claiming at once through separate handles
 // never claim one item twice, and a thread's items are claimed in order.
-func testClaimInboundRace(t *testing.T, open func() Store) {
-	handles := []Store{open(), open(), open()}
+func testClaimInboundRace(t *testing.T, open func() store.Store) {
+	handles := []store.Store{open(), open(), open()}
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	const threads, perThread = 6, 8
-	var items []durable.Inbound
+	var items []store.Inbound
 	for i := range perThread {
 		for th := range threads {
 			items = append(items, inbound("t"+string(rune('a'+th)), "k"+string(rune('a'+th))+string(rune('0'+i))))
@@ -181,7 +181,7 @@ func testClaimInboundRace(t *testing.T, open func() Store) {
 
 	var mu sync.Mutex
 	workedBy := map[int64]string{}
-	var order []durable.Inbound // in finish order
+	var order []store.Inbound // in finish order
 	var wg sync.WaitGroup
 	for i, st := range handles {
 		owner := "r" + string(rune('0'+i))
@@ -202,7 +202,7 @@ func testClaimInboundRace(t *testing.T, open func() Store) {
 					continue
 				}
 				mu.Lock()
-				var done []durable.Finished
+				var done []store.Finished
 				for _, it := range got {
 					if by, ok := workedBy[it.ID]; ok && by != owner {
 						t.Errorf("item %d claimed by %s and %s", it.ID, by, owner)
@@ -211,7 +211,7 @@ func testClaimInboundRace(t *testing.T, open func() Store) {
 						order = append(order, it)
 					}
 					workedBy[it.ID] = owner
-					done = append(done, durable.Finished{ID: it.ID})
+					done = append(done, store.Finished{ID: it.ID})
 				}
 				// Finished under the lock, so finish order is the order
 				// the items were worked in.
@@ -238,7 +238,7 @@ func testClaimInboundRace(t *testing.T, open func() Store) {
 }
 
 // renewed is RenewLeases for owner at now, sorted by key.
-func renewed(tb testing.TB, st Store, owner string, now time.Time) []engine.HeldLease {
+func renewed(tb testing.TB, st store.Store, owner string, now time.Time) []engine.HeldLease {
 	tb.Helper()
 	held, err := st.RenewLeases(context.Background(), owner, now, now.Add(30*time.Second))
 	if err != nil {
@@ -252,7 +252,7 @@ func renewed(tb testing.TB, st Store, owner string, now time.Time) []engine.Held
 // renewal until the lease is claimed again (the next turn) or taken over;
 // a cancel is not downgraded by a later interrupt; a request on a free
 // key does nothing.
-func testLeaseStop(t *testing.T, open func() Store) {
+func testLeaseStop(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)

@@ -9,18 +9,18 @@ import (
 	"time"
 
 	"brain/engine"
-	"brain/engine/durable"
+	"brain/store"
 )
 
-func linearToken(org string) durable.LinearToken {
-	return durable.LinearToken{
+func linearToken(org string) store.LinearToken {
+	return store.LinearToken{
 		OrganizationID: org, OrganizationName: "Acme " + org, URLKey: "acme-" + org, AppUserID: "app-" + org,
 		AccessToken: "at-1-" + org, RefreshToken: "rt-1-" + org, ExpiresAt: T0.Add(24 * time.Hour).UTC(),
-		Scope: "read,write", Status: durable.LinearConnected, UpdatedAt: T0.UTC(),
+		Scope: "read,write", Status: store.LinearConnected, UpdatedAt: T0.UTC(),
 	}
 }
 
-func testLinearTokens(t *testing.T, open func() Store) {
+func testLinearTokens(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st, other := open(), open()
 	if _, err := other.LinearToken(ctx, "org-a"); !errors.Is(err, engine.ErrNotFound) {
@@ -28,7 +28,7 @@ func testLinearTokens(t *testing.T, open func() Store) {
 	}
 	a, b := linearToken("org-a"), linearToken("org-b")
 	b.ExpiresAt = time.Time{} // a token Linear gave no expiry
-	for _, tok := range []durable.LinearToken{b, a} {
+	for _, tok := range []store.LinearToken{b, a} {
 		if err := st.SaveLinearToken(ctx, tok); err != nil {
 			t.Fatalf("SaveLinearToken(%s): %v", tok.OrganizationID, err)
 		}
@@ -41,7 +41,7 @@ func testLinearTokens(t *testing.T, open func() Store) {
 	if err != nil || len(all) != 2 || all[0].OrganizationID != "org-a" || !reflect.DeepEqual(all[1], b) {
 		t.Fatalf("LinearTokens = %+v, %v; want org-a then %+v", all, err, b)
 	}
-	if err := st.SaveLinearToken(ctx, durable.LinearToken{UpdatedAt: T0}); err == nil {
+	if err := st.SaveLinearToken(ctx, store.LinearToken{UpdatedAt: T0}); err == nil {
 		t.Error("SaveLinearToken without an organization id succeeded")
 	}
 
@@ -65,27 +65,27 @@ func testLinearTokens(t *testing.T, open func() Store) {
 	if err := st.RevokeLinearToken(ctx, T0, "org-a", "rt-old", "refused"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := st.LinearToken(ctx, "org-a"); got.Status != durable.LinearConnected {
+	if got, _ := st.LinearToken(ctx, "org-a"); got.Status != store.LinearConnected {
 		t.Errorf("revoke with an old refresh token changed status to %q", got.Status)
 	}
 	if err := st.RevokeLinearToken(ctx, T0.Add(2*time.Hour), "org-a", "rt-2", "invalid_grant"); err != nil {
 		t.Fatal(err)
 	}
 	got, _ = other.LinearToken(ctx, "org-a")
-	if got.Status != durable.LinearRevoked || got.Problem != "invalid_grant" || !got.UpdatedAt.Equal(T0.Add(2*time.Hour)) {
+	if got.Status != store.LinearRevoked || got.Problem != "invalid_grant" || !got.UpdatedAt.Equal(T0.Add(2*time.Hour)) {
 		t.Errorf("after revoke = %+v", got)
 	}
 	if err := st.SaveLinearToken(ctx, a); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := other.LinearToken(ctx, "org-a"); got.Status != durable.LinearConnected || got.Problem != "" {
+	if got, _ := other.LinearToken(ctx, "org-a"); got.Status != store.LinearConnected || got.Problem != "" {
 		t.Errorf("after reinstall = %+v, want connected", got)
 	}
 }
 
-func testLinearRefreshLease(t *testing.T, open func() Store) {
+func testLinearRefreshLease(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	if _, err := stores[0].ClaimLinearRefresh(ctx, T0, "nobody", T0.Add(time.Minute)); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("ClaimLinearRefresh(unknown) = %v, want ErrNotFound", err)
 	}
@@ -136,7 +136,7 @@ func testLinearRefreshLease(t *testing.T, open func() Store) {
 	}
 }
 
-func testOAuthStates(t *testing.T, open func() Store) {
+func testOAuthStates(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st, other := open(), open()
 	if err := st.SaveOAuthState(ctx, T0, "s1", T0.Add(10*time.Minute)); err != nil {
@@ -159,7 +159,7 @@ func testOAuthStates(t *testing.T, open func() Store) {
 	}
 }
 
-func testLinearSessionOrganizations(t *testing.T, open func() Store) {
+func testLinearSessionOrganizations(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st, other := open(), open()
 	if _, ok, err := other.LinearSessionOrganization(ctx, "as-1"); ok || err != nil {
@@ -175,11 +175,11 @@ func testLinearSessionOrganizations(t *testing.T, open func() Store) {
 	}
 }
 
-func testLinearParkedInbound(t *testing.T, open func() Store) {
+func testLinearParkedInbound(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st, other := open(), open()
 	for i, org := range []string{"org-a", "org-b", "org-a"} {
-		it := durable.Inbound{ThreadKey: "linear:s" + string(rune('1'+i)), Kind: "created", Payload: []byte(`{"n":` + string(rune('1'+i)) + `}`)}
+		it := store.Inbound{ThreadKey: "linear:s" + string(rune('1'+i)), Kind: "created", Payload: []byte(`{"n":` + string(rune('1'+i)) + `}`)}
 		if err := st.ParkLinearInbound(ctx, T0.Add(time.Duration(i)*time.Second), org, it); err != nil {
 			t.Fatalf("ParkLinearInbound: %v", err)
 		}

@@ -1,4 +1,4 @@
-package durable
+package store
 
 import (
 	"context"

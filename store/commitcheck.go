@@ -1,28 +1,30 @@
-package engine
+package store
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
+
+	"brain/engine"
 )
 
-// The checks below are the Store contract every implementation enforces
-// before any I/O, kept here so stores share one wording of it. Each error
-// matches ErrInvariant: a caller that breaks the contract has a bug. A store
-// may refuse more (what its dialect cannot keep), never less.
+// The checks below are the engine.Store contract every implementation
+// enforces before any I/O, kept here so stores share one wording of it.
+// Each error matches engine.ErrInvariant: a caller that breaks the contract
+// has a bug. A store may refuse more (what its dialect cannot keep), never
+// less.
 
-// ValidateNew reports a session Store.CreateSession must refuse.
-func (s Session) ValidateNew() error {
+// CheckNewSession reports a session engine.Store.CreateSession must refuse.
+func CheckNewSession(s engine.Session) error {
 	if s.ID == "" {
 		return invariant("create session: empty id")
 	}
 	return nil
 }
 
-// Validate reports a commit Store.Commit must refuse: one that would store
-// something the engine cannot read back (an event without id, or with data
-// that is not JSON, would break every later read of the log).
-func (c Commit) Validate() error {
+// CheckCommit reports a commit engine.Store.Commit must refuse: one that
+// would store something the engine cannot read back (an event without id,
+// or with data that is not JSON, would break every later read of the log).
+func CheckCommit(c engine.Commit) error {
 	if c.SessionID == "" {
 		return invariant("commit: empty session id")
 	}
@@ -30,7 +32,7 @@ func (c Commit) Validate() error {
 		return invariant("commit session %s: Now is zero", c.SessionID)
 	}
 	op := "commit session " + c.SessionID
-	if err := validateFence(op, c.Fence); err != nil {
+	if err := checkFence(op, c.Fence); err != nil {
 		return err
 	}
 	if err := validateEvents(op, c.Events); err != nil {
@@ -47,9 +49,10 @@ func (c Commit) Validate() error {
 	return nil
 }
 
-// Validate reports an approval commit Store.CommitApproval must refuse
-// before it reads the approval; ValidateOutput checks what Update left.
-func (c ApprovalCommit) Validate() error {
+// CheckApprovalCommit reports an approval commit
+// engine.Store.CommitApproval must refuse before it reads the approval;
+// ApplyApproval checks what Update left.
+func CheckApprovalCommit(c engine.ApprovalCommit) error {
 	if c.ID == "" {
 		return invariant("commit approval: empty id")
 	}
@@ -57,22 +60,30 @@ func (c ApprovalCommit) Validate() error {
 	if c.Now.IsZero() {
 		return invariant("%s: Now is zero", op)
 	}
-	if err := validateFence(op, c.Fence); err != nil {
+	if err := checkFence(op, c.Fence); err != nil {
 		return err
 	}
 	return validateEvents(op, c.Events)
 }
 
-// ValidateOutput reports an approval output, as c.Update left it, that
-// Store.CommitApproval must refuse to write.
-func (c ApprovalCommit) ValidateOutput(output json.RawMessage) error {
+// checkApprovalOutput reports an approval output, as c.Update left it,
+// that engine.Store.CommitApproval must refuse to write.
+func checkApprovalOutput(c engine.ApprovalCommit, output json.RawMessage) error {
 	return validJSON("commit approval "+c.ID+": output", output)
+}
+
+// checkFence checks a commit's fence, nil or complete.
+func checkFence(op string, f *engine.Fence) error {
+	if f != nil && (f.Key == "" || f.Owner == "") {
+		return invariant("%s: fence needs a lease key and an owner", op)
+	}
+	return nil
 }
 
 // validateNewApproval checks Commit.NewApproval: the store could not read
 // back, or the engine could not apply, an approval without id or with
 // input or output that is not JSON. op prefixes the message.
-func validateNewApproval(op string, a Approval) error {
+func validateNewApproval(op string, a engine.Approval) error {
 	if a.ID == "" {
 		return invariant("%s: new approval has no id", op)
 	}
@@ -84,7 +95,7 @@ func validateNewApproval(op string, a Approval) error {
 
 // validateEvents checks what every appended event needs; op prefixes the
 // message.
-func validateEvents(op string, evs []Event) error {
+func validateEvents(op string, evs []engine.Event) error {
 	for i, ev := range evs {
 		if ev.ID == "" {
 			return invariant("%s: event %d has no id", op, i)
@@ -105,14 +116,10 @@ func validJSON(what string, b []byte) error {
 	return nil
 }
 
-func invariant(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, args...))
-}
-
-// EventsFor is what Store.CommitApproval appends once c.Update has left
-// the row as a: c.Events, then what c.Emit makes of a, checked as Events
-// are. Stores call it inside the transaction, after Update.
-func (c ApprovalCommit) EventsFor(a Approval) ([]Event, error) {
+// approvalEvents is what engine.Store.CommitApproval appends once c.Update
+// has left the row as a: c.Events, then what c.Emit makes of a, checked as
+// Events are.
+func approvalEvents(c engine.ApprovalCommit, a engine.Approval) ([]engine.Event, error) {
 	if c.Emit == nil {
 		return c.Events, nil
 	}

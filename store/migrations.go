@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // The schema migrations of a Store. Each store embeds its own SQL files
 // (its dialect) and applies them in its own transaction; reading the files
 // and choosing which to apply is the same for every store, so it lives
-// here, beside the rest of the store contract (storecheck.go).
+// here, beside the rest of the store contract (commitcheck.go).
 
 // Migration is one embedded schema file, named NNNN_description.sql.
 type Migration struct {

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"brain/engine/durable"
+	"brain/store"
 )
 
-func testInboxBacklogs(t *testing.T, open func() Store) {
+func testInboxBacklogs(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -16,8 +16,8 @@ func testInboxBacklogs(t *testing.T, open func() Store) {
 		t.Fatalf("empty inbox: backlogs %+v, %v", got, err)
 	}
 	for i, src := range []string{"slack", "slack", "linear"} {
-		it := durable.Inbound{Source: src, ThreadKey: "t", Kind: "message", Payload: []byte(`{}`)}
-		if _, err := st.RecordInbound(ctx, t0.Add(time.Duration(i)*time.Minute), []durable.Inbound{it}); err != nil {
+		it := store.Inbound{Source: src, ThreadKey: "t", Kind: "message", Payload: []byte(`{}`)}
+		if _, err := st.RecordInbound(ctx, t0.Add(time.Duration(i)*time.Minute), []store.Inbound{it}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +34,7 @@ func testInboxBacklogs(t *testing.T, open func() Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.FinishInbound(ctx, t0.Add(time.Hour), []durable.Finished{{ID: pending[0].ID}}); err != nil {
+	if err := st.FinishInbound(ctx, t0.Add(time.Hour), []store.Finished{{ID: pending[0].ID}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err = st.InboxBacklogs(ctx)
@@ -46,7 +46,7 @@ func testInboxBacklogs(t *testing.T, open func() Store) {
 	}
 }
 
-func testCheckWritable(t *testing.T, open func() Store) {
+func testCheckWritable(t *testing.T, open func() store.Store) {
 	st := open()
 	ctx := context.Background()
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -47,7 +48,7 @@ func approvalIDs(as []engine.Approval) []string {
 	return out
 }
 
-func testApprovalRoundTrip(t *testing.T, open func() Store) {
+func testApprovalRoundTrip(t *testing.T, open func() store.Store) {
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
 
@@ -80,7 +81,7 @@ func testApprovalRoundTrip(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitNewApprovalDefaults(t *testing.T, open func() Store) {
+func testCommitNewApprovalDefaults(t *testing.T, open func() store.Store) {
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
 
@@ -104,7 +105,7 @@ func testCommitNewApprovalDefaults(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
+func testCommitNewApprovalAtomic(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -165,7 +166,7 @@ func testCommitNewApprovalAtomic(t *testing.T, open func() Store) {
 	}
 }
 
-func testApprovalsFilter(t *testing.T, open func() Store) {
+func testApprovalsFilter(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))

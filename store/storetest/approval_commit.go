@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // errDecided is what a deciding Update returns when someone was first.
@@ -32,7 +33,7 @@ func decide(by string, at time.Time) func(*engine.Approval) error {
 	}
 }
 
-func testCommitApproval(t *testing.T, open func() Store) {
+func testCommitApproval(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -116,7 +117,7 @@ func testCommitApproval(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
+func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -147,7 +148,7 @@ func testCommitApprovalUpdateErrorAborts(t *testing.T, open func() Store) {
 	}
 }
 
-func testCommitApprovalRejects(t *testing.T, open func() Store) {
+func testCommitApprovalRejects(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -193,9 +194,9 @@ func testCommitApprovalRejects(t *testing.T, open func() Store) {
 // testCommitApprovalRace decides one approval from 50 goroutines over two
 // handles on one database (as two processes would): exactly one Update must
 // see it pending.
-func testCommitApprovalRace(t *testing.T, open func() Store) {
+func testCommitApprovalRace(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
-	stores := [2]Store{open(), open()}
+	stores := [2]store.Store{open(), open()}
 	st := stores[0]
 	CreateSession(t, st, Session("s1", T0))
 	addApproval(t, st, "s1", Approval("a1", T0))

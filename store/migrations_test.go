@@ -1,4 +1,4 @@
-package engine_test
+package store_test
 
 import (
 	"slices"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"brain/engine"
+	"brain/store"
 )
 
 func TestLoadMigrations_OrderedAndChecked(t *testing.T) {
@@ -15,7 +15,7 @@ func TestLoadMigrations_OrderedAndChecked(t *testing.T) {
 		"m/0002_more.sql":   {Data: []byte("A")},
 		"m/notes.txt":       {Data: []byte("ignored")},
 	}
-	ms, err := engine.LoadMigrations(fsys, "m")
+	ms, err := store.LoadMigrations(fsys, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +28,7 @@ func TestLoadMigrations_OrderedAndChecked(t *testing.T) {
 		"m/0002_dup.sql": "already used",
 	} {
 		bad := fstest.MapFS{"m/0002_more.sql": {Data: []byte("A")}, name: {Data: []byte("x")}}
-		if _, err := engine.LoadMigrations(bad, "m"); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := store.LoadMigrations(bad, "m"); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want %q", name, err, want)
 		}
 	}
@@ -38,8 +38,8 @@ func TestLoadMigrations_OrderedAndChecked(t *testing.T) {
 // versions need not be consecutive, and a build may bring one under a
 // version the database already has.
 func TestPendingMigrations_AppliesEveryMissingVersion(t *testing.T) {
-	ms := []engine.Migration{{Version: 1}, {Version: 6}, {Version: 8}, {Version: 10}, {Version: 11}}
-	todo, err := engine.PendingMigrations(ms, map[int]bool{1: true, 6: true, 10: true, 11: true})
+	ms := []store.Migration{{Version: 1}, {Version: 6}, {Version: 8}, {Version: 10}, {Version: 11}}
+	todo, err := store.PendingMigrations(ms, map[int]bool{1: true, 6: true, 10: true, 11: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestPendingMigrations_AppliesEveryMissingVersion(t *testing.T) {
 	if !slices.Equal(got, []int{8}) {
 		t.Errorf("pending = %v, want [8]", got)
 	}
-	if _, err := engine.PendingMigrations(ms, map[int]bool{1: true, 7: true}); err == nil || !strings.Contains(err.Error(), "newer than this build") {
+	if _, err := store.PendingMigrations(ms, map[int]bool{1: true, 7: true}); err == nil || !strings.Contains(err.Error(), "newer than this build") {
 		t.Errorf("an unknown applied version: err = %v, want it refused as newer", err)
 	}
 }

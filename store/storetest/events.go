@@ -7,9 +7,10 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
-func testEventsAfterLimit(t *testing.T, open func() Store) {
+func testEventsAfterLimit(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -49,7 +50,7 @@ func testEventsAfterLimit(t *testing.T, open func() Store) {
 	}
 }
 
-func testResultsHistory(t *testing.T, open func() Store) {
+func testResultsHistory(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))

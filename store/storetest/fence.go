@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // claimAt claims key for owner at now for 30s and fails tb unless it is
 // claimed.
-func claimAt(tb testing.TB, st Store, key, owner string, now time.Time) {
+func claimAt(tb testing.TB, st store.Store, key, owner string, now time.Time) {
 	tb.Helper()
 	ok, err := st.ClaimLease(context.Background(), key, owner, now, now.Add(30*time.Second))
 	if err != nil || !ok {
@@ -21,7 +22,7 @@ func claimAt(tb testing.TB, st Store, key, owner string, now time.Time) {
 }
 
 // eventCount is how many events the session's log holds.
-func eventCount(tb testing.TB, st Store, id string) int {
+func eventCount(tb testing.TB, st store.Store, id string) int {
 	tb.Helper()
 	evs, err := st.Events(context.Background(), id, 0, 0)
 	if err != nil {
@@ -34,7 +35,7 @@ func eventCount(tb testing.TB, st Store, id string) int {
 // one fenced by a lease another owner holds, took over, or nobody holds is
 // refused with ErrFenced and writes nothing (no event, no session change,
 // no input key, no approval, no result).
-func testCommitFenced(t *testing.T, open func() Store) {
+func testCommitFenced(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -128,7 +129,7 @@ func testCommitFenced(t *testing.T, open func() Store) {
 // testCommitApprovalFenced: CommitApproval honours its fence as Commit
 // does: refused with ErrFenced, nothing written, unless the owner holds
 // the lease.
-func testCommitApprovalFenced(t *testing.T, open func() Store) {
+func testCommitApprovalFenced(t *testing.T, open func() store.Store) {
 	ctx := context.Background()
 	st := open()
 	CreateSession(t, st, Session("s1", T0))
@@ -187,7 +188,7 @@ func testCommitApprovalFenced(t *testing.T, open func() Store) {
 // races the replica recovering its session. Once the claim returns, no
 // commit of r1's lands: what the new owner reads right after its claim is
 // final, and once one of r1's commits is refused none after it is written.
-func testFenceTakeoverRace(t *testing.T, open func() Store) {
+func testFenceTakeoverRace(t *testing.T, open func() store.Store) {
 	a, b := open(), open()
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
