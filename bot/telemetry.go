@@ -7,9 +7,7 @@ import (
 	"unicode/utf8"
 
 	"brain/bot/config"
-	"brain/bot/linearbridge"
 	"brain/bot/metrics"
-	"brain/bot/slackbridge"
 	"brain/engine"
 	"brain/engine/durable"
 	"brain/tools"
@@ -138,18 +136,6 @@ func (t *telemetry) observeDelivery(platform string) func(time.Duration, error) 
 	return func(d time.Duration, err error) {
 		t.delivery.Observe(d.Seconds(), platform, okOrError(err != nil))
 	}
-}
-
-// inboxSources are the inbox sources of the configured bridges.
-func inboxSources(cfg *config.Config) []string {
-	var out []string
-	if cfg.Slack != nil {
-		out = append(out, slackbridge.InboxSource)
-	}
-	if cfg.Linear != nil {
-		out = append(out, linearbridge.InboxSource)
-	}
-	return out
 }
 
 // registerInbox exports the inbox backlog per source: depth and the age

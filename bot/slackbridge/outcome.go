@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"brain/bot/config"
+	"brain/channels/slack"
 )
 
 // PostOutcome posts a scheduled run's outcome (the run fired at fireTime,
@@ -29,5 +30,5 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	b.mu.Unlock()
 	note := fmt.Sprintf("This thread follows up on the scheduled run %q of %s (%s). Its outcome was:\n%s",
 		s.Name, fireTime.Format(time.RFC3339), status, outcome)
-	return b.store.SetThreadContext(ctx, b.now(), "slack:"+team+":"+channel+":"+tss[0], note)
+	return b.store.SetThreadContext(ctx, b.now(), slack.Thread{Team: team, Channel: channel, TS: tss[0]}.Key(), note)
 }

@@ -122,6 +122,17 @@ type Config struct {
 	// Done, once closed, ends live timelines, so a server shutdown need not
 	// wait for them.
 	Done <-chan struct{}
+	// Origins are the conversation platforms sessions come from, besides
+	// the API, the console and schedules.
+	Origins []Origin
+}
+
+// Origin is a conversation platform as the sessions pages show it: its
+// name (a session's origin) and, when Link is set, where a session of it
+// opens on the platform ("" none).
+type Origin struct {
+	Name string
+	Link func(engine.Session) string
 }
 
 // Server is the console.
