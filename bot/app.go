@@ -124,26 +124,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		}
 		models[name] = tel.observeModel(mc.Model, mc.Price, m)
 	}
-	declared, err := httpTools(cfg)
-	if err != nil {
-		return nil, err
-	}
-	builtins, closers, err := builtinTools(cfg, true)
-	a.closers = append(a.closers, closers...) // closed on error too
-	if err != nil {
-		return nil, err
-	}
-	declared = append(declared, builtins...)
-	var mcps *mcpCatalog
-	if len(cfg.MCPServers) > 0 {
-		mcps = newMCPCatalog(cfg, a.log)
-		a.services = append(a.services, mcps)
-	}
-	defs := withPlanTool(append(declared, opts.Tools...))
-	if err := checkAgentTools(cfg, defs); err != nil {
-		return nil, err
-	}
-	agents, err := buildAgents(cfg, models, defs, mcps)
+	agents, mcps, err := a.buildAgentsAndTools(models, opts.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +168,36 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	registerInbox(reg, a.store, a.inboxSources(), clock, a.log)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
+}
+
+// buildAgentsAndTools builds the tools (declared, built in, extra and the
+// MCP catalog, which becomes a service) and the agents over them.
+func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
+	cfg := a.cfg
+	declared, err := httpTools(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	builtins, closers, err := builtinTools(cfg, true)
+	a.closers = append(a.closers, closers...) // closed on error too
+	if err != nil {
+		return nil, nil, err
+	}
+	declared = append(declared, builtins...)
+	var mcps *mcpCatalog
+	if len(cfg.MCPServers) > 0 {
+		mcps = newMCPCatalog(a.cfg, a.log)
+		a.services = append(a.services, mcps)
+	}
+	defs := withPlanTool(append(declared, extra...))
+	if err := checkAgentTools(cfg, defs); err != nil {
+		return nil, nil, err
+	}
+	agents, err := buildAgents(cfg, models, defs, mcps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return agents, mcps, nil
 }
 
 // buildEngine builds the engine from the config, with the platforms'
