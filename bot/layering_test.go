@@ -42,6 +42,7 @@ var layers = []struct {
 	{"brain/bot/web/webtest", []string{"*"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/bridge/bridgetest", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/engine/durable", "brain/tools"}},
