@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/bot/web"
 	"brain/engine"
@@ -78,19 +77,10 @@ type platformStatus struct {
 func (c consoleStatus) StatusSections(ctx context.Context) []web.Section {
 	var out []web.Section
 	for _, p := range c.platforms {
-		out = append(out, webSection(p.Status(ctx, p.ready)))
+		out = append(out, p.Status(ctx, p.ready))
 	}
 	if c.mcps != nil {
 		out = append(out, c.mcpSection())
-	}
-	return out
-}
-
-// webSection is a platform's status section as the console renders it.
-func webSection(s bridge.Section) web.Section {
-	out := web.Section{Title: s.Title, State: s.State}
-	for _, r := range s.Rows {
-		out.Rows = append(out.Rows, web.Row{Label: r.Label, Value: r.Value, Items: r.Items})
 	}
 	return out
 }

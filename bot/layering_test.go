@@ -37,7 +37,7 @@ var layers = []struct {
 	// schedule sees), but no store, channel, webhook or bot.
 	{"brain/bot/api", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/metrics", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// The web console, like the API, works on interfaces.
-	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},
+	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/bridge", "brain/engine", "brain/engine/durable", "brain/tools"}},
 	// Its browser tests drive a whole brain, as a user would.
 	{"brain/bot/web/webtest", []string{"*"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/engine/durable", "brain/tools"}},

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -86,4 +87,11 @@ func ConnectionRow(ctx context.Context, check func(context.Context) error, sec *
 		return Row{Label: "Connection", Value: err.Error()}
 	}
 	return Row{Label: "Connection", Value: "connected"}
+}
+
+// OutcomeHeading is the first line of a schedule run's outcome as every
+// platform posts it: the schedule, when the run fired (in the schedule's
+// zone) and how it ended.
+func OutcomeHeading(schedule string, fireTime time.Time, status string) string {
+	return fmt.Sprintf("**%s** (scheduled run, %s, %s)", schedule, fireTime.Format("Mon 2 Jan 2006 15:04 MST"), status)
 }

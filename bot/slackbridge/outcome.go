@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/channels/slack"
 )
@@ -19,8 +20,7 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	if channel == "" {
 		return nil
 	}
-	when := fireTime.Format("Mon 2 Jan 2006 15:04 MST")
-	text := fmt.Sprintf("**%s** (scheduled run, %s, %s)\n\n%s\n\n_Reply in this thread to follow up._", s.Name, when, status, outcome)
+	text := bridge.OutcomeHeading(s.Name, fireTime, status) + "\n\n" + outcome + "\n\n_Reply in this thread to follow up._"
 	tss, err := b.poster.Reply(ctx, channel, "", text)
 	if err != nil || len(tss) == 0 {
 		return fmt.Errorf("post outcome of %s to %s: %w", s.Name, channel, err)
