@@ -23,9 +23,7 @@ import (
 
 	"brain/bot/api"
 	"brain/bot/config"
-	"brain/bot/linearbridge"
 	"brain/bot/schedule"
-	"brain/bot/slackbridge"
 	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
@@ -47,6 +45,9 @@ type Options struct {
 	// SpanExporter, when set, receives every trace span as it ends,
 	// whatever the telemetry config says (tests).
 	SpanExporter sdktrace.SpanExporter
+	// Platforms are conversation platforms besides those the config
+	// turns on (see Platform).
+	Platforms []Platform
 }
 
 // App is a running brain: store, engine and HTTP server.
@@ -64,6 +65,8 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
+	// platforms are the conversation platforms the config turns on.
+	platforms []Platform
 	// services are the long-lived services in start order: the MCP
 	// catalog, the engine, the platform bridges, the scheduler.
 	services []service
@@ -121,26 +124,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		}
 		models[name] = tel.ObserveModel(mc.Model, mc.Price, m)
 	}
-	declared, err := httpTools(cfg)
-	if err != nil {
-		return nil, err
-	}
-	builtins, closers, err := builtinTools(cfg, true)
-	a.closers = append(a.closers, closers...) // closed on error too
-	if err != nil {
-		return nil, err
-	}
-	declared = append(declared, builtins...)
-	var mcps *mcpCatalog
-	if len(cfg.MCPServers) > 0 {
-		mcps = newMCPCatalog(cfg, a.log)
-		a.services = append(a.services, mcps)
-	}
-	defs := withPlanTool(append(declared, opts.Tools...))
-	if err := checkAgentTools(cfg, defs); err != nil {
-		return nil, err
-	}
-	agents, err := buildAgents(cfg, models, defs, mcps)
+	agents, mcps, err := a.buildAgentsAndTools(models, opts.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -151,48 +135,11 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if newID == nil {
 		newID = NewID
 	}
-	content, err := newSlackContent(cfg, clock)
-	if err != nil {
+	if a.platforms, err = newPlatforms(cfg, clock, opts.Platforms); err != nil {
 		return nil, err
 	}
-	policies, err := approvalPolicies(cfg)
-	if err != nil {
+	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
-	}
-	a.engine, err = engine.New(engine.Config{
-		Store:             a.store,
-		Agents:            agents,
-		Logger:            a.log,
-		Clock:             clock,
-		NewID:             newID,
-		MaxRunningTurns:   cfg.Limits.MaxRunningTurns,
-		MaxQueuedTurns:    cfg.Limits.MaxQueuedTurns,
-		MaxToolIterations: cfg.Limits.MaxToolIterations,
-		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
-		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
-		ApprovalTTL:       cfg.Approvals.TTL.Std(),
-		Policies:          policies,
-		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
-		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
-		Observer:          observer,
-		Files:             content.engineFiles(),
-		FileBudget:        content.maxRequestBytes(),
-		Groups:            content.engineGroups(),
-		MaxParallelTools:  cfg.Limits.MaxParallelTools,
-		Leases:            replicaLeases(a.store),
-		Peers:             replicaPeers(a.store),
-		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
-		PollInterval:      cfg.Storage.PollInterval.Std(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	a.services = append(a.services, a.engine)
-	if rs, ok := a.store.(store.Replicated); ok {
-		// Commits of other replicas reach this one's hub before anything
-		// that watches it starts.
-		a.services = append(a.services, &liveFeed{store: rs, poll: cfg.Storage.PollInterval.Std(), log: a.log,
-			feed: store.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
 	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
@@ -209,49 +156,95 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Done:         a.done,
 		Prices:       agentPrices(cfg),
 	})
-	// The webhooks are mounted on the API so their failures get its request
-	// ids and error envelope too.
-	var posters outcomePosters
-	remote := map[string]readier{}
-	if cfg.Slack != nil {
-		var prompts []string
-		if ac, ok := cfg.Agent(cfg.Slack.Agent); ok {
-			prompts = ac.Slack.SuggestedPrompts
-		}
-		slack := slackbridge.New(cfg.Slack, slackbridge.Settings{SuggestedPrompts: prompts, PublicURL: cfg.PublicURL}, a.engine, a.store, clock, a.log, consoleLinks(cfg)...)
-		slack.SetContent(content.reader, content.files)
-		posters = append(posters, slackOutcomes{slack})
-		a.services = append(a.services, slack)
-		remote["slack"] = slack
-		slack.SetDeliveryObserver(tel.ObserveDelivery(engine.OriginSlack))
-		slack.SetAudience(slackbridge.AudienceOf(cfg))
-		a.api.Mount("/slack/", slack.HTTP())
-	}
-	if cfg.Linear != nil {
-		linear := linearbridge.New(cfg.Linear, cfg.PublicURL, a.engine, a.store, clock, a.log)
-		a.services = append(a.services, linear)
-		remote["linear"] = linear
-		linear.SetDeliveryObserver(tel.ObserveDelivery(engine.OriginLinear))
-		a.api.Mount("POST /linear/webhook", linear.HTTP())
-		if h := linear.InstallHandler(); h != nil {
-			a.api.Mount("GET "+linearbridge.InstallPath, h)
-			a.api.Mount("GET "+linearbridge.CallbackPath, linear.CallbackHandler())
-		}
-		a.warnings = append(a.warnings, linear.Warnings()...)
-		posters = append(posters, linearOutcomes{linear})
-	}
-	if len(posters) > 0 {
-		a.schedules.SetOutcomePoster(posters)
-	}
-	// The scheduler posts outcomes through the bridges: it starts after them.
-	a.services = append(a.services, a.schedules)
-	a.registerReadiness(clock, remote, mcps)
-	if err := a.mountConsole(clock, remote, mcps); err != nil {
+	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err
 	}
-	telemetry.RegisterInbox(reg, a.store, inboxSources(cfg), clock, a.log)
+	// The scheduler posts outcomes through the platforms: it starts after them.
+	a.services = append(a.services, a.schedules)
+	a.registerReadiness(clock, mcps)
+	if err := a.mountConsole(clock, mcps); err != nil {
+		return nil, err
+	}
+	telemetry.RegisterInbox(reg, a.store, a.inboxSources(), clock, a.log)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
 	return a, nil
+}
+
+// buildAgentsAndTools builds the tools (declared, built in, extra and the
+// MCP catalog, which becomes a service) and the agents over them.
+func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
+	cfg := a.cfg
+	declared, err := httpTools(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	builtins, closers, err := builtinTools(cfg, true)
+	a.closers = append(a.closers, closers...) // closed on error too
+	if err != nil {
+		return nil, nil, err
+	}
+	declared = append(declared, builtins...)
+	var mcps *mcpCatalog
+	if len(cfg.MCPServers) > 0 {
+		mcps = newMCPCatalog(a.cfg, a.log)
+		a.services = append(a.services, mcps)
+	}
+	defs := withPlanTool(append(declared, extra...))
+	if err := checkAgentTools(cfg, defs); err != nil {
+		return nil, nil, err
+	}
+	agents, err := buildAgents(cfg, models, defs, mcps)
+	if err != nil {
+		return nil, nil, err
+	}
+	return agents, mcps, nil
+}
+
+// buildEngine builds the engine from the config, with the platforms'
+// hooks, and the live feed of other replicas' commits with PostgreSQL.
+func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, clock func() time.Time, newID func(string) string) error {
+	cfg := a.cfg
+	policies, err := approvalPolicies(cfg)
+	if err != nil {
+		return err
+	}
+	files, fileBudget, groups := platformHooks(a.platforms)
+	a.engine, err = engine.New(engine.Config{
+		Store:             a.store,
+		Agents:            agents,
+		Logger:            a.log,
+		Clock:             clock,
+		NewID:             newID,
+		MaxRunningTurns:   cfg.Limits.MaxRunningTurns,
+		MaxQueuedTurns:    cfg.Limits.MaxQueuedTurns,
+		MaxToolIterations: cfg.Limits.MaxToolIterations,
+		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
+		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
+		ApprovalTTL:       cfg.Approvals.TTL.Std(),
+		Policies:          policies,
+		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
+		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
+		Observer:          observer,
+		Files:             files,
+		FileBudget:        fileBudget,
+		Groups:            groups,
+		MaxParallelTools:  cfg.Limits.MaxParallelTools,
+		Leases:            replicaLeases(a.store),
+		Peers:             replicaPeers(a.store),
+		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
+		PollInterval:      cfg.Storage.PollInterval.Std(),
+	})
+	if err != nil {
+		return err
+	}
+	a.services = append(a.services, a.engine)
+	if rs, ok := a.store.(store.Replicated); ok {
+		// Commits of other replicas reach this one's hub before anything
+		// that watches it starts.
+		a.services = append(a.services, &liveFeed{store: rs, poll: cfg.Storage.PollInterval.Std(), log: a.log,
+			feed: store.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
+	}
+	return nil
 }
 
 // Engine is the app's engine, for embedding and tests.
@@ -261,7 +254,7 @@ func (a *App) Engine() *engine.Engine { return a.engine }
 func (a *App) Schedules() *schedule.Scheduler { return a.schedules }
 
 // SetOutcomePoster sets what posts schedule outcomes to post_to targets
-// (the Slack integration). Call it between New and Start.
+// instead of the platforms. Call it between New and Start.
 func (a *App) SetOutcomePoster(p schedule.OutcomePoster) { a.schedules.SetOutcomePoster(p) }
 
 // Addr is the address the API listens on, once started.
@@ -438,32 +431,4 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 type service interface {
 	Start(ctx context.Context) error
 	Stop(ctx context.Context) error
-}
-
-// outcomePosters posts a schedule outcome through every bridge; each
-// ignores the post_to targets it does not serve.
-type outcomePosters []schedule.OutcomePoster
-
-func (ps outcomePosters) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
-	var errs []error
-	for _, p := range ps {
-		errs = append(errs, p.PostScheduleOutcome(ctx, s, run, outcome))
-	}
-	return errors.Join(errs...)
-}
-
-// linearOutcomes posts schedule outcomes through the Linear bridge.
-type linearOutcomes struct{ bridge *linearbridge.Bridge }
-
-func (o linearOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
-	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
-}
-
-// slackOutcomes posts schedule outcomes through the Slack bridge.
-type slackOutcomes struct{ bridge *slackbridge.Bridge }
-
-var _ schedule.OutcomePoster = slackOutcomes{}
-
-func (o slackOutcomes) PostScheduleOutcome(ctx context.Context, s config.ScheduleConfig, run schedule.Run, outcome string) error {
-	return o.bridge.PostOutcome(ctx, s, run.FireTime, run.Status, outcome)
 }

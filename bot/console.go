@@ -9,14 +9,12 @@ import (
 
 	"brain/bot/config"
 	"brain/bot/web"
-	slackchan "brain/channels/slack"
 	"brain/engine"
-	"brain/store"
 )
 
 // newConsole builds the web console from the config; nil when
 // console.disabled.
-func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps *mcpCatalog) (*web.Server, error) {
+func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server, error) {
 	cfg := a.cfg
 	if cfg.Console.Disabled {
 		return nil, nil
@@ -26,14 +24,17 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 		agents = append(agents, ag.Name)
 	}
 	// Successes are trusted for a while, as /readyz does, so viewing the
-	// status page does not turn into a stream of calls to Slack or Linear.
-	checks := map[string]func(context.Context) error{}
-	for name, r := range remote {
-		checks[name] = cacheSuccess(clock, remoteReadyTTL, r.Ready)
+	// status page does not turn into a stream of calls to the platforms.
+	status := consoleStatus{cfg: cfg, mcps: mcps}
+	var origins []web.Origin
+	for _, p := range a.platforms {
+		status.platforms = append(status.platforms, platformStatus{p, cacheSuccess(clock, remoteReadyTTL, p.Ready)})
+		origins = append(origins, web.Origin{Name: p.Name(), Link: p.SessionLink})
 	}
 	wc := web.Config{
 		Engine: consoleEngine{a.engine}, Schedules: a.schedules, Logger: a.log.With("component", "console"),
-		Status:       consoleStatus{cfg: cfg, store: a.store, ready: checks, mcps: mcps, now: clock},
+		Status:       status,
+		Origins:      origins,
 		APIKeys:      cfg.APIKeys,
 		SessionTTL:   cfg.Console.SessionTTL.Std(),
 		PublicURL:    cfg.PublicURL,
@@ -59,75 +60,29 @@ type consoleEngine struct{ *engine.Engine }
 
 func (e consoleEngine) Deltas(sessionID string) web.DeltaFeed { return e.WatchDeltas(sessionID) }
 
-// consoleStatus is what the console's status page shows of Slack, Linear
+// consoleStatus is what the console's status page shows of the platforms
 // and the MCP servers.
 type consoleStatus struct {
-	cfg   *config.Config
-	store store.LinearTokens
-	ready map[string]func(context.Context) error
-	mcps  *mcpCatalog
-	now   func() time.Time
+	cfg       *config.Config
+	platforms []platformStatus
+	mcps      *mcpCatalog
+}
+
+// platformStatus is a platform with its cached readiness check.
+type platformStatus struct {
+	Platform
+	ready func(context.Context) error
 }
 
 func (c consoleStatus) StatusSections(ctx context.Context) []web.Section {
 	var out []web.Section
-	if sl := c.cfg.Slack; sl != nil {
-		sec := web.Section{Title: "Slack", State: "ok"}
-		mode := "Events API over HTTP (/slack/events)"
-		if sl.AppToken != "" {
-			mode = "Socket Mode"
-		}
-		sec.Rows = append(sec.Rows, web.Row{Label: "Mode", Value: mode}, c.connection(ctx, "slack", &sec))
-		out = append(out, sec)
-	}
-	if c.cfg.Linear != nil {
-		out = append(out, c.linear(ctx))
+	for _, p := range c.platforms {
+		out = append(out, p.Status(ctx, p.ready))
 	}
 	if c.mcps != nil {
 		out = append(out, c.mcpSection())
 	}
 	return out
-}
-
-// connection is a readiness row: "connected", or the check's error.
-func (c consoleStatus) connection(ctx context.Context, name string, sec *web.Section) web.Row {
-	check, ok := c.ready[name]
-	if !ok {
-		return web.Row{Label: "Connection", Value: "not started"}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	if err := check(ctx); err != nil {
-		sec.State = "down"
-		return web.Row{Label: "Connection", Value: err.Error()}
-	}
-	return web.Row{Label: "Connection", Value: "connected"}
-}
-
-func (c consoleStatus) linear(ctx context.Context) web.Section {
-	sec := web.Section{Title: "Linear", State: "ok"}
-	sec.Rows = append(sec.Rows, c.connection(ctx, "linear", &sec))
-	if c.cfg.Linear.AccessToken != "" {
-		sec.Rows = append(sec.Rows, web.Row{Label: "Static token", Value: "linear.access_token (never refreshed)"})
-	}
-	toks, err := c.store.LinearTokens(ctx)
-	if err != nil {
-		sec.State = "down"
-		return sec
-	}
-	for _, t := range toks {
-		state := t.Status
-		if state == store.LinearRevoked {
-			sec.State = "warn"
-			state += ": " + t.Problem
-		}
-		sec.Rows = append(sec.Rows, web.Row{Label: fmt.Sprintf("%s (%s)", t.OrganizationName, t.URLKey),
-			Value: state + " · token expires " + expiry(t.ExpiresAt, c.now())})
-	}
-	if len(toks) == 0 && c.cfg.Linear.OAuth() {
-		sec.Rows = append(sec.Rows, web.Row{Label: "Workspaces", Value: "none installed yet"})
-	}
-	return sec
 }
 
 func (c consoleStatus) mcpSection() web.Section {
@@ -164,8 +119,8 @@ func (c consoleStatus) mcpSection() web.Section {
 }
 
 // mountConsole serves the web console at / beside the API.
-func (a *App) mountConsole(clock func() time.Time, remote map[string]readier, mcps *mcpCatalog) error {
-	c, err := a.newConsole(clock, remote, mcps)
+func (a *App) mountConsole(clock func() time.Time, mcps *mcpCatalog) error {
+	c, err := a.newConsole(clock, mcps)
 	if err != nil || c == nil {
 		return err
 	}
@@ -173,13 +128,4 @@ func (a *App) mountConsole(clock func() time.Time, remote map[string]readier, mc
 		a.api.Mount(p, c.Handler())
 	}
 	return nil
-}
-
-// consoleLinks make Slack cards and notices link to the console, when it
-// is on and public_url says where it is.
-func consoleLinks(cfg *config.Config) []slackchan.Option {
-	if cfg.Console.Disabled || cfg.PublicURL == "" {
-		return nil
-	}
-	return []slackchan.Option{slackchan.WithConsoleURL(cfg.PublicURL)}
 }

@@ -50,11 +50,12 @@ var layers = []struct {
 	// The terminal conversation prints through the console channel.
 	{"brain/bot/chat", []string{"brain/bot/config", "brain/channels/console", "brain/engine", "brain/store", "brain/tools"}},
 	// The web console, like the API, works on interfaces.
-	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/web", []string{"brain/bot/schedule", "brain/bot/config", "brain/bot/bridge", "brain/engine", "brain/store", "brain/tools"}},
 	// Its browser tests drive a whole brain, as a user would.
 	{"brain/bot/web/webtest", []string{"*"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/bridge/bridgetest", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/store", "brain/tools"}},

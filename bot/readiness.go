@@ -12,26 +12,19 @@ import (
 )
 
 // remoteReadyTTL is how long a remote check's success is trusted, so
-// frequent probes do not turn into a stream of calls to Slack or Linear. A
+// frequent probes do not turn into a stream of calls to a platform. A
 // failure is never cached: the next probe asks again, and readiness comes
 // back as soon as the dependency does.
 const remoteReadyTTL = 30 * time.Second
 
-// readier is a service that can say whether it is ready.
-type readier interface {
-	Ready(ctx context.Context) error
-}
-
 // registerReadiness gives /readyz the checks of what New built: the
-// database, each bridge, the MCP servers and the schedules.
-func (a *App) registerReadiness(clock func() time.Time, remote map[string]readier, mcps *mcpCatalog) {
+// database, each platform, the MCP servers and the schedules.
+func (a *App) registerReadiness(clock func() time.Time, mcps *mcpCatalog) {
 	a.api.AddReadinessCheck(api.ReadinessCheck{Name: "database", Check: func(ctx context.Context) error {
 		return a.store.CheckWritable(ctx, clock())
 	}})
-	for _, name := range []string{"slack", "linear"} {
-		if r, ok := remote[name]; ok {
-			a.api.AddReadinessCheck(api.ReadinessCheck{Name: name, Check: cacheSuccess(clock, remoteReadyTTL, r.Ready)})
-		}
+	for _, p := range a.platforms {
+		a.api.AddReadinessCheck(api.ReadinessCheck{Name: p.Name(), Check: cacheSuccess(clock, remoteReadyTTL, p.Ready)})
 	}
 	if mcps != nil {
 		a.api.AddReadinessCheck(api.ReadinessCheck{Name: "mcp", Check: mcps.Ready})

@@ -185,10 +185,11 @@ type ScheduleConfig struct {
 	PostTo   PostToConfig `yaml:"post_to"`
 }
 
-// PostToConfig is where a schedule posts its outcome; empty = nowhere.
+// PostToConfig is where a schedule posts its outcome; empty = nowhere. The
+// API shows it as is (GET /v1/schedules).
 type PostToConfig struct {
-	SlackChannel string `yaml:"slack_channel"`
-	LinearIssue  string `yaml:"linear_issue"`
+	SlackChannel string `yaml:"slack_channel" json:"slack_channel,omitempty"`
+	LinearIssue  string `yaml:"linear_issue" json:"linear_issue,omitempty"`
 }
 
 // ToolsConfig declares tools; built-ins stay off until their block is present.

@@ -74,6 +74,7 @@ type Bridge struct {
 	tokens    *Tokens
 	installer *Installer
 	renderer  *linear.Renderer
+	router    bridge.Router
 
 	mu      sync.Mutex
 	clients map[string]*linear.Client // by organization, OAuth tokens
@@ -116,6 +117,7 @@ func New(cfg *config.LinearConfig, publicURL string, eng Engine, store Store, no
 		}
 	}
 	b.renderer = &linear.Renderer{Engine: eng, ClientFor: b.sessionClient, Log: log}
+	b.router = bridge.Router{Threads: store, Engine: eng}
 	b.inbox = bridge.NewInbox(store, now, func() {
 		select {
 		case b.wake <- struct{}{}:
@@ -360,9 +362,8 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 	if err != nil {
 		return err
 	}
-	s, err := b.store.SessionByThread(ctx, it.ThreadKey)
-	exists := err == nil
-	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+	s, exists, err := b.router.Session(ctx, it.ThreadKey)
+	if err != nil {
 		return err
 	}
 	if it.Kind == linearhook.KindCreated {
@@ -411,15 +412,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 	if it.Kind == linearhook.KindCreated {
 		b.startSession(ctx, client, it, s)
 	}
-	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
-		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
-			return err
-		}
-	}
-	_, _, err = b.eng.Send(ctx, s.ID, engine.Input{Text: prompt(it), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
-	if errors.Is(err, engine.ErrOverloaded) {
-		return bridge.ErrRetryLater
-	}
+	_, err = b.router.Send(ctx, s, engine.Input{Text: prompt(it), Author: it.UserID, IdempotencyKey: "linear:" + it.EventKey})
 	return err
 }
 
@@ -432,10 +425,10 @@ func (b *Bridge) retry(ctx context.Context, client *linear.Client, it linearhook
 		return client.Thought(ctx, it.SessionID, id, "That choice belongs to another session; nothing was run.", false)
 	}
 	r, err := b.eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
-	var ee *engine.Error
+	text, refused := bridge.Refusal(err)
 	switch {
-	case errors.As(err, &ee) && ee.Code != engine.CodeInternal:
-		return client.Thought(ctx, it.SessionID, id, engine.ErrorMessage(err), false)
+	case refused:
+		return client.Thought(ctx, it.SessionID, id, text, false)
 	case err != nil:
 		return err
 	case len(r.Retried) == 0:

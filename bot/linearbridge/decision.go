@@ -2,9 +2,9 @@ package linearbridge
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"brain/bot/bridge"
 	"brain/channels/linear"
 	"brain/engine"
 	"brain/webhooks/linearhook"
@@ -14,9 +14,8 @@ import (
 // approver, already decided, expired) is answered as a thought.
 func (b *Bridge) decide(ctx context.Context, client *linear.Client, it linearhook.Item, id string, d engine.Decision) error {
 	_, err := b.eng.Decide(ctx, id, d)
-	var ee *engine.Error
-	if errors.As(err, &ee) && ee.Code != engine.CodeInternal {
-		return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), ee.Message, false)
+	if text, refused := bridge.Refusal(err); refused {
+		return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), text, false)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/channels/linear"
 	"brain/store"
@@ -25,8 +26,7 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	if err != nil {
 		return err
 	}
-	when := fireTime.Format("Mon 2 Jan 2006 15:04 MST")
-	body := fmt.Sprintf("**%s** (scheduled run, %s, %s)\n\n%s", s.Name, when, status, outcome)
+	body := bridge.OutcomeHeading(s.Name, fireTime, status) + "\n\n" + outcome
 	id := linear.ActivityID("schedule-outcome", s.Name, fireTime.UTC().Format(time.RFC3339Nano))
 	var errs []error
 	for _, c := range clients {

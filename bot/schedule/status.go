@@ -24,11 +24,9 @@ type Status struct {
 	LastRuns []Run      `json:"last_runs"`
 }
 
-// PostTo is a schedule's post_to, as the API shows it.
-type PostTo struct {
-	SlackChannel string `json:"slack_channel,omitempty"`
-	LinearIssue  string `json:"linear_issue,omitempty"`
-}
+// PostTo is a schedule's post_to, as the API shows it: the config's, so a
+// platform's target shows without an edit here.
+type PostTo = config.PostToConfig
 
 // statuses describes entries as of now, with up to lastRunsShown runs each.
 func statuses(ctx context.Context, store store.Runs, entries []*scheduleEntry, now time.Time) ([]Status, error) {
@@ -40,7 +38,8 @@ func statuses(ctx context.Context, store store.Runs, entries []*scheduleEntry, n
 			Enabled: c.IsEnabled(), Overlap: c.Overlap, LastRuns: []Run{},
 		}
 		if (c.PostTo != config.PostToConfig{}) {
-			st.PostTo = &PostTo{SlackChannel: c.PostTo.SlackChannel, LinearIssue: c.PostTo.LinearIssue}
+			postTo := c.PostTo
+			st.PostTo = &postTo
 		}
 		if st.Enabled {
 			if next := e.next(now); !next.IsZero() {

@@ -84,6 +84,7 @@ type Bridge struct {
 	files    *filestore.Store // nil: shared files are named, not kept
 	live     *slack.Live
 	claims   *bridge.Claims // the session delivery leases, shared by the deliverer and live replies
+	router   bridge.Router
 	// prompts are offered in new assistant threads (the agent's
 	// slack.suggested_prompts).
 	prompts []string
@@ -128,6 +129,7 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 		wake:   make(chan struct{}, 1),
 	}
 	b.prompts = set.SuggestedPrompts
+	b.router = bridge.Router{Threads: store, Engine: eng}
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
 	// Streamed text exists only in the replica running the turn: the live
 	// reply pins the session's delivery there (claims shared with the
@@ -296,9 +298,8 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 }
 
 func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Message) error {
-	s, err := b.store.SessionByThread(ctx, threadKey)
-	exists := err == nil
-	if err != nil && !errors.Is(err, engine.ErrNotFound) {
+	s, exists, err := b.router.Session(ctx, threadKey)
+	if err != nil {
 		return err
 	}
 	dm := m.ChannelType == "im"
@@ -337,21 +338,13 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 			b.titleThread(ctx, m)
 		}
 	}
-	if s.Status == engine.StatusInterrupted || s.Status == engine.StatusFailed {
-		if _, err := b.eng.Resume(ctx, s.ID); err != nil {
-			return err
-		}
-	}
 	refs, lines, err := b.fetchFiles(ctx, m.Files)
 	if err != nil {
 		return err
 	}
-	_, dup, err := b.eng.Send(ctx, s.ID, engine.Input{
+	dup, err := b.router.Send(ctx, s, engine.Input{
 		Text: m.Text, Author: m.User, IdempotencyKey: "slack:" + m.Channel + ":" + m.TS, Files: refs,
 	})
-	if errors.Is(err, engine.ErrOverloaded) {
-		return bridge.ErrRetryLater
-	}
 	if err != nil || dup {
 		return err
 	}
@@ -443,14 +436,12 @@ func explain(err error, notify func(string) error) error {
 // refusal is what to tell a person whose click the engine refused;
 // refused is false for success and for internal errors.
 func refusal(err error) (text string, refused bool) {
+	text, refused = bridge.Refusal(err)
 	var ee *engine.Error
-	if err == nil || !errors.As(err, &ee) || ee.Code == engine.CodeInternal {
-		return "", false
-	}
-	if ee.Code == engine.CodeNotFound {
+	if refused && errors.As(err, &ee) && ee.Code == engine.CodeNotFound {
 		return "This card is stale: its approval no longer exists.", true
 	}
-	return mentions(engine.ErrorMessage(err)), true
+	return mentions(text), refused
 }
 
 // reUserID matches a Slack user id standing alone in an engine message.

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
+	"brain/channels/slack"
 )
 
 // PostOutcome posts a scheduled run's outcome (the run fired at fireTime,
@@ -18,8 +20,7 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	if channel == "" {
 		return nil
 	}
-	when := fireTime.Format("Mon 2 Jan 2006 15:04 MST")
-	text := fmt.Sprintf("**%s** (scheduled run, %s, %s)\n\n%s\n\n_Reply in this thread to follow up._", s.Name, when, status, outcome)
+	text := bridge.OutcomeHeading(s.Name, fireTime, status) + "\n\n" + outcome + "\n\n_Reply in this thread to follow up._"
 	tss, err := b.poster.Reply(ctx, channel, "", text)
 	if err != nil || len(tss) == 0 {
 		return fmt.Errorf("post outcome of %s to %s: %w", s.Name, channel, err)
@@ -29,5 +30,5 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	b.mu.Unlock()
 	note := fmt.Sprintf("This thread follows up on the scheduled run %q of %s (%s). Its outcome was:\n%s",
 		s.Name, fireTime.Format(time.RFC3339), status, outcome)
-	return b.store.SetThreadContext(ctx, b.now(), "slack:"+team+":"+channel+":"+tss[0], note)
+	return b.store.SetThreadContext(ctx, b.now(), slack.Thread{Team: team, Channel: channel, TS: tss[0]}.Key(), note)
 }

@@ -27,7 +27,18 @@ const (
 
 var sessionStatuses = []engine.Status{engine.StatusIdle, engine.StatusRunning, engine.StatusAwaitingInput, engine.StatusInterrupted, engine.StatusFailed}
 
-var origins = []string{engine.OriginSlack, engine.OriginLinear, engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
+// ownOrigins are the origins of sessions started without a platform.
+var ownOrigins = []string{engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
+
+// origins are the origins the sessions list filters by: the platforms',
+// then brain's own.
+func (s *Server) origins() []string {
+	var out []string
+	for _, o := range s.cfg.Origins {
+		out = append(out, o.Name)
+	}
+	return append(out, ownOrigins...)
+}
 
 type sessionsView struct {
 	Rows                  []sessionRow
@@ -49,7 +60,7 @@ type sessionRow struct {
 func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor) {
 	q := r.URL.Query()
 	vw := sessionsView{Status: q.Get("status"), Origin: q.Get("origin"), Agent: q.Get("agent"),
-		Statuses: sessionStatuses, Origins: origins, Agents: s.cfg.Agents, Page: 1,
+		Statuses: sessionStatuses, Origins: s.origins(), Agents: s.cfg.Agents, Page: 1,
 		CanStart: len(s.cfg.Agents) > 0, DefaultAgent: s.cfg.DefaultAgent}
 	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 0 {
 		vw.Page = n
@@ -73,7 +84,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor)
 	start := min((vw.Page-1)*pageSize, len(list))
 	end := min(start+pageSize, len(list))
 	for _, ss := range list[start:end] {
-		row := sessionRow{Session: ss, OriginLink: originLink(ss)}
+		row := sessionRow{Session: ss, OriginLink: s.originLink(ss)}
 		if err := s.summarize(r, ss.ID, &row.summary); err != nil {
 			s.internal(w, r, v, err)
 			return
@@ -115,18 +126,16 @@ func (s *Server) summarize(r *http.Request, id string, sum *summary) error {
 	}
 }
 
-// originLink is where a session's conversation lives: its Slack thread,
-// or the schedules page; "" when there is no page to open.
-func originLink(ss engine.Session) string {
-	switch ss.Origin {
-	case engine.OriginSlack:
-		parts := strings.Split(ss.ThreadKey, ":")
-		if len(parts) == 4 && parts[0] == "slack" {
-			return "https://app.slack.com/client/" + url.PathEscape(parts[1]) + "/" + url.PathEscape(parts[2]) +
-				"/thread/" + url.PathEscape(parts[2]+"-"+parts[3])
-		}
-	case engine.OriginSchedule:
+// originLink is where a session's conversation lives: its thread on its
+// platform, or the schedules page; "" when there is no page to open.
+func (s *Server) originLink(ss engine.Session) string {
+	if ss.Origin == engine.OriginSchedule {
 		return "/schedules"
+	}
+	for _, o := range s.cfg.Origins {
+		if o.Name == ss.Origin && o.Link != nil {
+			return o.Link(ss)
+		}
 	}
 	return ""
 }
@@ -154,7 +163,7 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 		s.engineError(w, r, v, err)
 		return
 	}
-	vw := sessionView{Session: ss, OriginLink: originLink(ss), Question: ss.OpenQuestion(), Notice: r.URL.Query().Get("notice")}
+	vw := sessionView{Session: ss, OriginLink: s.originLink(ss), Question: ss.OpenQuestion(), Notice: r.URL.Query().Get("notice")}
 	from := max(0, ss.LastSeq-timelineWindow)
 	if a, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && a >= 0 {
 		from = a

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
@@ -80,19 +81,13 @@ type StatusSource interface {
 	StatusSections(ctx context.Context) []Section
 }
 
-// Section is one block of the status page: a component and its facts.
-type Section struct {
-	Title string
-	// State is "ok", "warn" or "down"; it colours the title.
-	State string
-	Rows  []Row
-}
-
-// Row is one fact of a Section; Items, when set, are listed under it.
-type Row struct {
-	Label, Value string
-	Items        []string
-}
+// Section is one block of the status page (a platform's, the MCP
+// servers'); Row one fact of it. They are the platform contract's
+// (bot/bridge), so a platform's section shows as it built it.
+type (
+	Section = bridge.Section
+	Row     = bridge.Row
+)
 
 // Config is what New needs.
 type Config struct {
@@ -122,6 +117,17 @@ type Config struct {
 	// Done, once closed, ends live timelines, so a server shutdown need not
 	// wait for them.
 	Done <-chan struct{}
+	// Origins are the conversation platforms sessions come from, besides
+	// the API, the console and schedules.
+	Origins []Origin
+}
+
+// Origin is a conversation platform as the sessions pages show it: its
+// name (a session's origin) and, when Link is set, where a session of it
+// opens on the platform ("" none).
+type Origin struct {
+	Name string
+	Link func(engine.Session) string
 }
 
 // Server is the console.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"brain/bot/config"
+	"brain/channels/slack"
 	"brain/engine"
 	"brain/tools"
 )
@@ -333,7 +334,14 @@ func TestConsole_StartSessionAndActions(t *testing.T) {
 }
 
 func TestConsole_SessionsFilters(t *testing.T) {
-	c := newConsole(t, Config{Agents: []string{"default", "triage"}, DefaultAgent: "default"})
+	slackLink := func(ss engine.Session) string {
+		if th, ok := slack.ParseThread(ss.ThreadKey); ok {
+			return th.URL()
+		}
+		return ""
+	}
+	c := newConsole(t, Config{Agents: []string{"default", "triage"}, DefaultAgent: "default",
+		Origins: []Origin{{Name: engine.OriginSlack, Link: slackLink}, {Name: engine.OriginLinear}}})
 	for i, o := range []string{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
 		c.eng.addSession(engine.Session{ID: "s" + strconv.Itoa(i), Agent: []string{"default", "triage", "triage"}[i], Origin: o, Status: engine.StatusIdle,
 			ThreadKey: "slack:T1:C1:1700000000.0001"})

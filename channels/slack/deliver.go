@@ -3,7 +3,6 @@ package slack
 import (
 	"context"
 	"log/slog"
-	"strings"
 	"time"
 
 	"brain/engine"
@@ -57,11 +56,8 @@ func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event
 
 // splitThreadKey parses "slack:TEAM:CHANNEL:TS".
 func splitThreadKey(key string) (channel, ts string, ok bool) {
-	parts := strings.Split(key, ":")
-	if len(parts) != 4 || parts[0] != "slack" {
-		return "", "", false
-	}
-	return parts[2], parts[3], true
+	t, ok := ParseThread(key)
+	return t.Channel, t.TS, ok
 }
 
 func (r *Renderer) render(ctx context.Context, s engine.Session, channel, threadTS string, ev engine.Event) error {

@@ -222,11 +222,8 @@ func (l *Live) replyLocked(ctx context.Context, sessionID, turn string, s *engin
 
 // threadParts parses "slack:TEAM:CHANNEL:TS".
 func threadParts(key string) (team, channel, ts string, ok bool) {
-	parts := strings.Split(key, ":")
-	if len(parts) != 4 || parts[0] != "slack" {
-		return "", "", "", false
-	}
-	return parts[1], parts[2], parts[3], true
+	t, ok := ParseThread(key)
+	return t.Team, t.Channel, t.TS, ok
 }
 
 // dueLocked lists replies with something to write now and how long until

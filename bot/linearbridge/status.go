@@ -1,4 +1,4 @@
-package bot
+package linearbridge
 
 import (
 	"context"
@@ -7,24 +7,24 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/config"
-	"brain/bot/linearbridge"
 	"brain/store"
 )
 
-// LinearStatus writes the Linear workspaces that installed the app, with
+// WriteStatus writes the Linear workspaces that installed the app, with
 // their state and token expiry, and what to do about a disconnected one
 // (brain linear status). Tokens are never printed.
-func (i *Inspector) LinearStatus(ctx context.Context, cfg *config.Config, now time.Time, w io.Writer) error {
+func WriteStatus(ctx context.Context, cfg *config.Config, tokens store.LinearTokens, now time.Time, w io.Writer) error {
 	if cfg.Linear == nil {
 		_, err := fmt.Fprintln(w, "Linear is not configured (no linear block).")
 		return err
 	}
-	toks, err := i.store.LinearTokens(ctx)
+	toks, err := tokens.LinearTokens(ctx)
 	if err != nil {
 		return err
 	}
-	install := cfg.PublicURL + linearbridge.InstallPath
+	install := cfg.PublicURL + InstallPath
 	if cfg.Linear.AccessToken != "" {
 		fmt.Fprintln(w, "linear.access_token: a static token, used for workspaces without an installation; it is never refreshed.")
 	}
@@ -61,4 +61,32 @@ func expiry(at, now time.Time) string {
 		return fmt.Sprintf("%s (expired; refreshed on next use)", at.UTC().Format(time.RFC3339))
 	}
 	return fmt.Sprintf("%s (in %s)", at.UTC().Format(time.RFC3339), at.Sub(now).Round(time.Minute))
+}
+
+// Status is Linear's section of the console's status page: whether its
+// tokens work, and each installed workspace with its token's state.
+func (p *Platform) Status(ctx context.Context, connection func(context.Context) error) bridge.Section {
+	sec := bridge.Section{Title: "Linear", State: "ok"}
+	sec.Rows = append(sec.Rows, bridge.ConnectionRow(ctx, connection, &sec))
+	if p.cfg.Linear.AccessToken != "" {
+		sec.Rows = append(sec.Rows, bridge.Row{Label: "Static token", Value: "linear.access_token (never refreshed)"})
+	}
+	toks, err := p.store.LinearTokens(ctx)
+	if err != nil {
+		sec.State = "down"
+		return sec
+	}
+	for _, t := range toks {
+		state := t.Status
+		if state == store.LinearRevoked {
+			sec.State = "warn"
+			state += ": " + t.Problem
+		}
+		sec.Rows = append(sec.Rows, bridge.Row{Label: fmt.Sprintf("%s (%s)", t.OrganizationName, t.URLKey),
+			Value: state + " · token expires " + expiry(t.ExpiresAt, p.now())})
+	}
+	if len(toks) == 0 && p.cfg.Linear.OAuth() {
+		sec.Rows = append(sec.Rows, bridge.Row{Label: "Workspaces", Value: "none installed yet"})
+	}
+	return sec
 }
