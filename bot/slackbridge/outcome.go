@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"brain/bot/config"
+	"brain/channels/slack"
 )
 
 // PostOutcome posts a scheduled run's outcome (the run fired at fireTime,
@@ -19,7 +20,8 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 		return nil
 	}
 	when := fireTime.Format("Mon 2 Jan 2006 15:04 MST")
-	text := fmt.Sprintf("**%s** (scheduled run, %s, %s)\n\n%s\n\n_Reply in this thread to follow up._", s.Name, when, status, outcome)
+	// The name is quoted literally (configuration, but free text).
+	text := fmt.Sprintf("%s (scheduled run, %s, %s)\n\n%s\n\n_Reply in this thread to follow up._", slack.Literal(s.Name), when, status, outcome)
 	tss, err := b.poster.Reply(ctx, channel, "", text)
 	if err != nil || len(tss) == 0 {
 		return fmt.Errorf("post outcome of %s to %s: %w", s.Name, channel, err)
