@@ -183,6 +183,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Peers:             replicaPeers(a.store),
 		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
 		PollInterval:      cfg.Storage.PollInterval.Std(),
+		OutageGrace:       cfg.Storage.OutageGrace.Std(),
 	})
 	if err != nil {
 		return nil, err

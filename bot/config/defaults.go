@@ -49,6 +49,7 @@ const (
 	defaultFetchTimeoutMS     = 10000
 	defaultSandboxTimeout     = 120
 	defaultLeaseTTL           = 30 * time.Second
+	defaultOutageGrace        = 5 * time.Minute
 	defaultPollInterval       = time.Second
 	maxSandboxTimeout         = 1800
 )
@@ -63,6 +64,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Telemetry.ServiceName, "brain")
 	setDefault(&c.Storage.Driver, DriverSQLite)
+	setDefault(&c.Storage.OutageGrace, Duration(defaultOutageGrace))
 	if c.Storage.Driver == DriverSQLite {
 		setDefault(&c.Storage.Synchronous, "full")
 	}
