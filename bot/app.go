@@ -233,6 +233,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		Peers:             replicaPeers(a.store),
 		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
 		PollInterval:      cfg.Storage.PollInterval.Std(),
+		OutageGrace:       cfg.Storage.OutageGrace.Std(),
 	})
 	if err != nil {
 		return err

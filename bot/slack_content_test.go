@@ -101,6 +101,38 @@ func TestSlack_ThreadContextOnMidThreadMention(t *testing.T) {
 	}
 }
 
+// hostileNames are file names written to mention, broadcast or link
+// from brain's own message.
+var hostileNames = []string{"<@U123ABC>", "<https://evil.example|click>", "<!channel>", "&amp;<!here>",
+	"[click](https://evil.example)", "a`<!everyone>`b", "x``<@U9ZZZ>``"}
+
+// TestSlack_HostileFileNamesAreInert (issue 24, finding 8): the "could not
+// read" line quotes each shared file's name, and none of them reaches
+// Slack as a live mention, broadcast or link, in the markdown block or its
+// notification text (channels/slack's TestLiteral_Inert covers the mrkdwn
+// fallback).
+func TestSlack_HostileFileNamesAreInert(t *testing.T) {
+	sa := newSlackAppFor(t, "anthropic", "", "  files: {max_file_bytes: 16}\n", "")
+	files := make([]slackfake.File, len(hostileNames))
+	for i, name := range hostileNames {
+		files[i] = sa.slack.AddFile(slackfake.File{ID: fmt.Sprintf("F%d", i), Name: name, Data: []byte(strings.Repeat("x", 64))})
+	}
+	ts := sa.fileMessage("Ev1", "U1", "<@"+slackfake.BotUserID+"> look", "", files...)
+	line := sa.waitThread(ts, "could not read")
+	if live := slackfake.LiveSequences(line); len(live) != 0 {
+		t.Errorf("live sequences %q in %s %s", live, line.Text, line.Blocks)
+	}
+	for _, w := range []string{"&lt;@U123ABC&gt;", "&lt;!channel&gt;", "&amp;amp;&lt;!here&gt;", "[click](https://evil.example)"} {
+		if !strings.Contains(line.Text, w) {
+			t.Errorf("the line does not show %q: %s", w, line.Text)
+		}
+	}
+	blocks := strings.NewReplacer(`\u003c`, "<", `\u003e`, ">").Replace(string(line.Blocks))
+	if !strings.Contains(blocks, "`<https://evil.example|click>`") {
+		t.Errorf("the markdown block does not show the name as is: %s", line.Blocks)
+	}
+}
+
 // pngBytes is a valid 1x1 PNG.
 var pngBytes, _ = base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
 
@@ -121,8 +153,8 @@ func TestSlack_FilesReachTheModel(t *testing.T) {
 			gone := slackfake.File{ID: "F5", Name: "gone.pdf", Size: 10, URL: sa.slack.URL() + "/files-pri/" + slackfake.TeamID + "-F5/download/gone.pdf"}
 			ts := sa.fileMessage("Ev1", "U1", "<@"+slackfake.BotUserID+"> what do you see?", "", png, notes, big, zip, gone)
 			lines := sa.waitThread(ts, "could not read")
-			for _, w := range []string{"dump.log", "too large", "report.txt* (application/zip, 16 bytes)", "cannot read files of this type",
-				"gone.pdf*: the download failed"} {
+			for _, w := range []string{"dump.log", "too large", "report.txt` (application/zip, 16 bytes)", "cannot read files of this type",
+				"gone.pdf`: the download failed"} {
 				if !strings.Contains(lines.Text, w) {
 					t.Errorf("file lines lack %q: %s", w, lines.Text)
 				}

@@ -222,8 +222,17 @@ func TestSlack_FallsBackWhenStreamingIsRefused(t *testing.T) {
 		m, _ := sa.slack.Message("C1", first.TS)
 		return strings.Contains(string(m.Blocks), "about the question.")
 	})
+	// The final reply carries its feedback buttons (issue 24, finding 10).
+	waitFor(t, "feedback buttons under the updated answer", func() bool {
+		m, _ := sa.slack.Message("C1", first.TS)
+		return strings.Contains(string(m.Blocks), "feedback_buttons")
+	})
 	sa.message("Ev2", "message", "U1", "again", ts)
-	sa.waitThread(ts, "Second answer.")
+	second := sa.waitThread(ts, "Second answer.")
+	waitFor(t, "feedback buttons under the second answer", func() bool {
+		m, _ := sa.slack.Message("C1", second.TS)
+		return strings.Contains(string(m.Blocks), "feedback_buttons")
+	})
 	if n := len(sa.slack.Calls("chat.startStream")); n != 1 {
 		t.Fatalf("chat.startStream asked %d times, want once (the fallback is remembered)", n)
 	}
@@ -310,6 +319,10 @@ func TestSlack_FallsBackToTheFinalPost(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("the answer shows %d times, want once", n)
+	}
+	// The final post carries the feedback buttons (issue 24, finding 10).
+	if m := sa.waitThread(ts, "about the question."); !strings.Contains(string(m.Blocks), "feedback_buttons") {
+		t.Errorf("the final post has no feedback buttons: %s", m.Blocks)
 	}
 	if mode, _, _ := sa.app.store.WorkspaceMode(context.Background(), engine.OriginSlack, slackfake.TeamID); mode != "post" {
 		t.Errorf("stored workspace mode %q, want post", mode)

@@ -83,6 +83,10 @@ type Config struct {
 	Replica string
 	// LeaseTTL is how long a lease lasts unrenewed (default 30s).
 	LeaseTTL time.Duration
+	// OutageGrace is how long a turn waits out an unreachable store,
+	// retrying with backoff, before it fails (default DefaultOutageGrace;
+	// negative: no waiting). See outage.go.
+	OutageGrace time.Duration
 	// PollInterval is how often a replica sweeps the store for work
 	// other replicas left (default 1s).
 	PollInterval time.Duration
@@ -198,6 +202,7 @@ func New(cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
+	e.store = outageStore{Store: e.store, grace: outageGrace(cfg.OutageGrace), log: e.log}
 	if e.toolTimeout <= 0 {
 		e.toolTimeout = DefaultToolTimeout
 	}

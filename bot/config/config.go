@@ -348,6 +348,11 @@ type StorageConfig struct {
 	// PollInterval is how often each replica looks for work others left
 	// (input no replica took, expired leases; default 1s); postgres only.
 	PollInterval Duration `yaml:"poll_interval"`
+	// OutageGrace is how long a turn waits for an unreachable database
+	// (connections refused or cut, a restart), retrying with backoff,
+	// before it fails: acknowledged input is not cancelled by a shorter
+	// outage (default 5m; 1s to 1h); both drivers.
+	OutageGrace Duration `yaml:"outage_grace"`
 }
 
 // Agent returns the agent named name.

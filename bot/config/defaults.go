@@ -57,6 +57,7 @@ const (
 	defaultSandboxTimeout    = 120
 	defaultLeaseTTL          = engine.DefaultLeaseTTL
 	defaultPollInterval      = engine.DefaultPollInterval
+	defaultOutageGrace       = 5 * time.Minute // how long a turn waits out an unreachable database
 	maxSandboxTimeout        = 1800
 )
 
@@ -70,6 +71,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&c.Log.Format, "text")
 	setDefault(&c.Telemetry.ServiceName, "brain")
 	setDefault(&c.Storage.Driver, DriverSQLite)
+	setDefault(&c.Storage.OutageGrace, Duration(defaultOutageGrace))
 	if c.Storage.Driver == DriverSQLite {
 		setDefault(&c.Storage.Synchronous, "full")
 	}

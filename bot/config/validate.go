@@ -72,6 +72,10 @@ func (c *Config) Validate() error {
 // validateStorage checks the storage block: each driver takes its own keys.
 func (c *Config) validateStorage(p *problems) {
 	s := c.Storage
+	atLeast(p, "storage.outage_grace", int64(s.OutageGrace), int64(time.Second), "at least 1s")
+	if s.OutageGrace > Duration(time.Hour) {
+		p.add("storage.outage_grace", "at most 1h: a turn waits this long for the database")
+	}
 	switch s.Driver {
 	case DriverSQLite:
 		oneOf(p, "storage.synchronous", s.Synchronous, "full", "normal")

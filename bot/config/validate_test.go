@@ -135,6 +135,8 @@ func TestValidate(t *testing.T) {
 			"storage.synchronous: only for driver: sqlite"},
 		{"sqlite with dsn", func(c *Config) { c.Storage.DSN = "postgres://db/brain" }, "storage.dsn: only for driver: postgres"},
 		{"sqlite with lease_ttl", func(c *Config) { c.Storage.LeaseTTL = Duration(time.Minute) }, "storage.lease_ttl: only for driver: postgres"},
+		{"outage_grace too short", func(c *Config) { c.Storage.OutageGrace = Duration(500 * time.Millisecond) }, "storage.outage_grace: must be at least 1s"},
+		{"outage_grace too long", func(c *Config) { c.Storage.OutageGrace = Duration(2 * time.Hour) }, "storage.outage_grace: at most 1h"},
 		{"postgres short lease", func(c *Config) {
 			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Millisecond), PollInterval: Duration(time.Millisecond)}
 		}, "storage.lease_ttl: must be at least 1s"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"brain/bot/bridge"
+	"brain/channels/slack"
 	"brain/engine"
 	"brain/webhooks/slackhook"
 )
@@ -32,7 +33,7 @@ func (b *Bridge) stop(ctx context.Context, sessionID, channel, threadTS, user st
 	var ee *engine.Error
 	switch {
 	case errors.As(err, &ee) && ee.Code == engine.CodeForbidden:
-		return notify(mentions(engine.ErrorMessage(err)))
+		return notify(mentions(slack.Escape(engine.ErrorMessage(err))))
 	case errors.Is(err, engine.ErrNotFound):
 		return notify("This session no longer exists.")
 	case errors.Is(err, engine.ErrOverloaded):

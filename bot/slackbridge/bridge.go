@@ -441,14 +441,15 @@ func refusal(err error) (text string, refused bool) {
 	if refused && errors.As(err, &ee) && ee.Code == engine.CodeNotFound {
 		return "This card is stale: its approval no longer exists.", true
 	}
-	return mentions(text), refused
+	return mentions(slack.Escape(text)), refused
 }
 
 // reUserID matches a Slack user id standing alone in an engine message.
 var reUserID = regexp.MustCompile(`(^|[\s(,])([UW][A-Z0-9]{6,})\b`)
 
 // mentions renders the Slack user ids in a message as mentions (<@U123>),
-// so a notice names people instead of showing raw ids.
+// so a notice names people instead of showing raw ids. text is mrkdwn
+// already escaped (slack.Escape): the only live sequences are these.
 func mentions(text string) string {
 	return reUserID.ReplaceAllString(text, "$1<@$2>")
 }

@@ -166,6 +166,14 @@ func TestBridge_PostOutcome(t *testing.T) {
 	if err != nil || !ok || !strings.Contains(note, `scheduled run "digest"`) || !strings.Contains(note, "Nothing deployed.") {
 		t.Fatalf("thread note %q, %v, %v", note, ok, err)
 	}
+	// A schedule named to mention or link is quoted inert (issue 24, 8).
+	hostile := config.ScheduleConfig{Name: "<!channel> [click](https://evil.example) <@U123ABC>", PostTo: config.PostToConfig{SlackChannel: "C8"}}
+	if err := b.PostOutcome(ctx, hostile, fire, "completed", "ok"); err != nil {
+		t.Fatal(err)
+	}
+	if ms := r.fake.Messages("C8"); len(ms) != 1 || len(slackfake.LiveSequences(ms[0])) != 0 || !strings.Contains(ms[0].Text, "&lt;!channel&gt;") {
+		t.Fatalf("posted %+v", ms)
+	}
 	// No channel: nothing to post.
 	if err := b.PostOutcome(ctx, config.ScheduleConfig{Name: "quiet"}, fire, "completed", "x"); err != nil {
 		t.Fatal(err)
@@ -185,5 +193,20 @@ func TestMentions(t *testing.T) {
 		if got := mentions(in); got != want {
 			t.Errorf("mentions(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestRefusal_Escaped: an engine refusal quoting a person's or the model's
+// words (a policy or tool name) reaches the clicker's ephemeral notice
+// escaped; only the user ids brain turns into mentions are live.
+func TestRefusal_Escaped(t *testing.T) {
+	err := &engine.Error{Code: engine.CodeForbidden, Message: "policy <!channel> [x](https://evil.example) <https://evil.example|click> blocks U0BOSS1"}
+	text, refused := refusal(err)
+	if !refused {
+		t.Fatal("not refused")
+	}
+	live := slackfake.LiveSequences(slackfake.Message{Text: text})
+	if len(live) != 1 || live[0] != "<@U0BOSS1>" || !strings.Contains(text, "&lt;!channel&gt;") {
+		t.Fatalf("notice %q: live %q", text, live)
 	}
 }

@@ -57,12 +57,27 @@ func (b *Bridge) fetchFiles(ctx context.Context, files []slackhook.File) ([]engi
 			if ref.Type != "" {
 				about = fmt.Sprintf(" (%s, %s)", ref.Type, filestore.Size(ref.Size))
 			}
-			lines = append(lines, fmt.Sprintf(":warning: I could not read **%s**%s: %s. The agent is told it was shared.", f.Name, about, ref.Error))
+			// The name is the sharer's and the error may quote it: both
+			// are literal, so neither can mention, broadcast or link.
+			lines = append(lines, fmt.Sprintf(":warning: I could not read %s%s: %s. The agent is told it was shared.",
+				slack.Literal(f.Name), about, fileError(ref.Error)))
 		}
 		refs = append(refs, ref)
 	}
 	return refs, lines, nil
 }
+
+// fileError is ref.Error for the thread: brain's own words as they are,
+// a download failure's error text quoted literally.
+func fileError(e string) string {
+	if rest, ok := strings.CutPrefix(e, downloadFailed); ok {
+		return strings.TrimSuffix(downloadFailed, " (") + " " + slack.Literal(strings.TrimSuffix(rest, ")"))
+	}
+	return e
+}
+
+// downloadFailed begins ref.Error for a download that failed.
+const downloadFailed = "the download failed ("
 
 // keep records a downloaded file in ref: its detected type, and its hash
 // once stored, or why it is not available.
@@ -73,7 +88,7 @@ func (b *Bridge) keep(ref *engine.FileRef, data []byte, err error) {
 		return
 	case err != nil:
 		b.log.Warn("slack file download failed", "file", ref.SourceID, logErr, err)
-		ref.Error = "the download failed (" + clip(err.Error(), 160) + ")"
+		ref.Error = downloadFailed + clip(err.Error(), 160) + ")"
 		return
 	}
 	mediaType, kind := filestore.Classify(data)

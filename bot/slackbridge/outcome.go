@@ -20,7 +20,7 @@ func (b *Bridge) PostOutcome(ctx context.Context, s config.ScheduleConfig, fireT
 	if channel == "" {
 		return nil
 	}
-	text := bridge.OutcomeHeading(s.Name, fireTime, status) + "\n\n" + outcome + "\n\n_Reply in this thread to follow up._"
+	text := bridge.OutcomeHeading(slack.Literal(s.Name), fireTime, status) + "\n\n" + outcome + "\n\n_Reply in this thread to follow up._"
 	tss, err := b.poster.Reply(ctx, channel, "", text)
 	if err != nil || len(tss) == 0 {
 		return fmt.Errorf("post outcome of %s to %s: %w", s.Name, channel, err)

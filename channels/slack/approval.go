@@ -104,7 +104,7 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 			blocks = append(blocks, contextLine(p.blockID("votes"), line))
 		}
 		blocks = append(blocks, decideButtons(p.blockID("decide"), value))
-		return p.card(head, fields, blocks, a), "Approval needed: " + truncate(title, maxHeader), nil
+		return p.card(head, fields, blocks, a), "Approval needed: " + Escape(truncate(title, maxHeader)), nil
 	case engine.ApprovalApplied:
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
 		blocks = appendComment(blocks, p.blockID("comment"), a)
@@ -119,7 +119,7 @@ func (p *Poster) approvalBlocks(a engine.Approval) ([]slack.Block, string, error
 		blocks = append(blocks, section(p.blockID("outcome"), outcome))
 		blocks = appendComment(blocks, p.blockID("comment"), a)
 	}
-	return p.card(head, fields, blocks, a), truncate(title, maxHeader) + ": " + outcome, nil
+	return p.card(head, fields, blocks, a), Escape(truncate(title, maxHeader)) + ": " + outcome, nil
 }
 
 // card lays out the facts between head and tail within Block Kit's limits

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/tools"
 )
@@ -166,5 +167,36 @@ func TestPoster_ApprovalManyFacts(t *testing.T) {
 	}
 	if fmt.Sprint(fields) != "[10 3]" {
 		t.Errorf("fields per section = %v", fields)
+	}
+}
+
+// TestPoster_ApprovalHostileStrings (issue 24, finding 8): a card whose
+// title, facts, tool, policy, requester, comment and error are written to
+// mention, broadcast or link shows them inert, pending and decided, in its
+// blocks and in its notification text; only brain's own sequences (the
+// date) are live.
+func TestPoster_ApprovalHostileStrings(t *testing.T) {
+	const hostile = "<@U123ABC> <!channel> <https://evil.example|click> &amp;"
+	p, fake := newPoster(t)
+	a := testApproval()
+	a.Tool, a.Card.Title, a.RequestedBy = hostile, hostile, hostile
+	a.Card.Facts = []tools.Fact{{Label: hostile, Value: hostile}}
+	ts, err := p.PostApproval(testCtx(t), testChannel, testThread, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Status, a.DecidedBy, a.Policy, a.Comment = engine.ApprovalFailed, hostile, hostile, hostile
+	a.Error = hostile
+	if err := p.UpdateApproval(testCtx(t), testChannel, ts, a); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := fake.Message(testChannel, ts)
+	for _, live := range slackfake.LiveSequences(m) {
+		if !strings.HasPrefix(live, "<!date^") {
+			t.Errorf("live sequence %q in %s\n%s", live, m.Text, m.Blocks)
+		}
+	}
+	if m.Updates != 1 || !strings.Contains(m.Text, "&lt;!channel&gt;") {
+		t.Errorf("text %q after %d updates", m.Text, m.Updates)
 	}
 }

@@ -117,9 +117,9 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		}
 		text := "Answered"
 		if d.Author != "" {
-			text += " by <@" + d.Author + ">"
+			text += " by <@" + Escape(d.Author) + ">"
 		}
-		return r.closeQuestion(ctx, s.ID, channel, text+": *"+d.Answer.Text+"*")
+		return r.closeQuestion(ctx, s.ID, channel, text+": *"+Escape(d.Answer.Text)+"*")
 	case engine.SessionStatus:
 		if d.Cancelled() {
 			return r.closeQuestion(ctx, s.ID, channel, "closed (cancelled)")
@@ -164,11 +164,12 @@ func clipText(s string, n int) string {
 	return s
 }
 
-// NotAnswered is the notice for a message a stop or cancel left unanswered.
+// NotAnswered is the notice (Markdown, for Reply) for a message a stop or
+// cancel left unanswered; the message's words are quoted literally.
 func NotAnswered(d engine.SessionError) string {
 	what := "A message"
 	if d.Input != "" {
-		what = "Your message “" + Escape(d.Input) + "”"
+		what = "Your message " + Literal(d.Input)
 	}
-	return ":information_source: " + what + " was " + Escape(d.Message)
+	return ":information_source: " + what + " was " + d.Message
 }

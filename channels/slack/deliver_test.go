@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/enginetest"
 	"brain/store"
@@ -61,7 +62,7 @@ func TestRenderer_Render(t *testing.T) {
 		engine.TurnStarted{},
 		engine.AgentMessage{Text: "Hello there."},
 		q,
-		engine.Input{Text: "Blue", Author: "U0OWNER", Answer: &engine.Answer{QuestionID: "q1", Value: "blue", Text: "Blue"}},
+		engine.Input{Text: "Blue", Author: "U0OWNER", Answer: &engine.Answer{QuestionID: "q1", Value: "blue", Text: "Blue <!here>"}},
 	)
 	evs.AddEvent(engine.Event{Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":`)})
 	a := testApproval()
@@ -77,7 +78,7 @@ func TestRenderer_Render(t *testing.T) {
 		texts = append(texts, m.Text+" "+string(m.Blocks))
 	}
 	all := strings.Join(texts, "\n")
-	for _, want := range []string{"Hello there.", "Answered by <@U0OWNER>: *Blue*", "Create issue in acme/api"} {
+	for _, want := range []string{"Hello there.", "Answered by <@U0OWNER>: *Blue &lt;!here&gt;*", "Create issue in acme/api"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("thread lacks %q:\n%s", want, all)
 		}
@@ -97,7 +98,7 @@ func TestRenderer_Render(t *testing.T) {
 	evs.Add(t,
 		engine.ApprovalDecided{ApprovalID: a.ID, By: "U0OWNER", Decision: engine.DecisionDeny},
 		engine.SessionError{Code: "provider_timeout", InputID: "evt_in1", Input: "check the api", Message: "The model timed out."},
-		engine.SessionError{Code: engine.CodeInputCancelled, InputID: "evt_in2", Input: "and deploy it", Message: "not run: the session stopped first"},
+		engine.SessionError{Code: engine.CodeInputCancelled, InputID: "evt_in2", Input: "and deploy it <!channel> [x](https://evil.example)", Message: "not run: the session stopped first"},
 		engine.TurnCompleted{Outcome: engine.OutcomeCompleted},
 	)
 	before := len(fake.Thread(testChannel, testThread))
@@ -110,8 +111,12 @@ func TestRenderer_Render(t *testing.T) {
 	if added := len(thread) - before; added != 2 {
 		t.Fatalf("%d messages for two session errors, want the error and the not-answered notice", added)
 	}
-	if text := allText(t, thread[len(thread)-1].Blocks); !strings.Contains(text, "“and deploy it” was not run: the session stopped first") {
+	notice := thread[len(thread)-1]
+	if text := allText(t, notice.Blocks); !strings.Contains(text, "`and deploy it <!channel> [x](https://evil.example)` was not run: the session stopped first") {
 		t.Errorf("notice %q does not name the unanswered message", text)
+	}
+	if live := slackfake.LiveSequences(notice); len(live) != 0 {
+		t.Errorf("the notice quotes the message live: %q", live)
 	}
 }
 

@@ -441,7 +441,7 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 		l.mu.Lock()
 		r.ts, r.shown, r.last = ts, shown+piece, l.Poster.clock.Now()
 		if full || final {
-			done := r.ts
+			done, text := r.ts, r.shown
 			var tail []slack.Block
 			if full {
 				r.written += len(r.shown)
@@ -455,6 +455,13 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 					l.Log.Warn("stop stream failed", logChannel, r.channel, logError, err)
 				}
 			}
+			if mode == modeUpdate && done != "" && len(tail) > 0 {
+				// The posted-and-updated message gets the tail (feedback
+				// buttons) in its last update, like a stream's stop.
+				if err := l.Poster.update(ctx, r.channel, done, liveOptions("", text, tail...)...); err != nil {
+					l.Log.Warn("live reply tail failed", logChannel, r.channel, logError, err)
+				}
+			}
 			if full {
 				continue
 			}
@@ -466,10 +473,10 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 }
 
 // liveOptions are the post/update options of a live message in update
-// mode: the text in a markdown block.
-func liveOptions(threadTS, text string) []slack.MsgOption {
+// mode: the text in a markdown block, the tail's blocks under it.
+func liveOptions(threadTS, text string, tail ...slack.Block) []slack.MsgOption {
 	opts := []slack.MsgOption{slack.MsgOptionText(truncate(text, maxSection), false),
-		slack.MsgOptionBlocks(slack.NewMarkdownBlock("", text))}
+		slack.MsgOptionBlocks(append([]slack.Block{slack.NewMarkdownBlock("", text)}, tail...)...)}
 	if threadTS != "" {
 		opts = append(opts, slack.MsgOptionTS(threadTS))
 	}

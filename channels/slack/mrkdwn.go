@@ -39,8 +39,40 @@ var reToken = regexp.MustCompile(tokOpen + `(\d+)` + tokClose)
 // escaper escapes the three characters Slack reads as control sequences.
 var escaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// Escape escapes &, < and > for Slack mrkdwn text.
+// Escape escapes &, < and > for Slack mrkdwn text. It is the one escape
+// for a person's or the model's string in brain's own mrkdwn (file names,
+// card titles, facts, reasons, comments, policy and tool names): Slack reads
+// <@U…>, <!channel> and <url|text> only from a literal "<", so escaped text
+// can neither mention, broadcast nor disguise a link.
 func Escape(s string) string { return escaper.Replace(s) }
+
+// Literal quotes a person's or the model's string for the Markdown brain
+// posts through Reply (a markdown block, or Mrkdwn's conversion where the
+// block is refused): as a code span, one line, fenced by a backtick run
+// longer than any inside it. A markdown block shows a code span's content
+// as is, whereas outside code a Markdown [text](url) is a link and what
+// the block makes of Slack's <…> sequences is not documented; Mrkdwn escapes code spans with Escape, so the
+// notification text and the mrkdwn fallback stay inert too.
+func Literal(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if s == "" {
+		return "` `"
+	}
+	longest, run := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
 
 // Mrkdwn converts the Markdown a model writes into Slack mrkdwn: bold,
 // italic, strike, links, headings (as bold lines), bullets (as •) and

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"brain/channels/slack/slackfake"
 )
 
 func TestMrkdwn(t *testing.T) {
@@ -114,5 +116,37 @@ func TestTruncate(t *testing.T) {
 	}
 	if n := utf8.RuneCountInString(truncate(strings.Repeat("é", 100), 75)); n != 75 {
 		t.Errorf("truncate to 75 gives %d runes", n)
+	}
+}
+
+// TestLiteral_Inert (issue 24, finding 8): a hostile string quoted with
+// Literal reaches Slack inert in a markdown block, in its notification
+// text and in the mrkdwn sections of a workspace refusing markdown
+// blocks, and Mrkdwn shows it whole.
+func TestLiteral_Inert(t *testing.T) {
+	hostile := []string{"<@U123ABC>", "<https://evil.example|click>", "<!channel>", "&amp;<!here>",
+		"[click](https://evil.example)", "a`<!everyone>`b", "x``<@U9ZZZ>``", "two\nlines <!here>", ""}
+	for _, refuse := range []bool{false, true} {
+		p, fake := newPoster(t)
+		if refuse {
+			fake.Fail("chat.postMessage", 1, "invalid_blocks")
+		}
+		var lines []string
+		for _, h := range hostile {
+			lines = append(lines, "- could not read "+Literal(h)+" here")
+		}
+		if _, err := p.Reply(testCtx(t), testChannel, testThread, strings.Join(lines, "\n")); err != nil {
+			t.Fatal(err)
+		}
+		ms := fake.Messages(testChannel)
+		m := ms[len(ms)-1]
+		if live := slackfake.LiveSequences(m); len(live) != 0 {
+			t.Errorf("markdown refused %v: live %q in %s %s", refuse, live, m.Text, m.Blocks)
+		}
+		for _, w := range []string{"&lt;@U123ABC&gt;", "&lt;https://evil.example|click&gt;", "&amp;amp;&lt;!here&gt;", "two lines &lt;!here&gt;"} {
+			if !strings.Contains(m.Text, w) {
+				t.Errorf("markdown refused %v: text lacks %q: %s", refuse, w, m.Text)
+			}
+		}
 	}
 }

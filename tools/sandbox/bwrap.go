@@ -144,6 +144,9 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 	// bwrap binds every host path nosuid, and nodev unless --dev-bind:
 	// /workspace is rw,nosuid,nodev.
 	a = append(a, "--bind", workspace, workdir, "--remount-ro", "/", "--info-fd", "3")
+	if s.seccomp != nil {
+		a = append(a, "--seccomp", "5") // see startProc
+	}
 	if asRoot {
 		uid, gid := s.sandboxIDs(f)
 		a = append(a, "/bin/sh", "-c", setupScript, hostname,
@@ -252,6 +255,15 @@ func (s *Sandboxes) probe() (features, error) {
 			return features{}, fmt.Errorf("sandbox: probe: %w", err)
 		}
 		cmd.ExtraFiles = []*os.File{null, null}
+		if s.seccomp != nil {
+			filter, err := seccompFile(s.seccomp)
+			if err != nil {
+				null.Close()
+				return features{}, fmt.Errorf("sandbox: probe: %w", err)
+			}
+			defer filter.Close()
+			cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
+		}
 		out, err := cmd.CombinedOutput()
 		null.Close()
 		if err == nil {

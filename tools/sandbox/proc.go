@@ -43,7 +43,8 @@ type proc struct {
 // startProc starts bwrap with args and attr, capturing each output stream
 // up to limit bytes. attr must put bwrap in its own process group, so the
 // whole group can be killed at once.
-func startProc(path string, args []string, attr *syscall.SysProcAttr, limit int, grace time.Duration) (*proc, error) {
+// A non-nil seccomp is the filter program, on fd 5 (--seccomp 5).
+func startProc(path string, args []string, attr *syscall.SysProcAttr, seccomp []byte, limit int, grace time.Duration) (*proc, error) {
 	var files []*os.File // every pipe end, to close on failure
 	pipe := func() (r, w *os.File, err error) {
 		r, w, err = os.Pipe()
@@ -78,11 +79,21 @@ func startProc(path string, args []string, attr *syscall.SysProcAttr, limit int,
 	cmd.Env = []string{} // bwrap itself gets none of brain's environment either
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{infoW, startW} // fds 3 and 4
+	parentEnds := []*os.File{outW, errW, infoW, startW}
+	if seccomp != nil {
+		filter, err := seccompFile(seccomp)
+		if err != nil {
+			return fail(err)
+		}
+		files = append(files, filter)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, filter) // fd 5
+		parentEnds = append(parentEnds, filter)
+	}
 	cmd.SysProcAttr = attr
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
-	for _, w := range []*os.File{outW, errW, infoW, startW} {
+	for _, w := range parentEnds {
 		w.Close()
 	}
 	p := &proc{

@@ -37,7 +37,7 @@
 // result's notice) while brain keeps the unconfirmed one to kill at Close.
 //
 // What it does not guarantee: it is no stronger than the kernel's
-// namespaces (no seccomp filter; the kernel is shared); with Network on the
+// namespaces and its seccomp filter (seccomp.go; the kernel is shared); with Network on the
 // sandbox shares brain's network namespace, host loopback included, so it
 // can reach brain's own HTTP API and every local service; files under /usr
 // (including /usr/local) are readable. The limits are rlimits: memory and
@@ -47,9 +47,10 @@
 // every process of the host user; for hard totals run brain in a cgroup
 // (systemd's MemoryMax=, TasksMax=, CPUQuota=). The workspace can grow past
 // its budget during a command; the next ones fail until files are deleted.
-// When brain runs as root, nested user namespaces stay allowed (bwrap's
-// --disable-userns needs a user namespace of bwrap's own, which would map
-// the sandbox user to root), and other host processes running as RunAs
+// When brain runs as root, bwrap's --disable-userns cannot be used (it
+// needs a user namespace of bwrap's own, which would map the sandbox user
+// to root): the seccomp filter alone refuses nested user namespaces there,
+// and other host processes running as RunAs
 // could signal or trace the sandbox's processes: a dedicated user is
 // better than nobody.
 //
@@ -145,6 +146,7 @@ type Sandboxes struct {
 	prlimit string // found by New; see Config.rlimits
 	setpriv string // found by New when root; see runas.go
 	feat    features
+	seccomp []byte // the filter bwrap loads (seccomp.go); nil without one
 	etcDir  string
 	grace   time.Duration
 
@@ -174,6 +176,7 @@ func New(cfg Config) (*Sandboxes, error) {
 		return nil, fmt.Errorf("sandbox: create root: %w", err)
 	}
 	s := newSandboxes(cfg)
+	s.seccomp = seccompProgram()
 	if s.feat, err = s.probe(); err != nil {
 		return nil, err
 	}
@@ -347,7 +350,7 @@ func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command s
 	}
 	s.calls.Add(1)
 	defer s.calls.Done()
-	p, err := startProc(s.bwrap, args, s.sysProcAttr(s.feat), s.cfg.MaxOutputBytes, s.grace)
+	p, err := startProc(s.bwrap, args, s.sysProcAttr(s.feat), s.seccomp, s.cfg.MaxOutputBytes, s.grace)
 	if err != nil {
 		s.mu.Unlock()
 		return nil, tools.Failed("sandbox_exec: could not start the sandbox: %v", err)

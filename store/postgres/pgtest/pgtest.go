@@ -38,6 +38,8 @@ type Server struct {
 	sockDir string
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the postgres process ends
+	bin     string
+	cred    *syscall.Credential
 
 	mu    sync.Mutex // serialises admin; a pgx.Conn is not concurrency-safe
 	admin *pgx.Conn
@@ -63,7 +65,8 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: filepath.Join(dir, "sock"), exited: make(chan struct{})}
+	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: filepath.Join(dir, "sock"), exited: make(chan struct{}),
+		bin: bin, cred: cred}
 	if err := s.start(ctx, bin, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -88,8 +91,15 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 		return fmt.Errorf("pgtest: initdb: %w\n%s", err, out)
 	}
 
+	return s.launch(ctx)
+}
+
+// launch starts postgres on the cluster initdb made and waits until it
+// accepts connections.
+func (s *Server) launch(ctx context.Context) error {
+	bin, cred := s.bin, s.cred
 	logPath := filepath.Join(s.dir, "postgres.log")
-	logFile, err := os.Create(logPath)
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("pgtest: %w", err)
 	}
@@ -106,7 +116,8 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("pgtest: start postgres: %w", err)
 	}
-	go func() { s.cmd.Wait(); close(s.exited) }() //nolint:errcheck // a server that stops early is reported by the wait below
+	cmd, exited := s.cmd, s.exited
+	go func() { cmd.Wait(); close(exited) }() //nolint:errcheck // a server that stops early is reported by the wait below
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -116,7 +127,7 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 			return nil
 		}
 		select {
-		case <-s.exited:
+		case <-exited:
 			log, _ := os.ReadFile(logPath)
 			return fmt.Errorf("pgtest: postgres exited: %s", log)
 		case <-ctx.Done():
@@ -128,6 +139,25 @@ func (s *Server) start(ctx context.Context, bin string, cred *syscall.Credential
 			return fmt.Errorf("pgtest: postgres not ready after 30s: %v\n%s", err, log)
 		}
 	}
+}
+
+// Restart stops the server at once (immediate shutdown: every connection
+// is cut, as in a crash), keeps it down for down, and starts it again on
+// the same data. It returns once the server accepts connections again.
+// Not for the shared server of Main: other tests' stores would see the
+// outage too.
+func (s *Server) Restart(ctx context.Context, down time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admin != nil {
+		s.admin.Close(ctx) //nolint:errcheck // the server goes next
+		s.admin = nil
+	}
+	s.cmd.Process.Signal(syscall.SIGQUIT) //nolint:errcheck // already gone is fine
+	<-s.exited
+	time.Sleep(down)
+	s.exited = make(chan struct{})
+	return s.launch(ctx)
 }
 
 // command runs name as the server's user: postgres when we are root.
