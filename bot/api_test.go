@@ -193,7 +193,7 @@ func TestAPI_CancelRunningTurn(t *testing.T) {
 }
 
 func TestAPI_ErrorEnvelopes(t *testing.T) {
-	ta := newTestApp(t, "api_keys: [secret-api-key-1]\nlimits: {max_body_bytes: 512, max_running_turns: 1, max_queued_turns: 1}\n", Options{})
+	ta := newTestApp(t, "api_keys: [secret-api-key-1-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f]\nlimits: {max_body_bytes: 512, max_running_turns: 1, max_queued_turns: 1}\n", Options{})
 	ta.fake.Push(fakemodel.Hold())
 	busy := ta.createSession()
 	queued := ta.createSession()

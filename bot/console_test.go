@@ -43,7 +43,7 @@ func TestConsole_Disabled(t *testing.T) {
 }
 
 func TestConsole_NeedsASignInWithKeys(t *testing.T) {
-	ta := newTestApp(t, "api_keys: [{name: ops, key: console-key-123456}]\n", Options{})
+	ta := newTestApp(t, "api_keys: [{name: ops, key: console-key-123456-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f}]\n", Options{})
 	req, _ := http.NewRequest("GET", ta.base+"/approvals", nil)
 	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
 	if err != nil {

@@ -25,7 +25,7 @@ func TestDaemon_ApprovalsAndSessionActionsThroughTheAPI(t *testing.T) {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	ta := newTestApp(t, "    tools: [deploy]\napi_keys: [{name: ops, key: daemon-client-key-123456, act_for: true}]\n", Options{Tools: []tools.Definition{deploy}})
+	ta := newTestApp(t, "    tools: [deploy]\napi_keys: [{name: ops, key: daemon-client-key-123456-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f, act_for: true}]\n", Options{Tools: []tools.Definition{deploy}})
 	cfg := *ta.app.cfg
 	cfg.Listen = ta.app.Addr()
 	d, err := client.Dial(&cfg)

@@ -15,7 +15,7 @@ import (
 	"brain/store"
 )
 
-const apiSchedules = `api_keys: [sched-key-1, sched-key-2]
+const apiSchedules = `api_keys: [sched-key-1-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f, sched-key-2-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f]
 schedules:
   - {name: digest, cron: "0 9 * * 1-5", timezone: Europe/Paris, prompt: Summarise yesterday.}
   - {name: paused, cron: "0 12 * * *", enabled: false, prompt: Later.}

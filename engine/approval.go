@@ -67,7 +67,11 @@ type Approval struct {
 
 // Vote is one person's approval of an approval that needs several.
 type Vote struct {
-	By      string    `json:"by"`
+	By string `json:"by"`
+	// Key is the API key the vote came through, when the voter
+	// authenticated with one (empty for Slack, Linear and console
+	// people): one key is one voter, whoever it names.
+	Key     string    `json:"key,omitempty"`
 	At      time.Time `json:"at"`
 	Comment string    `json:"comment,omitempty"`
 }
@@ -77,8 +81,13 @@ func (a Approval) Needed() int { return max(a.Required, 1) }
 
 // VotedBy reports whether by has already approved a.
 func (a Approval) VotedBy(by string) bool {
+	return a.votedAs(by, "")
+}
+
+// votedAs reports whether a vote came from by, or through key.
+func (a Approval) votedAs(by, key string) bool {
 	for _, v := range a.Votes {
-		if v.By == by {
+		if v.By == by || key != "" && v.Key == key {
 			return true
 		}
 	}

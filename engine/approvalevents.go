@@ -8,7 +8,9 @@ import "time"
 type ApprovalVoted struct {
 	ApprovalID string `json:"approval_id"`
 	By         string `json:"by"`
-	Comment    string `json:"comment,omitempty"`
+	// Key is the API key the vote came through, if any.
+	Key     string `json:"key,omitempty"`
+	Comment string `json:"comment,omitempty"`
 	// Count is how many distinct people have approved, Required how many
 	// must.
 	Count    int    `json:"count"`

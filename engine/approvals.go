@@ -15,7 +15,7 @@ import (
 // proposeCall runs an approval tool's preview and returns the outcome that
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
-	pol, matched := e.policies.Match(tool.Name, call.Input)
+	pol, matched := e.policies.Match(tool.Name, call.Input, tool.FoldCase...)
 	if matched && pol.Action == PolicyDeny {
 		e.count("approvals_refused")
 		return failed("refused by policy %q: %s", pol.Name, pol.Message)
@@ -102,6 +102,10 @@ type Decision struct {
 	// ViaAPI is true for a caller holding an API key: it may decide
 	// approvals of sessions started through the API or the console.
 	ViaAPI bool
+	// Key is the name of the API key the caller authenticated with, when
+	// it did (By may name someone else for a key with act_for). Votes
+	// count authenticated identities: one key is one voter.
+	Key string
 	// Comment is the approver's comment (approve) or the reason (deny).
 	Comment string
 }

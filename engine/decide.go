@@ -62,8 +62,12 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 				return Errorf(CodeConflict, "%s has already approved %s; it needs %d more approval(s) from someone else",
 					d.By, a.ID, a.Needed()-len(a.Votes))
 			}
+			if a.votedAs(d.By, d.Key) {
+				return Errorf(CodeConflict, "the API key %s has already approved %s; one key is one vote, whoever it names; it needs %d more approval(s) from someone else",
+					d.Key, a.ID, a.Needed()-len(a.Votes))
+			}
 			if a.Needed() > 1 {
-				a.Votes = append(a.Votes, Vote{By: d.By, At: now.UTC(), Comment: comment})
+				a.Votes = append(a.Votes, Vote{By: d.By, Key: d.Key, At: now.UTC(), Comment: comment})
 				if len(a.Votes) < a.Needed() {
 					return nil // still pending: recorded as approval.voted
 				}
@@ -74,14 +78,14 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 		},
 		Emit: func(a Approval) ([]Event, error) {
 			if a.Status == ApprovalPending {
-				return e.events("", ApprovalVoted{ApprovalID: a.ID, By: d.By, Comment: comment, Count: len(a.Votes), Required: a.Needed(), Policy: a.Policy})
+				return e.events("", ApprovalVoted{ApprovalID: a.ID, By: d.By, Key: d.Key, Comment: comment, Count: len(a.Votes), Required: a.Needed(), Policy: a.Policy})
 			}
 			decision := DecisionDeny
 			if d.Approve {
 				decision = DecisionApprove
 			}
 			return e.events("", ApprovalDecided{
-				ApprovalID: a.ID, Decision: decision, By: d.By, DecisionID: decisionID, Tool: a.Tool, Title: a.Card.Title,
+				ApprovalID: a.ID, Decision: decision, By: d.By, Key: d.Key, DecisionID: decisionID, Tool: a.Tool, Title: a.Card.Title,
 				Comment: comment, Policy: a.Policy, Approvals: a.Votes,
 			})
 		},

@@ -113,6 +113,8 @@ const (
 type ApprovalDecided struct {
 	ApprovalID string `json:"approval_id"`
 	By         string `json:"by"`
+	// Key is the API key the decision came through, if any.
+	Key string `json:"key,omitempty"`
 	// Decision is DecisionApprove or DecisionDeny.
 	Decision   string `json:"decision"`
 	DecisionID string `json:"decision_id"`

@@ -8,11 +8,13 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -74,6 +76,8 @@ type compiledPolicy struct {
 	ApprovalPolicy
 	steps [][]pathStep
 	res   []*regexp.Regexp
+	// foldRes are res ignoring case, for paths a tool compares so.
+	foldRes []*regexp.Regexp
 }
 
 // PolicyFieldError is a policy that does not compile: Field names the part
@@ -150,8 +154,13 @@ func compilePolicy(p ApprovalPolicy) (compiledPolicy, *PolicyFieldError) {
 		if err != nil {
 			return c, policyFieldErr(fmt.Sprintf("when[%d]", j), "%v", err)
 		}
+		var foldRe *regexp.Regexp
+		if re != nil {
+			foldRe = regexp.MustCompile("(?i)" + cond.Regexp) // compiles: cond.Regexp did
+		}
 		c.steps = append(c.steps, steps)
 		c.res = append(c.res, re)
+		c.foldRes = append(c.foldRes, foldRe)
 	}
 	return c, nil
 }
@@ -193,44 +202,77 @@ func (s *PolicySet) Len() int {
 }
 
 // Match returns the first policy that applies to a call of tool with
-// input, and false when none does. Arguments that are not a JSON document
-// match no policy with conditions.
-func (s *PolicySet) Match(tool string, input json.RawMessage) (ApprovalPolicy, bool) {
+// input, and false when none does. foldCase lists the paths whose values
+// the tool compares ignoring case (tools.Definition.FoldCase): conditions
+// on them ignore case too, as the tool would. The engine hands Match the
+// canonical arguments only; arguments it still cannot read are refused by
+// unreadableArgs when a policy of the tool has conditions, so a condition
+// that cannot be evaluated never switches a policy off.
+func (s *PolicySet) Match(tool string, input json.RawMessage, foldCase ...string) (ApprovalPolicy, bool) {
 	if s == nil {
 		return ApprovalPolicy{}, false
 	}
 	var doc any
 	parsed := false
+	var folds [][]pathStep
 	for _, c := range s.list {
 		if ok, _ := path.Match(c.Tool, tool); !ok {
 			continue
 		}
 		if len(c.When) > 0 && !parsed {
+			if len(bytes.TrimSpace(input)) == 0 {
+				input = json.RawMessage(`{}`)
+			}
 			if json.Unmarshal(input, &doc) != nil {
-				doc = nil
+				return unreadableArgs(tool), true
+			}
+			for _, f := range foldCase {
+				if steps, err := parsePath(f); err == nil {
+					folds = append(folds, steps)
+				}
 			}
 			parsed = true
 		}
-		if c.matches(doc) {
+		if c.matches(doc, folds) {
 			return c.ApprovalPolicy, true
 		}
 	}
 	return ApprovalPolicy{}, false
 }
 
-func (c compiledPolicy) matches(doc any) bool {
+// unreadableArgs is the deny of a call whose arguments no policy can read.
+func unreadableArgs(tool string) ApprovalPolicy {
+	return ApprovalPolicy{
+		Name: "unreadable-arguments", Tool: tool, Action: PolicyDeny,
+		Message: "the arguments could not be read as one JSON document, so the approval policies cannot be checked; send plain JSON",
+	}
+}
+
+func (c compiledPolicy) matches(doc any, folds [][]pathStep) bool {
 	for i, cond := range c.When {
 		v, ok := lookupPath(doc, c.steps[i])
-		if !ok || !holds(cond, c.res[i], v) {
+		if !ok {
+			return false
+		}
+		re := c.res[i]
+		fold := slices.ContainsFunc(folds, func(f []pathStep) bool { return slices.Equal(f, c.steps[i]) })
+		if fold {
+			re = c.foldRes[i]
+		}
+		if !holds(cond, re, v, fold) {
 			return false
 		}
 	}
 	return true
 }
 
-func holds(c PolicyCondition, re *regexp.Regexp, v any) bool {
+func holds(c PolicyCondition, re *regexp.Regexp, v any, fold bool) bool {
 	switch {
 	case c.HasEquals:
+		if a, ok := v.(string); ok && fold {
+			b, ok := c.Equals.(string)
+			return ok && strings.EqualFold(a, b)
+		}
 		return v == c.Equals
 	case re != nil:
 		s, ok := v.(string)

@@ -29,7 +29,8 @@ func TestSet_Match(t *testing.T) {
 		{"create_ticket", `{"priority":"P0"}`, "no-p0"},
 		{"create_ticket", `{"priority":"P1"}`, ""},
 		{"create_ticket", `{}`, ""},
-		{"create_ticket", `not json`, ""},
+		{"create_ticket", `not json`, "unreadable-arguments"},
+		{"create_ticket", `{"priority":"P1","pad":1e400}`, "unreadable-arguments"},
 		{"github_create_pull_request", `{"repo":"acme/api"}`, "two-for-api"},
 		{"github_create_pull_request", `{"repo":"acme/api-old"}`, ""},
 		{"github_create_pull_request", `{"repo":7}`, ""},
@@ -46,6 +47,38 @@ func TestSet_Match(t *testing.T) {
 		p, ok := set.Match(tt.tool, json.RawMessage(tt.input))
 		if got := p.Name; got != tt.want || ok != (tt.want != "") {
 			t.Errorf("Match(%s, %s) = %q, %v; want %q", tt.tool, tt.input, got, ok, tt.want)
+		}
+	}
+}
+
+// A path the tool compares ignoring case (tools.Definition.FoldCase) is
+// compared so by equals and regexp; other paths stay exact.
+func TestSet_MatchFoldCase(t *testing.T) {
+	set, err := CompilePolicies([]ApprovalPolicy{
+		{Name: "api", Tool: "pr", Action: PolicyDeny, Message: "no",
+			When: []PolicyCondition{{Path: "$.repo", Equals: "Acme/API", HasEquals: true}}},
+		{Name: "acme", Tool: "pr", Action: PolicyDeny, Message: "no",
+			When: []PolicyCondition{{Path: "repo", Regexp: `^acme/`}}},
+		{Name: "main", Tool: "pr", Action: PolicyDeny, Message: "no",
+			When: []PolicyCondition{{Path: "$.base", Equals: "main", HasEquals: true}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		input string
+		fold  []string
+		want  string
+	}{
+		{`{"repo":"acme/api"}`, []string{"$.repo"}, "api"},
+		{`{"repo":"acme/api"}`, nil, "acme"},
+		{`{"repo":"ACME/web"}`, []string{"$.repo"}, "acme"},
+		{`{"repo":"ACME/web"}`, nil, ""},
+		{`{"repo":"x/y","base":"MAIN"}`, []string{"$.repo"}, ""},
+	}
+	for _, tt := range tests {
+		if p, _ := set.Match("pr", json.RawMessage(tt.input), tt.fold...); p.Name != tt.want {
+			t.Errorf("Match(%s, fold %v) = %q, want %q", tt.input, tt.fold, p.Name, tt.want)
 		}
 	}
 }

@@ -52,6 +52,13 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	if !json.Valid(call.Input) {
 		return failed("arguments are not valid JSON")
 	}
+	// From here on every reader (policies, preview, the stored approval,
+	// the tool) sees the one canonical form of the arguments.
+	input, err := tool.CanonicalInput(call.Input)
+	if err != nil {
+		return failed("%v", err)
+	}
+	call.Input = input
 	if err := tool.ValidateInput(call.Input); err != nil {
 		return failed("%v", err)
 	}

@@ -17,6 +17,9 @@ type Tool struct {
 	Definition
 	input  *jsonschema.Schema
 	output *jsonschema.Schema
+	// props is every property name of the input schema, by folded name
+	// (see CanonicalInput).
+	props map[string][]string
 }
 
 // InputSchema is the schema the model is shown: the declared one, or an
@@ -103,12 +106,17 @@ func Compile(d Definition) (*Tool, error) {
 	if err := d.Check(); err != nil {
 		return nil, err
 	}
-	t := &Tool{Definition: d}
+	t := &Tool{Definition: d, props: map[string][]string{}}
 	var err error
 	if len(d.Input) > 0 {
 		if t.input, err = compileSchema(d.Name, "input", d.Input); err != nil {
 			return nil, err
 		}
+		var doc any
+		if err := json.Unmarshal(d.Input, &doc); err != nil {
+			return nil, fmt.Errorf("tool %q: input schema is not valid JSON: %v", d.Name, err)
+		}
+		schemaProps(doc, t.props)
 	}
 	if len(d.Output) > 0 {
 		if t.output, err = compileSchema(d.Name, "output", d.Output); err != nil {

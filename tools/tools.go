@@ -31,6 +31,12 @@ type Definition struct {
 	Result bool
 	// Timeout bounds one call; zero means the engine's default.
 	Timeout time.Duration
+	// FoldCase lists the arguments ("$.repo", "$.target.host") whose
+	// string values the tool's service compares without regard to case
+	// (GitHub owners and repositories, host names). Their canonical form
+	// is lower case, and approval policies compare them ignoring case, so
+	// a policy on acme/api also catches Acme/API.
+	FoldCase []string
 
 	Run     func(ctx context.Context, call Call) (json.RawMessage, error)
 	Preview func(ctx context.Context, call Call) (Card, error)
@@ -52,6 +58,11 @@ func (d Definition) Check() error {
 	}
 	if d.Description == "" {
 		return fmt.Errorf("tool %q: description is empty", d.Name)
+	}
+	for _, p := range d.FoldCase {
+		if !foldPath.MatchString(p) {
+			return fmt.Errorf("tool %q: fold_case path %q: want $.key or $.key.key", d.Name, p)
+		}
 	}
 	hasRun := d.Run != nil
 	hasPair := d.Preview != nil && d.Apply != nil

@@ -79,12 +79,12 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, `decision must be "approve" or "deny"`))
 		return
 	}
-	by, err := a.decider(r, req.By)
+	by, key, err := a.decider(r, req.By)
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
 	}
-	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: by, ViaAPI: true, Comment: req.Comment})
+	ap, err := a.engine.Decide(r.Context(), r.PathValue("id"), engine.Decision{Approve: req.Decision == "approve", By: by, Key: key, ViaAPI: true, Comment: req.Comment})
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
@@ -102,12 +102,12 @@ func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	by, err := a.decider(r, req.By)
+	by, key, err := a.decider(r, req.By)
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
 	}
-	ap, err := a.engine.Retry(r.Context(), r.PathValue("id"), engine.Decision{By: by, ViaAPI: true})
+	ap, err := a.engine.Retry(r.Context(), r.PathValue("id"), engine.Decision{By: by, Key: key, ViaAPI: true})
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return

@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"math"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"brain/bot/config"
@@ -19,7 +21,8 @@ type caller struct {
 	actFor bool
 }
 
-// auth guards /v1 and /metrics. With keys it requires one of them. Without,
+// auth guards /v1 and /metrics. With keys it requires one of them, and
+// throttles client addresses that send wrong ones (throttle.go). Without,
 // it serves only callers on the loopback interface whose request no proxy
 // relayed, so a reverse proxy on the same host cannot open the API to the
 // network by accident.
@@ -33,12 +36,23 @@ func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			next(w, r)
 			return
 		}
+		addr := clientAddr(r.RemoteAddr)
+		if wait := a.throttle.wait(addr); wait > 0 {
+			a.authFailures.Inc("throttled")
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			writeError(w, r, a.log, engine.Errorf(engine.CodeOverloaded, "too many wrong API keys from this address; try again in %d s", secs))
+			return
+		}
 		c, ok := a.keys.find(r.Header.Get("Authorization"))
 		if !ok {
+			a.throttle.fail(addr)
+			a.authFailures.Inc("invalid_key")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
 			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
 			return
 		}
+		a.throttle.succeed(addr)
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
 	}
 }
@@ -61,22 +75,35 @@ func localCaller(r *http.Request) error {
 	return nil
 }
 
-// decider is the "by" recorded for a decision or retry. A key holder
-// decides as the key's name; only a key with act_for may name someone
-// else, and the log keeps which key did. Without keys the caller is on
-// this host and by is taken as given.
-func (a *Server) decider(r *http.Request, by string) (string, error) {
+// decider is who a decision or retry is recorded as: by, and the key the
+// caller authenticated with (empty without keys). A key holder decides as
+// the key's name; only a key with act_for may name someone else, and the
+// decision keeps which key did, so one key is one vote whoever it names.
+// Without keys the caller is on this host and by is taken as given.
+func (a *Server) decider(r *http.Request, by string) (who, key string, err error) {
+	who, err = a.actingAs(r, by, "decides")
+	if c, ok := r.Context().Value(callerKey).(caller); ok {
+		key = c.name
+	}
+	return who, key, err
+}
+
+// actingAs is the person a key holder acts as when the body names one
+// (started_by, by): the key's name, or with act_for anyone, logged with
+// the key. A key without act_for naming someone else is refused, so no
+// caller picks the identity forbid_self and votes are checked against.
+func (a *Server) actingAs(r *http.Request, named, does string) (string, error) {
 	c, ok := r.Context().Value(callerKey).(caller)
 	switch {
 	case !ok:
-		return by, nil
-	case by == "" || by == c.name:
+		return named, nil
+	case named == "" || named == c.name:
 		return c.name, nil
 	case c.actFor:
-		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.name, logBy, by)
-		return by, nil
+		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.name, logBy, named)
+		return named, nil
 	}
-	return "", engine.Errorf(engine.CodeForbidden, "the API key %s decides as %q, not %q; give it act_for: true to decide for others", c.name, c.name, by)
+	return "", engine.Errorf(engine.CodeForbidden, "the API key %s %s as %q, not %q; give it act_for: true to act for others", c.name, does, c.name, named)
 }
 
 // keyring checks bearer keys in constant time. Keys are compared by their

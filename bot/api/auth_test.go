@@ -2,10 +2,14 @@ package api_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"brain/bot/api"
 	"brain/bot/config"
 	"brain/engine"
 )
@@ -121,5 +125,43 @@ func TestServer_DeciderIsTheKeysName(t *testing.T) {
 				t.Errorf("acting for another is not logged with the key:\n%s", keyed.logs)
 			}
 		})
+	}
+}
+
+// TestServer_WrongKeysAreThrottled replays finding 7 of issue 24: a short
+// key was found by guessing, never throttled. Wrong keys from one address
+// are now throttled with backoff (even a right key waits, so a guess
+// learns nothing) and counted in metrics; other addresses are not held up.
+func TestServer_WrongKeysAreThrottled(t *testing.T) {
+	const key = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	now := time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)
+	srv := api.New(api.Config{
+		Engine: sessionEngine(), Schedules: &fakeSchedules{}, Logger: slog.New(slog.DiscardHandler),
+		APIKeys: []config.APIKey{{Name: "ops", Key: key}}, MaxBodyBytes: 256, DefaultAgent: "default",
+		Clock: func() time.Time { return now },
+	})
+	s := &server{t: t, api: srv, h: srv.Handler()}
+	const guesser, other = "198.51.100.7:5000", "198.51.100.8:5000"
+	for i := range 6 {
+		if w := s.doFrom(guesser, "GET", "/v1/sessions/ses_1", "", "Authorization", fmt.Sprintf("Bearer guess-%d", i)); w.Code != 401 {
+			t.Fatalf("guess %d: status %d, want 401", i, w.Code)
+		}
+	}
+	w := s.doFrom(guesser, "GET", "/v1/sessions/ses_1", "", "Authorization", "Bearer "+key)
+	if w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "1" || envelope(t, w).Error.Code != "overloaded" {
+		t.Fatalf("the right key from a throttled address: %d %q %s; want 429 with Retry-After: 1", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	if w := s.doFrom(other, "GET", "/v1/sessions/ses_1", "", "Authorization", "Bearer "+key); w.Code != 200 {
+		t.Fatalf("another address: status %d, want 200", w.Code)
+	}
+	now = now.Add(time.Second)
+	if w := s.doFrom(guesser, "GET", "/v1/sessions/ses_1", "", "Authorization", "Bearer "+key); w.Code != 200 {
+		t.Fatalf("after the wait: status %d, want 200", w.Code)
+	}
+	m := s.doFrom(other, "GET", "/metrics", "", "Authorization", "Bearer "+key).Body.String()
+	for _, want := range []string{`brain_auth_failures_total{reason="invalid_key"} 6`, `brain_auth_failures_total{reason="throttled"} 1`} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %s:\n%s", want, m)
+		}
 	}
 }

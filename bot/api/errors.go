@@ -45,7 +45,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		log.Error("request failed", logRequestID, requestID(r.Context()), logMethod, r.Method, logPath, r.URL.Path, logErr, err)
 		msg = "internal error"
 	}
-	if status == http.StatusTooManyRequests {
+	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", "1")
 	}
 	var env ErrorEnvelope

@@ -88,6 +88,8 @@ type Config struct {
 	// Prices are the prices of each agent's model (by agent name), for the
 	// estimated cost in a session's usage; an agent without is not priced.
 	Prices map[string]*config.PriceConfig
+	// Clock tells the time for throttling wrong keys; nil is time.Now.
+	Clock func() time.Time
 }
 
 // Server is the HTTP API.
@@ -104,8 +106,10 @@ type Server struct {
 	mux          *http.ServeMux
 	handler      http.Handler
 
-	registry *telemetry.Registry
-	requests *telemetry.Counter
+	registry     *telemetry.Registry
+	requests     *telemetry.Counter
+	authFailures *telemetry.Counter
+	throttle     *throttle
 
 	checksMu sync.Mutex
 	checks   []ReadinessCheck
@@ -124,6 +128,11 @@ func New(cfg Config) *Server {
 		done:         cfg.Done,
 		prices:       cfg.Prices,
 	}
+	clock := cfg.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	s.throttle = newThrottle(clock)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

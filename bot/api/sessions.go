@@ -31,7 +31,8 @@ type SessionResponse struct {
 
 func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	var req createSessionRequest
-	if err := decodeBody(w, r, a.maxBody, &req); err != nil {
+	var err error
+	if err = decodeBody(w, r, a.maxBody, &req); err != nil {
 		writeError(w, r, a.log, err)
 		return
 	}
@@ -43,6 +44,12 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	if req.Agent == "" {
 		req.Agent = a.defaultAgent
 	}
+	// The requester of the session's approvals is who authenticated:
+	// forbid_self compares deciders with it.
+	if req.StartedBy, err = a.actingAs(r, req.StartedBy, "starts sessions"); err != nil {
+		writeError(w, r, a.log, err)
+		return
+	}
 	n := engine.NewSession{
 		Agent:          req.Agent,
 		Origin:         engine.OriginAPI,
@@ -52,7 +59,6 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	var resp SessionResponse
 	var created bool
-	var err error
 	var in engine.Input // the first message, if any
 	if req.Message == "" {
 		resp.Session, created, err = a.engine.CreateSession(r.Context(), n)

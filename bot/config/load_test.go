@@ -81,7 +81,7 @@ func TestLoad_Example(t *testing.T) {
 
 func TestLoad_Full(t *testing.T) {
 	env := map[string]string{
-		"BRAIN_API_KEY":         "brain-key",
+		"BRAIN_API_KEY":         "brain-key-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f",
 		"ANTHROPIC_API_KEY":     "sk-ant",
 		"INSTRUCTIONS":          "be brief: {always}",
 		"SLACK_BOT_TOKEN":       "xoxb-1",
@@ -175,7 +175,7 @@ func TestLoad_Full(t *testing.T) {
 
 	// Secrets: every expanded secret, header values from env only (not
 	// "plain", not "Bearer "), plus literal keys ("ollama").
-	want := []string{"slack-signing", "tickets-token", "mcp-bearer", "search-key", "brain-key", "lin-at", "lin-wh", "ollama", "sk-ant", "xoxb-1", "ghp-1"}
+	want := []string{"brain-key-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f", "slack-signing", "tickets-token", "mcp-bearer", "search-key", "lin-at", "lin-wh", "ollama", "sk-ant", "xoxb-1", "ghp-1"}
 	got := c.Secrets()
 	if !slices.Equal(got, want) {
 		t.Errorf("Secrets() = %q, want %q", got, want)

@@ -232,8 +232,8 @@ func TestValidate_Listen(t *testing.T) {
 		{"[::]:8080", nil, false},
 		{"10.0.0.1:8080", nil, false},
 		{"brain.internal:8080", nil, false},
-		{"0.0.0.0:8080", []APIKey{{Key: "k"}}, true},
-		{":8080", []APIKey{{Key: "k"}}, true},
+		{"0.0.0.0:8080", []APIKey{{Key: "0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f"}}, true},
+		{":8080", []APIKey{{Key: "0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f"}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.listen, func(t *testing.T) {

@@ -24,7 +24,7 @@ func TestSessions_Compact(t *testing.T) {
 	addr := freeAddr(t)
 	cfgText := fmt.Sprintf(`listen: %s
 data_dir: %s
-api_keys: [cli-test-key]
+api_keys: [cli-test-key-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f]
 models:
   default: {provider: anthropic, model: claude-test, base_url: %s, api_key: test-key, max_retries: 0}
 agents:

@@ -80,6 +80,11 @@ func Tools(cfg Config) ([]tools.Definition, error) {
 	}
 	defs := append(c.readTools(), c.writeTools()...)
 	for i, d := range defs {
+		if strings.Contains(string(d.Input), `"repo":`) {
+			// GitHub compares owners and repository names ignoring
+			// case; so do the approval policies on $.repo.
+			d.FoldCase = []string{"$.repo"}
+		}
 		defs[i] = c.scrubbed(d)
 		if _, err := tools.Compile(defs[i]); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -414,4 +415,27 @@ func TestFailures_KnownOrUnknownOutcome(t *testing.T) {
 			t.Fatal("sent")
 		}
 	})
+}
+
+// TestTools_RepoFoldsCase: GitHub compares owners and repository names
+// ignoring case, so every tool with a repo declares it, and its canonical
+// form is lower case: a policy on acme/api catches Acme/API (issue 24).
+func TestTools_RepoFoldsCase(t *testing.T) {
+	f := newFakeGitHub(t)
+	f.seed("octocat/Hello-World", fakeIssue{number: 1347, title: "Amazing new feature", pull: true})
+	fm := newFamily(t, f)
+	for name, tool := range fm {
+		hasRepo := strings.Contains(string(tool.Input), `"repo":`)
+		if hasRepo != slices.Equal(tool.FoldCase, []string{"$.repo"}) {
+			t.Errorf("%s: fold_case %v with a repo argument: %v", name, tool.FoldCase, hasRepo)
+		}
+	}
+	canon, err := fm["github_comment"].CanonicalInput(json.RawMessage(`{"repo":"OctoCat/Hello-WORLD","number":1347,"body":"LGTM"}`))
+	if err != nil || string(canon) != `{"repo":"octocat/hello-world","number":1347,"body":"LGTM"}` {
+		t.Fatalf("canonical input %s, %v", canon, err)
+	}
+	card, err := fm.preview(t, "github_comment", string(canon))
+	if err != nil || card.Title != "Comment on octocat/hello-world#1347" {
+		t.Fatalf("the canonical repo is not what the tool acts on: %+v, %v", card, err)
+	}
 }

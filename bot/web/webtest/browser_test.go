@@ -31,7 +31,7 @@ import (
 )
 
 const (
-	apiKey        = "console-test-key-0123456789"
+	apiKey        = "console-test-key-0123456789-0f3c8e1d9a7b6c5d4e3f2a1b0c9d8e7f"
 	signingSecret = "console-test-signing-secret"
 	// waitLimit only stops a broken test from hanging; nothing is timed.
 	waitLimit = 60 * time.Second
