@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"brain/bot/config"
 )
@@ -342,10 +343,31 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v visitor) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in destination on this site.
+// safeNext keeps a post-sign-in destination on this site: a path with no
+// scheme, host or user, that neither starts with "//" nor holds a
+// backslash or a control character, in its raw form or once
+// percent-decoded (up to three times). A browser drops tabs and newlines
+// from a URL and reads a backslash as a slash, so "/%09/evil.example"
+// or "/\\evil" would otherwise lead off-site. Anything else becomes "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return "/"
 	}
-	return next
+	form := next
+	for range 4 {
+		if !strings.HasPrefix(form, "/") || strings.HasPrefix(form, "//") ||
+			strings.ContainsRune(form, '\\') || strings.ContainsFunc(form, unicode.IsControl) {
+			return "/"
+		}
+		dec, err := url.PathUnescape(form)
+		if err != nil {
+			return "/"
+		}
+		if dec == form {
+			return next
+		}
+		form = dec
+	}
+	return "/"
 }
