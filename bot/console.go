@@ -35,6 +35,7 @@ func (a *App) newConsole(clock func() time.Time, remote map[string]readier, mcps
 		Engine: consoleEngine{a.engine}, Schedules: a.schedules, Logger: a.log.With("component", "console"),
 		Status:       consoleStatus{cfg: cfg, store: a.store, ready: checks, mcps: mcps, now: clock},
 		APIKeys:      cfg.APIKeys,
+		Admins:       cfg.Console.Admins,
 		SessionTTL:   cfg.Console.SessionTTL.Std(),
 		PublicURL:    cfg.PublicURL,
 		DefaultAgent: cfg.Agents[0].Name,

@@ -45,6 +45,9 @@ type visitor struct {
 	name     string
 	by       string
 	viaKey   bool
+	// admin sees and acts on everything: a key holder, or a person in
+	// console.admins (access.go).
+	admin bool
 }
 
 // identity is who acts for a request: the signed-in person, or, on an open
@@ -229,6 +232,16 @@ func (s *Server) guest(h handler) http.HandlerFunc {
 	}
 }
 
+// visiting serves a route anyone may reach without giving a new browser
+// a session: the Slack sign-in's start and callback, so a flood of starts
+// stores nothing.
+func (s *Server) visiting(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, _ := s.visitorOf(r)
+		h(w, r, v)
+	}
+}
+
 // page serves a GET page that needs a sign-in (or an open console);
 // others are sent to the sign-in page and come back after it.
 func (s *Server) page(h handler) http.HandlerFunc {
@@ -322,7 +335,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 			Keys: !s.keys.empty(), Open: s.open(r), Error: "That is not one of brain's API keys."})
 		return
 	}
-	s.signIn(w, r, v, visitor{signedIn: true, name: name, by: name, viaKey: true}, next)
+	s.signIn(w, r, v, visitor{signedIn: true, name: name, by: name, viaKey: true, admin: true}, next)
 }
 
 // signIn replaces old with the signed-in v and sends the browser to next.
