@@ -48,22 +48,23 @@ type gate struct {
 }
 
 func (g *gate) Accept() (net.Conn, error) {
+	c, err := g.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
 	select {
 	case g.slots <- struct{}{}:
 	default:
-		// Full: make room by closing the oldest connection that is not
-		// busy with a request; if all are busy, wait.
+		// Full, and someone is here: make room by closing the oldest
+		// connection not busy with a request; if all are busy, the new
+		// one waits (in the kernel's backlog, those after it).
 		g.evict(func(c *gateConn) bool { return c.pending || c.idle })
 		select {
 		case g.slots <- struct{}{}:
 		case <-g.closed:
+			c.Close()
 			return nil, net.ErrClosed
 		}
-	}
-	c, err := g.Listener.Accept()
-	if err != nil {
-		<-g.slots
-		return nil, err
 	}
 	gc := &gateConn{Conn: c, gate: g, addr: clientAddr(c), start: time.Now(), pending: true}
 	g.mu.Lock()
