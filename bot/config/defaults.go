@@ -24,39 +24,42 @@ const (
 	DefaultMaxFileTextChars = 20000
 	DefaultFileStoreBytes   = 1 << 30
 	// Linear's OAuth endpoints (linear.app/developers, "OAuth 2.0").
-	DefaultLinearAuthorizeURL  = "https://linear.app/oauth/authorize"
-	DefaultLinearTokenURL      = "https://api.linear.app/oauth/token"
-	defaultFakeModel           = "fake-model" // the model name a provider: fake model reports
-	defaultMaxTokens           = 4096
-	defaultMaxParallelTools    = 4
-	defaultModelTimeout        = 10 * time.Minute
-	defaultMaxRetries          = 2
-	defaultMaxRunningTurns     = 64 // turns mostly wait on the model: see the README's "Choosing limits.max_running_turns"
-	defaultMaxQueuedTurns      = 256
-	defaultMaxToolIterations   = 5
-	defaultMaxOutputBytes      = 65536
-	defaultToolTimeout         = 60 * time.Second
-	defaultMaxBodyBytes        = 1 << 20
-	defaultMaxConnections      = 1024
-	defaultMaxPendingPerClient = 64
-	defaultReadTimeout         = 30 * time.Second
-	defaultWriteTimeout        = 60 * time.Second // above the 30 s a cancel may wait for its turn
-	defaultIdleTimeout         = 120 * time.Second
-	defaultApprovalTTL         = 168 * time.Hour
-	defaultSearchResults       = 5
-	defaultSearchTimeoutMS     = 10000
-	defaultFetchMaxChars       = 4000
-	defaultFetchMaxBody        = 5 << 20
-	defaultFetchTimeoutMS      = 10000
-	defaultSandboxTimeout      = 120
-	defaultLeaseTTL            = 30 * time.Second
-	defaultPollInterval        = time.Second
-	maxSandboxTimeout          = 1800
+	DefaultLinearAuthorizeURL = "https://linear.app/oauth/authorize"
+	DefaultLinearTokenURL     = "https://api.linear.app/oauth/token"
+	defaultFakeModel          = "fake-model" // the model name a provider: fake model reports
+	defaultMaxTokens          = 4096
+	defaultMaxParallelTools   = 4
+	defaultModelTimeout       = 10 * time.Minute
+	defaultMaxRetries         = 2
+	defaultMaxRunningTurns    = 64 // turns mostly wait on the model: see the README's "Choosing limits.max_running_turns"
+	defaultMaxQueuedTurns     = 256
+	defaultMaxToolIterations  = 5
+	defaultMaxOutputBytes     = 65536
+	defaultToolTimeout        = 60 * time.Second
+	defaultMaxBodyBytes       = 1 << 20
+	defaultMaxConnections     = 1024
+	defaultReadTimeout        = 30 * time.Second
+	defaultWriteTimeout       = 60 * time.Second // above the 30 s a cancel may wait for its turn
+	defaultIdleTimeout        = 120 * time.Second
+	defaultApprovalTTL        = 168 * time.Hour
+	defaultSearchResults      = 5
+	defaultSearchTimeoutMS    = 10000
+	defaultFetchMaxChars      = 4000
+	defaultFetchMaxBody       = 5 << 20
+	defaultFetchTimeoutMS     = 10000
+	defaultSandboxTimeout     = 120
+	defaultLeaseTTL           = 30 * time.Second
+	defaultPollInterval       = time.Second
+	maxSandboxTimeout         = 1800
 )
 
 // ApplyDefaults fills every unset key with its default; it is idempotent.
 // Values that depend on other blocks (an agent's max_tool_iterations and
 // approvers, tool timeouts) are filled from limits and approvals after those.
+// defaultMaxPendingPerClient bounds one address's connections that have
+// not sent a request yet (bot/conngate.go).
+const defaultMaxPendingPerClient = 64
+
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Listen, DefaultListen)
 	setDefault(&c.DataDir, DefaultDataDir)
