@@ -56,14 +56,12 @@ func (g *gate) Accept() (net.Conn, error) {
 	case g.slots <- struct{}{}:
 	default:
 		// Full, and someone is here: make room by closing the oldest
-		// connection not busy with a request; if all are busy, the new
-		// one waits (in the kernel's backlog, those after it).
-		g.evict(func(c *gateConn) bool { return c.pending || c.idle })
-		select {
-		case g.slots <- struct{}{}:
-		case <-g.closed:
+		// connection not busy with a request; while all are busy, the new
+		// one waits (in the kernel's backlog, those after it), looking
+		// again now and then, as a busy one may turn idle.
+		if err := g.makeRoom(); err != nil {
 			c.Close()
-			return nil, net.ErrClosed
+			return nil, err
 		}
 	}
 	gc := &gateConn{Conn: c, gate: g, addr: clientAddr(c), start: time.Now(), pending: true}
@@ -83,6 +81,27 @@ func (g *gate) Accept() (net.Conn, error) {
 	}
 	gc.applyReadDeadline()
 	return gc, nil
+}
+
+// evictEvery is how often a full gate looks again for a connection to
+// close while a new one waits.
+const evictEvery = 100 * time.Millisecond
+
+// makeRoom takes a slot, closing connections not busy with a request
+// until one frees.
+func (g *gate) makeRoom() error {
+	tick := time.NewTicker(evictEvery)
+	defer tick.Stop()
+	for {
+		g.evict(func(c *gateConn) bool { return c.pending || c.idle })
+		select {
+		case g.slots <- struct{}{}:
+			return nil
+		case <-g.closed:
+			return net.ErrClosed
+		case <-tick.C:
+		}
+	}
 }
 
 // evict closes the oldest connection that match picks; false when none.
