@@ -177,6 +177,7 @@ func TestHTTPServer_IdleConnectionsMakeRoom(t *testing.T) {
 	first, second := ta.dial(), ta.dial()
 	get(first)
 	get(second)
-	get(ta.dial()) // served: the oldest idle connection made room
-	closedByServer(t, first)
+	// Served (the old gate made it wait for one of the two to close): the
+	// oldest idle connection, these two or the harness's, made room.
+	get(ta.dial())
 }
