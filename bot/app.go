@@ -280,7 +280,7 @@ func (a *App) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", a.cfg.Listen, err)
 	}
-	a.listener = limitListener(ln, a.cfg.Limits.MaxConnections)
+	a.listener = limitListener(ln, a.cfg.Limits.MaxConnections, a.cfg.Limits.MaxPendingPerClient)
 	go func() {
 		if err := a.server.Serve(a.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			a.log.Error("http server stopped", tools.LogErr, err)

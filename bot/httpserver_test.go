@@ -118,24 +118,23 @@ func TestHTTPServer_EventStreamOutlivesTimeouts(t *testing.T) {
 	}
 }
 
+// TestHTTPServer_ConnectionCapQueuesTheNext: with every connection busy
+// with a request (two event streams), a third waits until one closes.
 func TestHTTPServer_ConnectionCapQueuesTheNext(t *testing.T) {
 	ta := newTestApp(t, "limits: {max_connections: 2}\n", Options{})
-	get := func(c net.Conn, r *bufio.Reader) *http.Response {
+	s := ta.createSession()
+	stream := func() net.Conn {
 		t.Helper()
-		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: brain\r\n\r\n")
-		resp, err := http.ReadResponse(r, nil)
-		if err != nil {
-			t.Fatal(err)
+		c := ta.dial()
+		_ = c.SetReadDeadline(time.Now().Add(patience))
+		fmt.Fprintf(c, "GET /v1/sessions/%s/events HTTP/1.1\r\nHost: brain\r\nAccept: text/event-stream\r\n\r\n", s.ID)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("stream: %v %v", err, resp)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
+		return c
 	}
-	first, second := ta.dial(), ta.dial()
-	_ = first.SetReadDeadline(time.Now().Add(patience))
-	_ = second.SetReadDeadline(time.Now().Add(patience))
-	get(first, bufio.NewReader(first))
-	get(second, bufio.NewReader(second))
+	first, _ := stream(), stream()
 
 	third := ta.dial()
 	answered := make(chan *http.Response, 1)
@@ -152,11 +151,33 @@ func TestHTTPServer_ConnectionCapQueuesTheNext(t *testing.T) {
 	}()
 	select {
 	case <-answered:
-		t.Fatal("a third connection was served while two were open")
+		t.Fatal("a third connection was served while two were busy")
 	case <-time.After(300 * time.Millisecond): // it waits, as it should
 	}
 	first.Close()
 	if resp := <-answered; resp == nil || resp.StatusCode != 200 {
 		t.Fatalf("the waiting connection was not served once a slot freed: %v", resp)
 	}
+}
+
+// TestHTTPServer_IdleConnectionsMakeRoom: at the cap, a connection idle
+// between requests is closed for a new one.
+func TestHTTPServer_IdleConnectionsMakeRoom(t *testing.T) {
+	ta := newTestApp(t, "limits: {max_connections: 2}\n", Options{})
+	get := func(c net.Conn) {
+		t.Helper()
+		_ = c.SetReadDeadline(time.Now().Add(patience))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: brain\r\n\r\n")
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("healthz: %v %v", err, resp)
+		}
+		resp.Body.Close()
+	}
+	first, second := ta.dial(), ta.dial()
+	get(first)
+	get(second)
+	// Served (the old gate made it wait for one of the two to close): the
+	// oldest idle connection, these two or the harness's, made room.
+	get(ta.dial())
 }

@@ -302,10 +302,14 @@ type LimitsConfig struct {
 	MaxParallelTools int `yaml:"max_parallel_tools"` // default 4
 	// The HTTP server's bounds, so a slow or idle client cannot hold a
 	// connection forever.
-	MaxConnections int      `yaml:"max_connections"` // default 1024; more wait to be accepted
-	ReadTimeout    Duration `yaml:"read_timeout"`    // default 30s: reading a whole request, body included
-	WriteTimeout   Duration `yaml:"write_timeout"`   // default 60s: handling and answering (event streams excepted)
-	IdleTimeout    Duration `yaml:"idle_timeout"`    // default 120s: a keep-alive connection between requests
+	MaxConnections int `yaml:"max_connections"` // default 1024; past it, one waiting for a request is closed, else the next waits
+	// MaxPendingPerClient bounds one client address's connections that
+	// have not sent a request yet (default 64); a new one closes the
+	// oldest.
+	MaxPendingPerClient int      `yaml:"max_pending_per_client"`
+	ReadTimeout         Duration `yaml:"read_timeout"`  // default 30s: reading a whole request, body included
+	WriteTimeout        Duration `yaml:"write_timeout"` // default 60s: handling and answering (event streams excepted)
+	IdleTimeout         Duration `yaml:"idle_timeout"`  // default 120s: a keep-alive connection between requests
 }
 
 // LogConfig is the log block.

@@ -1,7 +1,9 @@
 package config
 
 import (
+	"fmt"
 	"net/url"
+	"regexp"
 	"time"
 )
 
@@ -16,6 +18,11 @@ type ConsoleConfig struct {
 	// decisions made on the web then carry the person's Slack user id and
 	// follow the approver rules as a click in Slack would.
 	SlackSignIn *SlackSignInConfig `yaml:"slack_signin"`
+	// Admins are Slack user ids (U… or W…) who, signed in with Slack, see
+	// and act on every session, approval and schedule, as a key holder
+	// does. Other people see only their own sessions and the approvals
+	// they may decide.
+	Admins []string `yaml:"admins"`
 }
 
 // SlackSignInConfig is console.slack_signin: a Slack app's OAuth client
@@ -44,8 +51,19 @@ func (c *Config) applyConsoleDefaults() {
 	}
 }
 
+// slackUserID is what a Slack user id looks like.
+var slackUserID = regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`)
+
 func (c *Config) validateConsole(p *problems) {
 	atLeast(p, "console.session_ttl", int64(c.Console.SessionTTL), int64(time.Minute), "at least 1m")
+	for i, id := range c.Console.Admins {
+		if !slackUserID.MatchString(id) {
+			p.add(fmt.Sprintf("console.admins[%d]", i), "%q is not a Slack user id (U… or W…, as in the profile's \"Copy member ID\")", id)
+		}
+	}
+	if len(c.Console.Admins) > 0 && c.Console.SlackSignIn == nil {
+		p.add("console.admins", "set, but console.slack_signin is not: admins sign in with Slack")
+	}
 	s := c.Console.SlackSignIn
 	if s == nil {
 		return

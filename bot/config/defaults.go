@@ -64,6 +64,10 @@ const (
 // ApplyDefaults fills every unset key with its default; it is idempotent.
 // Values that depend on other blocks (an agent's max_tool_iterations and
 // approvers, tool timeouts) are filled from limits and approvals after those.
+// defaultMaxPendingPerClient bounds one address's connections that have
+// not sent a request yet (bot/conngate.go).
+const defaultMaxPendingPerClient = 64
+
 func (c *Config) ApplyDefaults() {
 	setDefault(&c.Listen, DefaultListen)
 	setDefault(&c.DataDir, DefaultDataDir)
@@ -93,6 +97,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
 	setDefault(&l.MaxParallelTools, defaultMaxParallelTools)
 	setDefault(&l.MaxConnections, defaultMaxConnections)
+	setDefault(&l.MaxPendingPerClient, defaultMaxPendingPerClient)
 	setDefault(&l.ReadTimeout, Duration(defaultReadTimeout))
 	setDefault(&l.WriteTimeout, Duration(defaultWriteTimeout))
 	setDefault(&l.IdleTimeout, Duration(defaultIdleTimeout))

@@ -63,6 +63,7 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.tool_timeout", int64(l.ToolTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.max_body_bytes", l.MaxBodyBytes, 1, "")
 	atLeast(&p, "limits.max_connections", int64(l.MaxConnections), 1, "")
+	atLeast(&p, "limits.max_pending_per_client", int64(l.MaxPendingPerClient), 1, "")
 	atLeast(&p, "limits.read_timeout", int64(l.ReadTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.write_timeout", int64(l.WriteTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.idle_timeout", int64(l.IdleTimeout), 1, "a positive duration")

@@ -40,6 +40,8 @@ type Installer struct {
 	// Connected is told about each workspace stored (to run the webhooks
 	// kept while it was disconnected).
 	Connected func(ctx context.Context, organizationID string)
+
+	starts installStarts
 }
 
 func (in *Installer) redirectURI() string { return in.PublicURL + CallbackPath }
@@ -50,6 +52,10 @@ func (in *Installer) Install(w http.ResponseWriter, r *http.Request) {
 	_, _ = rand.Read(b[:])
 	state := hex.EncodeToString(b[:])
 	now := in.Now()
+	if !in.starts.allow(r, now) {
+		page(w, http.StatusTooManyRequests, "Too many installs in progress", "Finish or abandon the installs already started (they expire after "+stateTTL.String()+"), then try again.")
+		return
+	}
 	if err := in.Store.SaveOAuthState(r.Context(), now, state, now.Add(stateTTL)); err != nil {
 		in.Log.Error("save linear install state", logErr, err)
 		page(w, http.StatusInternalServerError, "Could not start the install", "brain could not record the install request; see its log.")

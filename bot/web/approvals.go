@@ -33,7 +33,10 @@ func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request, v visitor
 		s.internal(w, r, v, err)
 		return
 	}
-	vw.Pending = pending
+	if vw.Pending, err = s.visibleApprovals(r, v, pending); err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
 	hist := historyStatuses
 	if vw.Status != "" {
 		if !slices.Contains(historyStatuses, engine.ApprovalStatus(vw.Status)) {
@@ -42,7 +45,11 @@ func (s *Server) approvalsPage(w http.ResponseWriter, r *http.Request, v visitor
 		}
 		hist = []engine.ApprovalStatus{engine.ApprovalStatus(vw.Status)}
 	}
-	if vw.History, err = s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{Statuses: hist, Limit: 200}); err != nil {
+	hist2, err := s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{Statuses: hist, Limit: 200})
+	if err == nil {
+		vw.History, err = s.visibleApprovals(r, v, hist2)
+	}
+	if err != nil {
 		s.internal(w, r, v, err)
 		return
 	}
@@ -55,9 +62,8 @@ type approvalView struct {
 }
 
 func (s *Server) approvalPage(w http.ResponseWriter, r *http.Request, v visitor) {
-	a, err := s.cfg.Engine.Approval(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.engineError(w, r, v, err)
+	a, ok := s.approval(w, r, v)
+	if !ok {
 		return
 	}
 	s.render(w, r, http.StatusOK, "approval", v, approvalView{Approval: a, Notice: r.URL.Query().Get("notice")})
@@ -68,6 +74,9 @@ func (s *Server) approvalPage(w http.ResponseWriter, r *http.Request, v visitor)
 // console sessions' approvals), a Slack sign-in as the Slack user; the
 // first decision wins and a later one is told who decided.
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, v visitor) {
+	if _, ok := s.approval(w, r, v); !ok {
+		return
+	}
 	id := r.PathValue("id")
 	decision := r.PostForm.Get("decision")
 	if decision != engine.DecisionApprove && decision != engine.DecisionDeny {
@@ -90,6 +99,9 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v visitor) {
 }
 
 func (s *Server) retry(w http.ResponseWriter, r *http.Request, v visitor) {
+	if _, ok := s.approval(w, r, v); !ok {
+		return
+	}
 	id := r.PathValue("id")
 	by, viaKey := v.identity()
 	if _, err := s.cfg.Engine.Retry(r.Context(), id, engine.Decision{By: by, ViaAPI: viaKey}); err != nil {

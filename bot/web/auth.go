@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"brain/bot/config"
 )
@@ -44,6 +45,9 @@ type visitor struct {
 	name     string
 	by       string
 	viaKey   bool
+	// admin sees and acts on everything: a key holder, or a person in
+	// console.admins (access.go).
+	admin bool
 }
 
 // identity is who acts for a request: the signed-in person, or, on an open
@@ -228,6 +232,16 @@ func (s *Server) guest(h handler) http.HandlerFunc {
 	}
 }
 
+// visiting serves a route anyone may reach without giving a new browser
+// a session: the Slack sign-in's start and callback, so a flood of starts
+// stores nothing.
+func (s *Server) visiting(h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, _ := s.visitorOf(r)
+		h(w, r, v)
+	}
+}
+
 // page serves a GET page that needs a sign-in (or an open console);
 // others are sent to the sign-in page and come back after it.
 func (s *Server) page(h handler) http.HandlerFunc {
@@ -321,7 +335,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 			Keys: !s.keys.empty(), Open: s.open(r), Error: "That is not one of brain's API keys."})
 		return
 	}
-	s.signIn(w, r, v, visitor{signedIn: true, name: name, by: name, viaKey: true}, next)
+	s.signIn(w, r, v, visitor{signedIn: true, name: name, by: name, viaKey: true, admin: true}, next)
 }
 
 // signIn replaces old with the signed-in v and sends the browser to next.
@@ -342,10 +356,31 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request, v visitor) {
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a post-sign-in destination on this site.
+// safeNext keeps a post-sign-in destination on this site: a path with no
+// scheme, host or user, that neither starts with "//" nor holds a
+// backslash or a control character, in its raw form or once
+// percent-decoded (up to three times). A browser drops tabs and newlines
+// from a URL and reads a backslash as a slash, so "/%09/evil.example"
+// or "/\\evil" would otherwise lead off-site. Anything else becomes "/".
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
 		return "/"
 	}
-	return next
+	form := next
+	for range 4 {
+		if !strings.HasPrefix(form, "/") || strings.HasPrefix(form, "//") ||
+			strings.ContainsRune(form, '\\') || strings.ContainsFunc(form, unicode.IsControl) {
+			return "/"
+		}
+		dec, err := url.PathUnescape(form)
+		if err != nil {
+			return "/"
+		}
+		if dec == form {
+			return next
+		}
+		form = dec
+	}
+	return "/"
 }

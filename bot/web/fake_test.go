@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ type fakeEngine struct {
 	decisions []engine.Decision
 	sent      []engine.Input
 	feeds     map[*fakeFeed]bool
+
+	// approvers are each agent's approvers, for MayDecideApproval and
+	// StopFor (the engine's rules, in small).
+	approvers map[string][]string
+	cancels   []string
 
 	DecideFunc func(id string, d engine.Decision) (engine.Approval, error)
 }
@@ -210,7 +216,39 @@ func (f *fakeEngine) ResumeWith(ctx context.Context, id string, _ engine.ResumeO
 }
 
 func (f *fakeEngine) Cancel(ctx context.Context, id string) (engine.Session, error) {
+	f.mu.Lock()
+	f.cancels = append(f.cancels, id)
+	f.mu.Unlock()
 	return f.Session(ctx, id)
+}
+
+func (f *fakeEngine) MayDecideApproval(ctx context.Context, a engine.Approval, by string) error {
+	ss, err := f.Session(ctx, a.SessionID)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	approvers := f.approvers[a.Agent]
+	f.mu.Unlock()
+	if slices.Contains(approvers, by) || (len(approvers) == 0 && by != "" && by == ss.StartedBy) {
+		return nil
+	}
+	return engine.Errorf(engine.CodeForbidden, "%s may not decide this approval", by)
+}
+
+func (f *fakeEngine) StopFor(ctx context.Context, id, by string) (engine.Session, bool, error) {
+	ss, err := f.Session(ctx, id)
+	if err != nil {
+		return ss, false, err
+	}
+	f.mu.Lock()
+	approvers := f.approvers[ss.Agent]
+	f.mu.Unlock()
+	if by == "" || (by != ss.StartedBy && !slices.Contains(approvers, by)) {
+		return ss, false, engine.Errorf(engine.CodeForbidden, "only %s, who started the session, or an approver may stop it", ss.StartedBy)
+	}
+	_, err = f.Cancel(ctx, id)
+	return ss, err == nil, err
 }
 
 func (f *fakeEngine) Approvals(_ context.Context, af engine.ApprovalFilter) ([]engine.Approval, error) {

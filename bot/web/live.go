@@ -24,11 +24,11 @@ const liveHeartbeat = 15 * time.Second
 // of the last stored event and nothing unstored is replayed.
 func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 	ctx := r.Context()
-	id := r.PathValue("id")
-	if _, err := s.cfg.Engine.Session(ctx, id); err != nil {
-		s.engineError(w, r, v, err)
+	ss, ok := s.session(w, r, v)
+	if !ok {
 		return
 	}
+	id := ss.ID
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
 	if last, err := strconv.ParseInt(r.Header.Get("Last-Event-ID"), 10, 64); err == nil {
 		after = last

@@ -2,10 +2,11 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/slack-go/slack"
@@ -35,47 +36,7 @@ type SlackSignIn struct {
 const (
 	stateCookie = "brain_console_state"
 	stateTTL    = 10 * time.Minute
-	maxPending  = 1000
 )
-
-// pendingSignIn is a Slack sign-in between its start and its callback.
-type pendingSignIn struct {
-	nonce, next string
-	expires     time.Time
-}
-
-// pendingSignIns are the flows started and not finished; the state
-// parameter names them, and a state cookie (SameSite=Lax, so it survives
-// the redirect back from Slack) binds each to its browser.
-type pendingSignIns struct {
-	mu sync.Mutex
-	m  map[string]pendingSignIn
-}
-
-func (p *pendingSignIns) add(state string, ps pendingSignIn, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[string]pendingSignIn{}
-	}
-	if len(p.m) >= maxPending {
-		for k, v := range p.m {
-			if !now.Before(v.expires) || len(p.m) >= maxPending {
-				delete(p.m, k)
-			}
-		}
-	}
-	p.m[state] = ps
-}
-
-// take removes and returns the flow named state, if it is still live.
-func (p *pendingSignIns) take(state string, now time.Time) (pendingSignIn, bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ps, ok := p.m[state]
-	delete(p.m, state)
-	return ps, ok && now.Before(ps.expires)
-}
 
 // slackStart sends the browser to Slack's authorization page.
 func (s *Server) slackStart(w http.ResponseWriter, r *http.Request, v visitor) {
@@ -85,8 +46,10 @@ func (s *Server) slackStart(w http.ResponseWriter, r *http.Request, v visitor) {
 		return
 	}
 	state, nonce := newToken(), newToken()
-	s.signIns.add(state, pendingSignIn{nonce: nonce, next: safeNext(r.URL.Query().Get("next")), expires: s.now().Add(stateTTL)}, s.now())
-	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: state, Path: "/login/slack", MaxAge: int(stateTTL.Seconds()),
+	// The flow lives in this browser's cookie (statecookie.go); brain
+	// keeps nothing until the callback.
+	sealed := s.states.seal(pendingSignIn{State: state, Nonce: nonce, Next: safeNext(r.URL.Query().Get("next")), Expires: s.now().Add(stateTTL).Unix()})
+	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: sealed, Path: "/login/slack", MaxAge: int(stateTTL.Seconds()),
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: r.TLS != nil || strings.HasPrefix(s.cfg.PublicURL, "https://")})
 	q := url.Values{
 		"response_type": {"code"}, "scope": {"openid profile"}, "client_id": {sc.ClientID},
@@ -122,14 +85,18 @@ func (s *Server) slackCallback(w http.ResponseWriter, r *http.Request, v visitor
 	}
 	state := q.Get("state")
 	c, err := r.Cookie(stateCookie)
-	if state == "" || err != nil || c.Value != state {
+	if state == "" || err != nil {
 		refuse(http.StatusForbidden, "this sign-in was not started in this browser; start again.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: stateCookie, Value: "", Path: "/login/slack", MaxAge: -1})
-	ps, ok := s.signIns.take(state, s.now())
+	ps, ok := s.states.open(c.Value, s.now())
 	if !ok {
 		refuse(http.StatusForbidden, "this sign-in expired or was already used; start again.")
+		return
+	}
+	if subtle.ConstantTimeCompare([]byte(ps.State), []byte(state)) != 1 {
+		refuse(http.StatusForbidden, "this sign-in was not started in this browser; start again.")
 		return
 	}
 	code := q.Get("code")
@@ -153,7 +120,7 @@ func (s *Server) slackCallback(w http.ResponseWriter, r *http.Request, v visitor
 		refuse(http.StatusBadGateway, "Slack did not accept the sign-in ("+clip(err.Error(), 200)+").")
 		return
 	}
-	claims, err := parseIDToken(tok.IdToken, sc.ClientID, ps.nonce, s.now())
+	claims, err := parseIDToken(tok.IdToken, sc.ClientID, ps.Nonce, s.now())
 	if err != nil {
 		refuse(http.StatusForbidden, err.Error()+".")
 		return
@@ -163,5 +130,6 @@ func (s *Server) slackCallback(w http.ResponseWriter, r *http.Request, v visitor
 		return
 	}
 	name := orDefault(claims.Name, claims.UserID)
-	s.signIn(w, r, v, visitor{signedIn: true, name: name + " (Slack)", by: claims.UserID}, ps.next)
+	s.signIn(w, r, v, visitor{signedIn: true, name: name + " (Slack)", by: claims.UserID,
+		admin: slices.Contains(s.cfg.Admins, claims.UserID)}, ps.Next)
 }

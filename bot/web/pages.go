@@ -55,6 +55,7 @@ type view struct {
 	SignedIn bool
 	Who      string
 	Open     bool
+	Admin    bool
 	CSRF     string
 	Data     any
 }
@@ -63,7 +64,7 @@ type view struct {
 // answered 500 (it is a bug: the data is ours).
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, v visitor, data any) {
 	var buf bytes.Buffer
-	vw := view{Page: name, SignedIn: v.signedIn, Who: v.name, Open: !v.signedIn && s.open(r), CSRF: v.csrf, Data: data}
+	vw := view{Page: name, SignedIn: v.signedIn, Who: v.name, Open: !v.signedIn && s.open(r), Admin: s.admin(r, v), CSRF: v.csrf, Data: data}
 	if err := s.pages.byName[name].ExecuteTemplate(&buf, "layout", vw); err != nil {
 		s.log.Error("render console page", logPath, r.URL.Path, logErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)

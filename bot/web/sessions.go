@@ -81,6 +81,11 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor)
 	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
 		return (vw.Origin != "" && ss.Origin != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
 	})
+	// Only the sessions v may see are listed, paged and counted.
+	if list, err = s.visibleSessions(r, v, list); err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
 	start := min((vw.Page-1)*pageSize, len(list))
 	end := min(start+pageSize, len(list))
 	for _, ss := range list[start:end] {
@@ -158,11 +163,11 @@ type sessionView struct {
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) {
-	ss, err := s.cfg.Engine.Session(r.Context(), r.PathValue("id"))
-	if err != nil {
-		s.engineError(w, r, v, err)
+	ss, ok := s.session(w, r, v)
+	if !ok {
 		return
 	}
+	var err error
 	vw := sessionView{Session: ss, OriginLink: s.originLink(ss), Question: ss.OpenQuestion(), Notice: r.URL.Query().Get("notice")}
 	from := max(0, ss.LastSeq-timelineWindow)
 	if a, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && a >= 0 {
@@ -201,10 +206,13 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 		s.internal(w, r, v, err)
 		return
 	}
+	// Offered as the actions would allow (cancel: an approver may too,
+	// and is told so by the engine if not).
+	starter := s.admin(r, v) || (v.by != "" && ss.StartedBy == v.by)
 	vw.CanSend = (ss.Origin == engine.OriginAPI || ss.Origin == engine.OriginConsole) &&
 		ss.Status != engine.StatusInterrupted && ss.Status != engine.StatusFailed
-	vw.CanCancel = ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput
-	vw.CanResume = ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed
+	vw.CanCancel = starter && (ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput)
+	vw.CanResume = starter && (ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed)
 	s.render(w, r, http.StatusOK, "session", v, vw)
 }
 
@@ -234,12 +242,11 @@ func (s *Server) startSession(w http.ResponseWriter, r *http.Request, v visitor)
 // sendMessage sends a message, or an answer to the open question, to an
 // API or console session.
 func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) {
-	id := r.PathValue("id")
-	ss, err := s.cfg.Engine.Session(r.Context(), id)
-	if err != nil {
-		s.engineError(w, r, v, err)
+	ss, ok := s.session(w, r, v)
+	if !ok {
 		return
 	}
+	id := ss.ID
 	if ss.Origin != engine.OriginAPI && ss.Origin != engine.OriginConsole {
 		s.fail(w, r, v, http.StatusConflict, "This session lives in "+ss.Origin+": answer it there.")
 		return
@@ -260,9 +267,21 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	http.Redirect(w, r, "/sessions/"+url.PathEscape(id), http.StatusSeeOther)
 }
 
+// cancel stops a session's turn: an admin any session's, others as a
+// Stop click in Slack would (the person who started it, or an approver).
 func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v visitor) {
-	id := r.PathValue("id")
-	if _, err := s.cfg.Engine.Cancel(r.Context(), id); err != nil {
+	ss, ok := s.session(w, r, v)
+	if !ok {
+		return
+	}
+	id := ss.ID
+	var err error
+	if s.admin(r, v) {
+		_, err = s.cfg.Engine.Cancel(r.Context(), id)
+	} else {
+		_, _, err = s.cfg.Engine.StopFor(r.Context(), id, v.by)
+	}
+	if err != nil {
 		s.engineError(w, r, v, err)
 		return
 	}
@@ -270,8 +289,18 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v visitor) {
 	http.Redirect(w, r, "/sessions/"+url.PathEscape(id)+"?notice=cancelled", http.StatusSeeOther)
 }
 
+// resume resumes a stopped session: an admin any, others only one they
+// started, as the Resume button in Slack.
 func (s *Server) resume(w http.ResponseWriter, r *http.Request, v visitor) {
-	id := r.PathValue("id")
+	ss, ok := s.session(w, r, v)
+	if !ok {
+		return
+	}
+	id := ss.ID
+	if !s.admin(r, v) && ss.StartedBy != v.by {
+		s.fail(w, r, v, http.StatusForbidden, "Only "+orDefault(ss.StartedBy, "an admin")+", who started this session, may resume it.")
+		return
+	}
 	res, err := s.cfg.Engine.ResumeWith(r.Context(), id, engine.ResumeOptions{Retry: r.PostForm.Get("retry") != ""})
 	if err != nil {
 		s.engineError(w, r, v, err)

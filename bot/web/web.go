@@ -56,6 +56,10 @@ type Engine interface {
 	Approval(ctx context.Context, id string) (engine.Approval, error)
 	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
 	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	// MayDecideApproval says, as a decision would, whether by decides a.
+	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
+	// StopFor is Cancel under the rule of a Stop click in Slack.
+	StopFor(ctx context.Context, sessionID, by string) (s engine.Session, stopped bool, err error)
 }
 
 // DeltaFeed is a session's streamed text as it is written;
@@ -98,6 +102,9 @@ type Config struct {
 	// APIKeys sign people in (then a cookie carries a server-side session).
 	// With none, callers on this host are let in as the API lets them.
 	APIKeys []config.APIKey
+	// Admins are the Slack user ids who, signed in with Slack, see and act
+	// on everything (console.admins); a key sign-in is always an admin.
+	Admins []string
 	// SessionTTL bounds a sign-in.
 	SessionTTL time.Duration
 	// SlackSignIn, when set, offers "Sign in with Slack".
@@ -137,15 +144,17 @@ type Server struct {
 	now     func() time.Time
 	keys    keyring
 	auth    *sessionStore
-	signIns pendingSignIns
+	states  stateSigner
+	authors authorSets
 	pages   *pages
 	mux     *http.ServeMux
+	routes  []route
 	handler http.Handler
 }
 
 // New builds the console; Routes lists what to mount.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: newKeyring(cfg.APIKeys)}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: newKeyring(cfg.APIKeys), states: newStateSigner()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -161,7 +170,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.pages = p
-	s.routes()
+	s.mount()
 	return s, nil
 }
 
@@ -176,31 +185,62 @@ var Patterns = []string{
 // Handler serves every console route (see Patterns).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-func (s *Server) routes() {
+// access says who may reach a route; what they then see of a session or
+// an approval is the handler's check (access.go).
+type access int
+
+const (
+	// public routes answer anyone: the sign-in pages, static files.
+	public access = iota
+	// signedIn routes need a sign-in (or an open console); GET pages send
+	// others to the sign-in page, the rest answer 401.
+	signedIn
+	// adminOnly routes need an admin.
+	adminOnly
+)
+
+// route is one console route with who may reach it. Every route has one,
+// and TestConsole_RoleMatrix walks them all.
+type route struct {
+	pattern string
+	access  access
+	h       http.HandlerFunc
+}
+
+func (s *Server) routeList() []route {
+	return []route{
+		{"GET /static/", public, http.FileServerFS(staticFS).ServeHTTP},
+		{"GET /login", public, s.guest(s.loginPage)},
+		{"POST /login", public, s.guestForm(s.login)},
+		{"POST /logout", public, s.guestForm(s.logout)},
+		{"GET /login/slack", public, s.visiting(s.slackStart)},
+		{"GET /login/slack/callback", public, s.visiting(s.slackCallback)},
+
+		{"GET /{$}", signedIn, s.page(s.sessionsPage)},
+		{"GET /sessions", signedIn, s.page(s.sessionsPage)},
+		{"POST /sessions", signedIn, s.member(s.form(s.startSession))},
+		{"GET /sessions/{id}", signedIn, s.page(s.sessionPage)},
+		{"GET /sessions/{id}/live", signedIn, s.member(s.live)},
+		{"POST /sessions/{id}/messages", signedIn, s.member(s.form(s.sendMessage))},
+		{"POST /sessions/{id}/cancel", signedIn, s.member(s.form(s.cancel))},
+		{"POST /sessions/{id}/resume", signedIn, s.member(s.form(s.resume))},
+		{"GET /approvals", signedIn, s.page(s.approvalsPage)},
+		{"GET /approvals/{id}", signedIn, s.page(s.approvalPage)},
+		{"POST /approvals/{id}/decision", signedIn, s.member(s.form(s.decide))},
+		{"POST /approvals/{id}/retry", signedIn, s.member(s.form(s.retry))},
+		{"GET /schedules", adminOnly, s.page(s.adminOnly(s.schedulesPage))},
+		{"POST /schedules/{name}/run", adminOnly, s.member(s.form(s.adminOnly(s.runSchedule)))},
+		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
+	}
+}
+
+func (s *Server) mount() {
 	m := http.NewServeMux()
 	s.mux = m
-	m.Handle("GET /static/", http.FileServerFS(staticFS))
-	m.HandleFunc("GET /login", s.guest(s.loginPage))
-	m.HandleFunc("POST /login", s.guestForm(s.login))
-	m.HandleFunc("POST /logout", s.guestForm(s.logout))
-	m.HandleFunc("GET /login/slack", s.guest(s.slackStart))
-	m.HandleFunc("GET /login/slack/callback", s.guest(s.slackCallback))
-
-	m.HandleFunc("GET /{$}", s.page(s.sessionsPage))
-	m.HandleFunc("GET /sessions", s.page(s.sessionsPage))
-	m.HandleFunc("POST /sessions", s.member(s.form(s.startSession)))
-	m.HandleFunc("GET /sessions/{id}", s.page(s.sessionPage))
-	m.HandleFunc("GET /sessions/{id}/live", s.member(s.live))
-	m.HandleFunc("POST /sessions/{id}/messages", s.member(s.form(s.sendMessage)))
-	m.HandleFunc("POST /sessions/{id}/cancel", s.member(s.form(s.cancel)))
-	m.HandleFunc("POST /sessions/{id}/resume", s.member(s.form(s.resume)))
-	m.HandleFunc("GET /approvals", s.page(s.approvalsPage))
-	m.HandleFunc("GET /approvals/{id}", s.page(s.approvalPage))
-	m.HandleFunc("POST /approvals/{id}/decision", s.member(s.form(s.decide)))
-	m.HandleFunc("POST /approvals/{id}/retry", s.member(s.form(s.retry)))
-	m.HandleFunc("GET /schedules", s.page(s.schedulesPage))
-	m.HandleFunc("POST /schedules/{name}/run", s.member(s.form(s.runSchedule)))
-	m.HandleFunc("GET /status", s.page(s.statusPage))
+	s.routes = s.routeList()
+	for _, rt := range s.routes {
+		m.HandleFunc(rt.pattern, rt.h)
+	}
 	s.handler = securityHeaders(m)
 }
 

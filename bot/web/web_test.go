@@ -25,6 +25,7 @@ const testKey = "k-secret-console-key"
 // a cookie jar, and redirects not followed so tests see them.
 type console struct {
 	t      *testing.T
+	s      *Server
 	eng    *fakeEngine
 	sched  *fakeSchedules
 	srv    *httptest.Server
@@ -47,6 +48,7 @@ func newConsole(t *testing.T, cfg Config) *console {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.s = s
 	c.srv = httptest.NewServer(s.Handler())
 	t.Cleanup(func() { close(done); c.srv.Close() })
 	jar, _ := cookiejar.New(nil)

@@ -114,6 +114,7 @@ slack:
   api_url: %s/api/
 console:
   slack_signin: {client_id: cid, client_secret: csecret, authorize_url: %s%s}
+  admins: [U0ADA] # Ada opens every page below, the schedules and status included
 `, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath)
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
@@ -465,5 +466,16 @@ func TestConsole_InABrowser(t *testing.T) {
 		t.Fatalf("without JavaScript the note says %q", note)
 	}
 	r.ctx = first
+
+	// A sign-in whose next leads off-site lands on the console's front page.
+	r.do("sign in with an off-site next",
+		chromedp.Navigate(r.base+"/login?next=/%09/evil.example"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name=key]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name=key]`), apiKey),
+		chromedp.Submit(chromedp.CSS(`form.login`)),
+		chromedp.WaitVisible(`//h1[text()="Sessions"]`))
+	if at := get(r, "read the location", chromedp.Location()); at != r.base+"/" {
+		t.Fatalf("after sign-in the browser is at %q, want %q", at, r.base+"/")
+	}
 	t.Logf("screenshots in %s", r.shots)
 }
