@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -16,7 +17,7 @@ import (
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
 	pol, matched := e.policies.Match(tool.Name, call.Input)
-	if matched && pol.Action == PolicyDeny {
+	if matched && pol.Action == policy.PolicyDeny {
 		e.count("approvals_refused")
 		return failed("refused by policy %q: %s", pol.Name, pol.Message)
 	}

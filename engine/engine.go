@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -47,7 +48,7 @@ type Config struct {
 	ExpirySweep time.Duration
 	// Policies decide, per approval tool call, whether a person is asked
 	// and how many (approvals.policies); nil asks one person every time.
-	Policies *PolicySet
+	Policies *policy.PolicySet
 	// RemindBefore, when positive, records a reminder this long before a
 	// pending approval expires.
 	RemindBefore time.Duration
@@ -106,7 +107,7 @@ type Engine struct {
 	toolTimeout    time.Duration
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
-	policies       *PolicySet
+	policies       *policy.PolicySet
 	remindBefore   time.Duration
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber

@@ -5,7 +5,7 @@
 // numeric comparison. Policies are tried in order; the first that matches
 // wins. approvalpolicy.go decides what the matched policy's action means.
 
-package engine
+package policy
 
 import (
 	"encoding/json"
