@@ -79,8 +79,8 @@ func (t *telemetry) TurnStarted(ti engine.TurnInfo) {
 }
 
 func (t *telemetry) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
-	t.turns.Inc(end.Outcome)
-	t.turnDur.Observe(end.Duration.Seconds(), end.Outcome)
+	t.turns.Inc(string(end.Outcome))
+	t.turnDur.Observe(end.Duration.Seconds(), string(end.Outcome))
 	attrs := []any{logSession, ti.SessionID, tools.LogTurn, ti.TurnID, logOrigin, ti.Origin, logOutcome, end.Outcome,
 		logDuration, end.Duration.Round(time.Millisecond).String(), logRounds, end.Rounds,
 		logInputTokens, end.Usage.InputTokens, logOutputTokens, end.Usage.OutputTokens,

@@ -122,8 +122,15 @@ func (e *Engine) cleanComment(s string) (string, error) {
 	return e.scrub.String(s), nil
 }
 
-// policyBy is the DecidedBy of an approval a policy decided.
+// policyBy is the DecidedBy of an approval a policy decided: the one place
+// that writes it; ByPolicy is the one place that reads it.
 func policyBy(name string) string { return fmt.Sprintf("policy:%s", name) }
+
+// ByPolicy reports whether a policy, not a person, decided a.
+func (a Approval) ByPolicy() bool { return a.Policy != "" && a.DecidedBy == policyBy(a.Policy) }
+
+// ByPolicy reports whether a policy, not a person, made the decision.
+func (p ApprovalDecided) ByPolicy() bool { return p.Policy != "" && p.By == policyBy(p.Policy) }
 
 // MayDecide reports, as Decide would, whether d.By may make decision d on
 // the approval: channels ask before they open a form for a comment, so

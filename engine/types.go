@@ -20,13 +20,17 @@ const (
 	StatusFailed        Status = "failed"
 )
 
-// Origin says where a session came from.
+// Origin says where a session came from: the platform that owns its
+// thread, or the API, the console or a schedule.
+type Origin string
+
+// Origins brain has today; a platform names its own.
 const (
-	OriginAPI      = "api"
-	OriginConsole  = "console"
-	OriginSlack    = "slack"
-	OriginLinear   = "linear"
-	OriginSchedule = "schedule"
+	OriginAPI      Origin = "api"
+	OriginConsole         = "console"
+	OriginSlack           = "slack"
+	OriginLinear          = "linear"
+	OriginSchedule        = "schedule"
 )
 
 // Event types; each has its payload type (see Payload).
@@ -54,20 +58,23 @@ const (
 	EventTurnCompleted       = "turn.completed"
 )
 
-// Turn outcomes, recorded on turn.completed.
+// Outcome is how a turn ended, recorded on turn.completed.
+type Outcome string
+
+// Turn outcomes.
 const (
-	OutcomeCompleted     = "completed"
-	OutcomeQuestion      = "question"
-	OutcomeMaxIterations = "max_iterations"
-	OutcomeCancelled     = "cancelled"
-	OutcomeFailed        = "failed"
+	OutcomeCompleted     Outcome = "completed"
+	OutcomeQuestion              = "question"
+	OutcomeMaxIterations         = "max_iterations"
+	OutcomeCancelled             = "cancelled"
+	OutcomeFailed                = "failed"
 )
 
 // Session is one conversation with an agent.
 type Session struct {
 	ID          string    `json:"id"`
 	Agent       string    `json:"agent"`
-	Origin      string    `json:"origin"`
+	Origin      Origin    `json:"origin"`
 	ThreadKey   string    `json:"thread_key,omitempty"`
 	Interactive bool      `json:"interactive"`
 	StartedBy   string    `json:"started_by,omitempty"`

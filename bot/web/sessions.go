@@ -27,13 +27,14 @@ const (
 
 var sessionStatuses = []engine.Status{engine.StatusIdle, engine.StatusRunning, engine.StatusAwaitingInput, engine.StatusInterrupted, engine.StatusFailed}
 
-var origins = []string{engine.OriginSlack, engine.OriginLinear, engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
+var origins = []engine.Origin{engine.OriginSlack, engine.OriginLinear, engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
 
 type sessionsView struct {
 	Rows                  []sessionRow
 	Status, Origin, Agent string
 	Statuses              []engine.Status
-	Origins, Agents       []string
+	Origins               []engine.Origin
+	Agents                []string
 	Page                  int
 	Prev, Next            string
 	CanStart              bool
@@ -68,7 +69,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor)
 		return
 	}
 	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
-		return (vw.Origin != "" && ss.Origin != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
+		return (vw.Origin != "" && string(ss.Origin) != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
 	})
 	start := min((vw.Page-1)*pageSize, len(list))
 	end := min(start+pageSize, len(list))
@@ -232,7 +233,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 		return
 	}
 	if ss.Origin != engine.OriginAPI && ss.Origin != engine.OriginConsole {
-		s.fail(w, r, v, http.StatusConflict, "This session lives in "+ss.Origin+": answer it there.")
+		s.fail(w, r, v, http.StatusConflict, "This session lives in "+string(ss.Origin)+": answer it there.")
 		return
 	}
 	by, _ := v.identity()

@@ -334,7 +334,7 @@ func TestConsole_StartSessionAndActions(t *testing.T) {
 
 func TestConsole_SessionsFilters(t *testing.T) {
 	c := newConsole(t, Config{Agents: []string{"default", "triage"}, DefaultAgent: "default"})
-	for i, o := range []string{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
+	for i, o := range []engine.Origin{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
 		c.eng.addSession(engine.Session{ID: "s" + strconv.Itoa(i), Agent: []string{"default", "triage", "triage"}[i], Origin: o, Status: engine.StatusIdle,
 			ThreadKey: "slack:T1:C1:1700000000.0001"})
 	}
