@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"brain/engine/lease"
 )
 
 // MaxComment bounds a decision's comment or reason, in characters.
@@ -46,7 +48,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	now := e.now()
 	var fence *Fence // an approval is recorded under the apply's lease
 	if d.Approve {
-		fence = e.fence(applyLease(a.ID))
+		fence = e.fence(lease.ApplyKey(a.ID))
 	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: now, Fence: fence,

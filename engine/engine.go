@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"brain/engine/lease"
 	"brain/engine/policy"
 	"brain/tools"
 )
@@ -122,7 +123,7 @@ type Engine struct {
 	// deltas carries streamed text to its watchers, never to the store.
 	deltas deltas
 
-	leases       *leaser
+	leases       *lease.Holder
 	pollInterval time.Duration
 	peers        Peers
 
@@ -219,15 +220,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// Lease times are wall-clock times, compared across replicas; the
 	// injected clock stamps records only.
-	e.leases = &leaser{store: cfg.Leases, owner: cfg.Replica, ttl: cfg.LeaseTTL, now: time.Now}
-	if e.leases.store == nil {
-		e.leases.store, e.leases.exclusive = &memLeases{}, true
+	e.leases = &lease.Holder{Store: cfg.Leases, Owner: cfg.Replica, TTL: cfg.LeaseTTL, Now: time.Now}
+	if e.leases.Store == nil {
+		e.leases.Store, e.leases.Exclusive = &lease.Memory{}, true
 	}
-	if e.leases.owner == "" {
-		e.leases.owner = newReplicaID()
+	if e.leases.Owner == "" {
+		e.leases.Owner = newReplicaID()
 	}
-	if e.leases.ttl <= 0 {
-		e.leases.ttl = defaultLeaseTTL
+	if e.leases.TTL <= 0 {
+		e.leases.TTL = defaultLeaseTTL
 	}
 	e.peers = cfg.Peers
 	e.pollInterval = cfg.PollInterval
@@ -273,7 +274,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return nil
 	}
 	e.wg.Add(1) // under mu, so it never races Stop's Wait
-	if !e.leases.exclusive {
+	if !e.leases.Exclusive {
 		e.wg.Add(1)
 		go e.watchReplicas()
 	}

@@ -1,4 +1,4 @@
-package engine
+package lease
 
 import (
 	"context"
@@ -7,21 +7,21 @@ import (
 	"time"
 )
 
-// gatedLeases are memLeases whose renewals answer only when the test lets
+// gatedLeases are Memory whose renewals answer only when the test lets
 // them, with what the test says: a heartbeat whose answer is in flight.
 type gatedLeases struct {
-	memLeases
+	Memory
 	asked  chan struct{}
-	answer chan []HeldLease
+	answer chan []Held
 }
 
-func (g *gatedLeases) RenewLeases(context.Context, string, time.Time, time.Time) ([]HeldLease, error) {
+func (g *gatedLeases) RenewLeases(context.Context, string, time.Time, time.Time) ([]Held, error) {
 	g.asked <- struct{}{}
 	return <-g.answer, nil
 }
 
-func newTestLeaser(st Leases) *leaser {
-	return &leaser{store: st, owner: "rep_test", ttl: 30 * time.Second, now: time.Now}
+func newTestLeaser(st Store) *Holder {
+	return &Holder{Store: st, Owner: "rep_test", TTL: 30 * time.Second, Now: time.Now}
 }
 
 // A stop requested on a held lease reaches its holder on the heartbeat,
@@ -29,16 +29,16 @@ func newTestLeaser(st Leases) *leaser {
 // a lease released and claimed again, start clean.
 func TestLeaser_StopReachesTheHolder(t *testing.T) {
 	ctx := context.Background()
-	st := &memLeases{}
+	st := &Memory{}
 	l := newTestLeaser(st)
-	var got []StopRequest
-	if held, err := l.acquireStoppable(ctx, "session:s1", nil, func(r StopRequest) { got = append(got, r) }); err != nil || !held {
+	var got []Stop
+	if held, err := l.AcquireStoppable(ctx, "session:s1", nil, func(r Stop) { got = append(got, r) }); err != nil || !held {
 		t.Fatalf("acquire = %v, %v", held, err)
 	}
-	if err := l.renew(ctx); err != nil || len(got) != 0 {
+	if err := l.Renew(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("renew without a request: %v, stops %v", err, got)
 	}
-	for _, r := range []StopRequest{StopInterrupt, StopCancel, StopInterrupt} {
+	for _, r := range []Stop{StopInterrupt, StopCancel, StopInterrupt} {
 		if err := st.RequestStop(ctx, "session:s1", r); err != nil {
 			t.Fatal(err)
 		}
@@ -46,22 +46,22 @@ func TestLeaser_StopReachesTheHolder(t *testing.T) {
 	if err := st.RequestStop(ctx, "session:free", StopCancel); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.renew(ctx); err != nil || len(got) != 1 || got[0] != StopCancel {
+	if err := l.Renew(ctx); err != nil || len(got) != 1 || got[0] != StopCancel {
 		t.Fatalf("renew after the requests: %v, stops %v; want [cancel]", err, got)
 	}
-	if err := st.RequestStop(ctx, "session:s1", "pause"); !errors.Is(err, ErrInvariant) {
-		t.Fatalf("RequestStop(pause) = %v, want ErrInvariant", err)
+	if err := st.RequestStop(ctx, "session:s1", "pause"); !errors.Is(err, ErrUnknownStop) {
+		t.Fatalf("RequestStop(pause) = %v, want ErrUnknownStop", err)
 	}
 
 	// The turn ends (release) and the next one claims: no stop for it.
-	if err := l.release(ctx, "session:s1"); err != nil {
+	if err := l.Release(ctx, "session:s1"); err != nil {
 		t.Fatal(err)
 	}
 	got = nil
-	if held, err := l.acquireStoppable(ctx, "session:s1", nil, func(r StopRequest) { got = append(got, r) }); err != nil || !held {
+	if held, err := l.AcquireStoppable(ctx, "session:s1", nil, func(r Stop) { got = append(got, r) }); err != nil || !held {
 		t.Fatalf("acquire again = %v, %v", held, err)
 	}
-	if err := l.renew(ctx); err != nil || len(got) != 0 {
+	if err := l.Renew(ctx); err != nil || len(got) != 0 {
 		t.Fatalf("the next turn got the earlier turn's stop: %v, %v", err, got)
 	}
 	if _, ok := st.leases["session:free"]; ok {
@@ -73,16 +73,16 @@ func TestLeaser_StopReachesTheHolder(t *testing.T) {
 // nothing: neither a stop (it was for the turn claimed before) nor a loss.
 func TestLeaser_HeartbeatBeforeAClaimIsNotNewsOfIt(t *testing.T) {
 	ctx := context.Background()
-	st := &gatedLeases{asked: make(chan struct{}), answer: make(chan []HeldLease)}
+	st := &gatedLeases{asked: make(chan struct{}), answer: make(chan []Held)}
 	l := newTestLeaser(st)
 	stopped, lost := 0, 0
 	done := make(chan error)
-	go func() { done <- l.renew(ctx) }()
+	go func() { done <- l.Renew(ctx) }()
 	<-st.asked // the heartbeat is in flight
-	if held, err := l.acquireStoppable(ctx, "session:s1", func() { lost++ }, func(StopRequest) { stopped++ }); err != nil || !held {
+	if held, err := l.AcquireStoppable(ctx, "session:s1", func() { lost++ }, func(Stop) { stopped++ }); err != nil || !held {
 		t.Fatalf("acquire = %v, %v", held, err)
 	}
-	st.answer <- []HeldLease{{Key: "session:s1", Stop: StopCancel}}
+	st.answer <- []Held{{Key: "session:s1", Stop: StopCancel}}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -91,13 +91,13 @@ func TestLeaser_HeartbeatBeforeAClaimIsNotNewsOfIt(t *testing.T) {
 	}
 	// The next heartbeat speaks of it: a request then is for this turn, and
 	// a lease missing is lost.
-	go func() { done <- l.renew(ctx) }()
+	go func() { done <- l.Renew(ctx) }()
 	<-st.asked
-	st.answer <- []HeldLease{{Key: "session:s1", Stop: StopCancel}}
+	st.answer <- []Held{{Key: "session:s1", Stop: StopCancel}}
 	if err := <-done; err != nil || stopped != 1 {
 		t.Fatalf("renew: %v; stops %d, want 1", err, stopped)
 	}
-	go func() { done <- l.renew(ctx) }()
+	go func() { done <- l.Renew(ctx) }()
 	<-st.asked
 	st.answer <- nil
 	if err := <-done; err != nil || lost != 1 {
@@ -105,44 +105,9 @@ func TestLeaser_HeartbeatBeforeAClaimIsNotNewsOfIt(t *testing.T) {
 	}
 }
 
-// An engine alone on its store fences nothing: its leases are in memory,
-// with no row for a store to check.
-func TestFence_OnlyWhenTheStoreIsShared(t *testing.T) {
-	alone := &Engine{leases: &leaser{store: &memLeases{}, owner: "r1", exclusive: true}}
-	if f := alone.fence("session:s1"); f != nil {
-		t.Fatalf("exclusive engine fence = %+v, want none", f)
-	}
-	ctx := alone.withFence(context.Background(), "session:s1", nil)
-	c := Commit{SessionID: "s1"}
-	if fenceCommit(ctx, &c); c.Fence != nil {
-		t.Fatalf("exclusive engine commit fenced by %+v", c.Fence)
-	}
-	shared := &Engine{leases: &leaser{store: &memLeases{}, owner: "r1"}}
-	stopped := false
-	ctx = shared.withFence(context.Background(), "session:s1", func() { stopped = true })
-	c = Commit{SessionID: "s1"}
-	f := fenceCommit(context.WithoutCancel(ctx), &c) // writes outlive the turn's cancel
-	if c.Fence == nil || *c.Fence != (Fence{Key: "session:s1", Owner: "r1"}) {
-		t.Fatalf("shared engine commit fence = %+v", c.Fence)
-	}
-	fenced(f, errors.New("disk full"))
-	if stopped {
-		t.Fatal("an error other than ErrFenced stopped the turn")
-	}
-	fenced(f, Fence{Key: "session:s1", Owner: "r1"}.Refused("commit session s1", "r2"))
-	if !stopped {
-		t.Fatal("a fenced commit did not stop the turn")
-	}
-	own := &Fence{Key: "apply:a1", Owner: "r1"}
-	c = Commit{SessionID: "s1", Fence: own}
-	if fenceCommit(ctx, &c); c.Fence != own {
-		t.Fatal("a commit's own fence was replaced by the turn's")
-	}
-}
-
-// releaseGate is memLeases whose releases wait for a signal.
+// releaseGate is Memory whose releases wait for a signal.
 type releaseGate struct {
-	memLeases
+	Memory
 	entered chan struct{}
 	proceed chan struct{}
 }
@@ -150,7 +115,7 @@ type releaseGate struct {
 func (g *releaseGate) ReleaseLease(ctx context.Context, key, owner string) error {
 	g.entered <- struct{}{}
 	<-g.proceed
-	return g.memLeases.ReleaseLease(ctx, key, owner)
+	return g.Memory.ReleaseLease(ctx, key, owner)
 }
 
 // A key being released stays taken here until the store has dropped it:
@@ -159,21 +124,21 @@ func (g *releaseGate) ReleaseLease(ctx context.Context, key, owner string) error
 func TestLeaser_ReleaseKeepsTheKeyUntilTheStoreDropsIt(t *testing.T) {
 	ctx := context.Background()
 	st := &releaseGate{entered: make(chan struct{}), proceed: make(chan struct{})}
-	l := &leaser{store: st, owner: "r1", ttl: time.Minute, now: time.Now}
-	if held, err := l.acquire(ctx, "apply:a1", nil); err != nil || !held {
+	l := &Holder{Store: st, Owner: "r1", TTL: time.Minute, Now: time.Now}
+	if held, err := l.Acquire(ctx, "apply:a1", nil); err != nil || !held {
 		t.Fatalf("first claim: %v %v", held, err)
 	}
 	done := make(chan error)
-	go func() { done <- l.release(ctx, "apply:a1") }()
+	go func() { done <- l.Release(ctx, "apply:a1") }()
 	<-st.entered
-	if held, _ := l.acquire(ctx, "apply:a1", nil); held {
+	if held, _ := l.Acquire(ctx, "apply:a1", nil); held {
 		t.Fatal("claimed here while its release was still on the way to the store")
 	}
 	close(st.proceed)
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if held, err := l.acquire(ctx, "apply:a1", nil); err != nil || !held {
+	if held, err := l.Acquire(ctx, "apply:a1", nil); err != nil || !held {
 		t.Fatalf("claim after the release: %v %v", held, err)
 	}
 }
