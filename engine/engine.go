@@ -121,7 +121,7 @@ type Engine struct {
 	slots chan struct{} // one token per running turn
 	hub   hub
 	// deltas carries streamed text to its watchers, never to the store.
-	deltas deltas
+	deltas *Broker[Delta]
 
 	leases       *lease.Holder
 	pollInterval time.Duration
@@ -173,6 +173,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("engine: Store, Clock and NewID are required")
 	}
 	e := &Engine{
+		hub:            newHub(),
+		deltas:         newDeltas(),
 		store:          cfg.Store,
 		log:            cfg.Logger,
 		now:            cfg.Clock,
