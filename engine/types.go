@@ -1,7 +1,9 @@
 // Package engine is brain's core: sessions, turns, the append-only event log,
 // the status machine and the tool loop. It declares the interfaces it needs
-// (Store, Model) and imports nothing of the project but tools: no store,
-// channel, webhook or bot package, and no tool family.
+// (Store, Model) and the roles it plays for others (roles.go), and imports
+// nothing of the project but tools and its own leaves (engine/lease,
+// engine/policy): no store, channel, webhook or bot package, and no tool
+// family.
 package engine
 
 import (
