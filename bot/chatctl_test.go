@@ -117,7 +117,7 @@ func TestChat_CtrlCStopsTheTurnThenQuitsAtThePrompt(t *testing.T) {
 	for _, ev := range evs {
 		if ev.Type == engine.EventTurnCompleted {
 			p, _ := ev.Decode()
-			outcomes = append(outcomes, p.(engine.TurnCompleted).Outcome)
+			outcomes = append(outcomes, string(p.(engine.TurnCompleted).Outcome))
 		}
 	}
 	if strings.Join(outcomes, ",") != "cancelled,completed" {

@@ -153,7 +153,7 @@ func TestSlack_StopCancelsTheTurnOnce(t *testing.T) {
 	sa.agentEvent("EvStop1", stop)
 	sa.waitThread(ts, "Stopped by <@U1>.")
 	_, evs := sa.waitTurns(s.ID, 1)
-	var outcome string
+	var outcome engine.Outcome
 	for _, ev := range evs {
 		if p, err := ev.Decode(); err == nil {
 			if tc, ok := p.(engine.TurnCompleted); ok {

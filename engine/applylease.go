@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"time"
+
+	"brain/engine/lease"
 )
 
 // holdApply claims the approval's apply lease; another holder means
@@ -14,9 +16,9 @@ import (
 // approval waits for that, at most a lease's time (what a holder that died
 // takes to expire).
 func (e *Engine) holdApply(ctx context.Context, id string) error {
-	deadline := time.Now().Add(e.leases.ttl)
+	deadline := time.Now().Add(e.leases.TTL)
 	for {
-		held, err := e.leases.acquire(ctx, applyLease(id), nil)
+		held, err := e.leases.Acquire(ctx, lease.ApplyKey(id), nil)
 		if err != nil || held {
 			return err
 		}
@@ -42,7 +44,7 @@ func (e *Engine) holdApply(ctx context.Context, id string) error {
 }
 
 func (e *Engine) releaseApply(ctx context.Context, id string) {
-	if err := e.leases.release(ctx, applyLease(id)); err != nil {
+	if err := e.leases.Release(ctx, lease.ApplyKey(id)); err != nil {
 		e.log.Warn("release apply lease; it expires on its own", "approval_id", id, logErr, err)
 	}
 }

@@ -5,19 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"brain/engine/policy"
 )
 
 // applyPolicy shapes a new approval by the policy that matched its call:
 // a review policy sets how many people must approve and whether the
 // requester may; auto_approve decides it at once, as the policy. ok is
 // true when the outcome is final (auto-approved).
-func (e *Engine) applyPolicy(a *Approval, p ApprovalPolicy, now time.Time) (toolOutcome, bool) {
+func (e *Engine) applyPolicy(a *Approval, p policy.ApprovalPolicy, now time.Time) (toolOutcome, bool) {
 	a.Policy = p.Name
 	switch p.Action {
-	case PolicyReview:
+	case policy.PolicyReview:
 		a.Required, a.ForbidSelf = p.Require, p.ForbidSelf
 		return toolOutcome{}, false
-	case PolicyAutoApprove:
+	case policy.PolicyAutoApprove:
 		a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt, a.Attempts = ApprovalApplying, e.newID("dec"), policyBy(p.Name), now, 1
 		return toolOutcome{
 			Text: fmt.Sprintf("Approved under policy %q as %s: %q is being applied now. You will see whether it was applied in a later message; "+

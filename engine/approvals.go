@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"brain/engine/lease"
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -16,7 +18,7 @@ import (
 // records the proposal. Nothing is applied here.
 func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, call ToolCall, tc tools.Call, timeout time.Duration) toolOutcome {
 	pol, matched := e.policies.Match(tool.Name, call.Input, tool.FoldCase...)
-	if matched && pol.Action == PolicyDeny {
+	if matched && pol.Action == policy.PolicyDeny {
 		e.count("approvals_refused")
 		return failed("refused by policy %q: %s", pol.Name, pol.Message)
 	}
@@ -195,7 +197,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 		return Approval{}, err
 	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
+		ID: a.ID, Now: e.now(), Fence: e.fence(lease.ApplyKey(a.ID)),
 		Update: func(a *Approval) error {
 			if a.Status != ApprovalUnconfirmed && a.Status != ApprovalFailed {
 				return Errorf(CodeConflict, "approval %s is %s; only an unconfirmed or failed apply can be retried", a.ID, a.Status)
@@ -278,7 +280,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		return
 	}
 	_, _, err = e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
-		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
+		ID: a.ID, Now: e.now(), Fence: e.fence(lease.ApplyKey(a.ID)),
 		Update: func(cur *Approval) error {
 			if cur.Status != ApprovalApplying {
 				return Errorf(CodeConflict, "approval %s is %s, not applying", cur.ID, cur.Status)
@@ -402,8 +404,8 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 	for _, a := range stuck {
 		// An apply whose lease this engine can claim has no live apply
 		// anywhere: it was cut short. A live one is skipped.
-		key := applyLease(a.ID)
-		held, err := e.leases.acquire(ctx, key, nil)
+		key := lease.ApplyKey(a.ID)
+		held, err := e.leases.Acquire(ctx, key, nil)
 		if err != nil {
 			return err
 		}
@@ -411,7 +413,7 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 			continue
 		}
 		err = e.markUnconfirmed(ctx, a)
-		if rerr := e.leases.release(ctx, key); rerr != nil {
+		if rerr := e.leases.Release(ctx, key); rerr != nil {
 			e.log.Warn("release apply lease; it expires on its own", "approval_id", a.ID, logErr, rerr)
 		}
 		if err != nil {
@@ -430,7 +432,7 @@ func (e *Engine) markUnconfirmed(ctx context.Context, a Approval) error {
 		return fmt.Errorf("approval %s: %w", a.ID, err)
 	}
 	_, _, err = e.commitApproval(ctx, ApprovalCommit{
-		ID: a.ID, Now: e.now(), Fence: e.fence(applyLease(a.ID)),
+		ID: a.ID, Now: e.now(), Fence: e.fence(lease.ApplyKey(a.ID)),
 		Update: func(cur *Approval) error {
 			if cur.Status != ApprovalApplying {
 				return errNothingToDo

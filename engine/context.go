@@ -147,7 +147,7 @@ func decidedNote(p ApprovalDecided) string {
 		}
 		by = strings.Join(names, " and ")
 	}
-	if p.Policy != "" && p.By == policyBy(p.Policy) {
+	if p.ByPolicy() {
 		by = "policy " + strconv.Quote(p.Policy) + " (applied without asking a person)"
 	}
 	note := fmt.Sprintf("[approval %s (%s %q): %s by %s", p.ApprovalID, p.Tool, p.Title, verb, by)

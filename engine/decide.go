@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"brain/engine/lease"
 )
 
 // MaxComment bounds a decision's comment or reason, in characters.
@@ -46,7 +48,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	now := e.now()
 	var fence *Fence // an approval is recorded under the apply's lease
 	if d.Approve {
-		fence = e.fence(applyLease(a.ID))
+		fence = e.fence(lease.ApplyKey(a.ID))
 	}
 	got, _, err := e.commitApproval(ctx, ApprovalCommit{
 		ID: a.ID, Now: now, Fence: fence,
@@ -126,8 +128,15 @@ func (e *Engine) cleanComment(s string) (string, error) {
 	return e.scrub.String(s), nil
 }
 
-// policyBy is the DecidedBy of an approval a policy decided.
+// policyBy is the DecidedBy of an approval a policy decided: the one place
+// that writes it; ByPolicy is the one place that reads it.
 func policyBy(name string) string { return fmt.Sprintf("policy:%s", name) }
+
+// ByPolicy reports whether a policy, not a person, decided a.
+func (a Approval) ByPolicy() bool { return a.Policy != "" && a.DecidedBy == policyBy(a.Policy) }
+
+// ByPolicy reports whether a policy, not a person, made the decision.
+func (p ApprovalDecided) ByPolicy() bool { return p.Policy != "" && p.By == policyBy(p.Policy) }
 
 // MayDecide reports, as Decide would, whether d.By may make decision d on
 // the approval: channels ask before they open a form for a comment, so

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"context"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -31,113 +30,38 @@ type Delta struct {
 // carries the whole text, so nothing is lost for good.
 const maxFeedBytes = 1 << 20
 
-// deltas fans text deltas out to feeds. It is apart from hub on purpose:
-// commits wake watchers (and, across replicas, may be fed from elsewhere),
-// while deltas exist only in this process, for whoever is watching now.
-type deltas struct {
-	mu    sync.Mutex
-	feeds map[*DeltaFeed]struct{}
-}
-
-func (d *deltas) watched(sessionID string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for f := range d.feeds {
-		if f.session == "" || f.session == sessionID {
-			return true
-		}
-	}
-	return false
-}
-
-func (d *deltas) publish(x Delta) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	for f := range d.feeds {
-		if f.session == "" || f.session == x.SessionID {
-			f.push(x)
-		}
-	}
-}
-
 // DeltaFeed collects the text deltas of one session (or of every session)
 // from the moment it is made. The engine never waits for a feed: deltas
 // accumulate until Next or Take reads them, consecutive ones of the same
-// round merged.
-type DeltaFeed struct {
-	owner   *deltas
-	session string
+// round merged. The deltas broker is apart from the hub's on purpose:
+// commits wake watchers (and, across replicas, may be fed from
+// elsewhere), while deltas exist only in this process, for whoever is
+// watching now.
+type DeltaFeed = Feed[Delta]
 
-	mu   sync.Mutex
-	buf  []Delta
-	size int
-	wake chan struct{}
+func newDeltas() *Broker[Delta] { return NewBroker(addDelta) }
+
+// addDelta folds x into a feed's unread deltas: merged into the last one
+// of the same round, dropped past maxFeedBytes.
+func addDelta(unread []Delta, x Delta) []Delta {
+	size := len(x.Text)
+	for _, d := range unread {
+		size += len(d.Text)
+	}
+	if size > maxFeedBytes {
+		return unread
+	}
+	if n := len(unread); n > 0 && unread[n-1].SessionID == x.SessionID && unread[n-1].TurnID == x.TurnID && unread[n-1].Round == x.Round {
+		unread[n-1].Text += x.Text
+		return unread
+	}
+	return append(unread, x)
 }
 
 // WatchDeltas starts a feed of the session's deltas; sessionID "" feeds
 // every session's. Close it when done.
 func (e *Engine) WatchDeltas(sessionID string) *DeltaFeed {
-	f := &DeltaFeed{owner: &e.deltas, session: sessionID, wake: make(chan struct{}, 1)}
-	e.deltas.mu.Lock()
-	if e.deltas.feeds == nil {
-		e.deltas.feeds = map[*DeltaFeed]struct{}{}
-	}
-	e.deltas.feeds[f] = struct{}{}
-	e.deltas.mu.Unlock()
-	return f
-}
-
-func (f *DeltaFeed) push(x Delta) {
-	f.mu.Lock()
-	if f.size+len(x.Text) > maxFeedBytes {
-		f.mu.Unlock()
-		return
-	}
-	f.size += len(x.Text)
-	if n := len(f.buf); n > 0 && f.buf[n-1].SessionID == x.SessionID && f.buf[n-1].TurnID == x.TurnID && f.buf[n-1].Round == x.Round {
-		f.buf[n-1].Text += x.Text
-	} else {
-		f.buf = append(f.buf, x)
-	}
-	f.mu.Unlock()
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Take returns the deltas collected so far without waiting (nil if none).
-func (f *DeltaFeed) Take() []Delta {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := f.buf
-	f.buf, f.size = nil, 0
-	return out
-}
-
-// Next waits until some deltas arrived and returns them.
-func (f *DeltaFeed) Next(ctx context.Context) ([]Delta, error) {
-	for {
-		if out := f.Take(); len(out) > 0 {
-			return out, nil
-		}
-		select {
-		case <-f.wake:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-// Ready is signalled when deltas may be waiting, for callers that select
-// on several sources; Take reads them.
-func (f *DeltaFeed) Ready() <-chan struct{} { return f.wake }
-
-// Close stops the feed.
-func (f *DeltaFeed) Close() {
-	f.owner.mu.Lock()
-	delete(f.owner.feeds, f)
-	f.owner.mu.Unlock()
+	return e.deltas.Subscribe(func(d Delta) bool { return sessionID == "" || d.SessionID == sessionID })
 }
 
 // liveText scrubs one round's streamed text before it leaves the engine. A
@@ -146,7 +70,7 @@ func (f *DeltaFeed) Close() {
 // it does, and text is released only where the cut leaves no secret
 // straddling it.
 type liveText struct {
-	deltas *deltas
+	deltas *Broker[Delta]
 	scrub  *tools.Scrubber
 	base   Delta
 
@@ -157,10 +81,10 @@ type liveText struct {
 // live returns the round's liveText, or nil when nobody watches the
 // session (the model adapter then need not stream deltas at all).
 func (e *Engine) live(t *turn) *liveText {
-	if !e.deltas.watched(t.session.ID) {
+	if !e.deltas.Wanted(Delta{SessionID: t.session.ID}) {
 		return nil
 	}
-	return &liveText{deltas: &e.deltas, scrub: e.scrub, base: Delta{SessionID: t.session.ID, TurnID: t.id, Round: t.rounds}}
+	return &liveText{deltas: e.deltas, scrub: e.scrub, base: Delta{SessionID: t.session.ID, TurnID: t.id, Round: t.rounds}}
 }
 
 // add is ModelRequest.OnDelta.
@@ -201,5 +125,5 @@ func (l *liveText) emit(text string) {
 	}
 	d := l.base
 	d.Text = text
-	l.deltas.publish(d)
+	l.deltas.Publish(d)
 }

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"brain/engine/lease"
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -47,7 +49,7 @@ type Config struct {
 	ExpirySweep time.Duration
 	// Policies decide, per approval tool call, whether a person is asked
 	// and how many (approvals.policies); nil asks one person every time.
-	Policies *PolicySet
+	Policies *policy.PolicySet
 	// RemindBefore, when positive, records a reminder this long before a
 	// pending approval expires.
 	RemindBefore time.Duration
@@ -110,7 +112,7 @@ type Engine struct {
 	toolTimeout    time.Duration
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
-	policies       *PolicySet
+	policies       *policy.PolicySet
 	remindBefore   time.Duration
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
@@ -123,9 +125,9 @@ type Engine struct {
 	slots chan struct{} // one token per running turn
 	hub   hub
 	// deltas carries streamed text to its watchers, never to the store.
-	deltas deltas
+	deltas *Broker[Delta]
 
-	leases       *leaser
+	leases       *lease.Holder
 	pollInterval time.Duration
 	peers        Peers
 
@@ -175,6 +177,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, errors.New("engine: Store, Clock and NewID are required")
 	}
 	e := &Engine{
+		hub:            newHub(),
+		deltas:         newDeltas(),
 		store:          cfg.Store,
 		log:            cfg.Logger,
 		now:            cfg.Clock,
@@ -223,15 +227,15 @@ func New(cfg Config) (*Engine, error) {
 	}
 	// Lease times are wall-clock times, compared across replicas; the
 	// injected clock stamps records only.
-	e.leases = &leaser{store: cfg.Leases, owner: cfg.Replica, ttl: cfg.LeaseTTL, now: time.Now}
-	if e.leases.store == nil {
-		e.leases.store, e.leases.exclusive = &memLeases{}, true
+	e.leases = &lease.Holder{Store: cfg.Leases, Owner: cfg.Replica, TTL: cfg.LeaseTTL, Now: time.Now}
+	if e.leases.Store == nil {
+		e.leases.Store, e.leases.Exclusive = &lease.Memory{}, true
 	}
-	if e.leases.owner == "" {
-		e.leases.owner = newReplicaID()
+	if e.leases.Owner == "" {
+		e.leases.Owner = newReplicaID()
 	}
-	if e.leases.ttl <= 0 {
-		e.leases.ttl = DefaultLeaseTTL
+	if e.leases.TTL <= 0 {
+		e.leases.TTL = DefaultLeaseTTL
 	}
 	e.peers = cfg.Peers
 	e.pollInterval = cfg.PollInterval
@@ -277,7 +281,7 @@ func (e *Engine) Start(ctx context.Context) error {
 		return nil
 	}
 	e.wg.Add(1) // under mu, so it never races Stop's Wait
-	if !e.leases.exclusive {
+	if !e.leases.Exclusive {
 		e.wg.Add(1)
 		go e.watchReplicas()
 	}

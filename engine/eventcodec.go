@@ -133,13 +133,13 @@ func decodeAs[T Payload](data json.RawMessage) (Payload, error) {
 func (p TurnCompleted) MarshalJSON() ([]byte, error) {
 	if p.Outcome == OutcomeFailed {
 		return json.Marshal(struct {
-			Code    string `json:"code"`
-			Outcome string `json:"outcome"`
+			Code    string  `json:"code"`
+			Outcome Outcome `json:"outcome"`
 		}{p.Code, p.Outcome})
 	}
 	return json.Marshal(struct {
-		Outcome string `json:"outcome"`
-		Rounds  int    `json:"rounds"`
-		Usage   Usage  `json:"usage"`
+		Outcome Outcome `json:"outcome"`
+		Rounds  int     `json:"rounds"`
+		Usage   Usage   `json:"usage"`
 	}{p.Outcome, p.Rounds, p.Usage})
 }

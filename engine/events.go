@@ -123,7 +123,7 @@ type ApprovalDecided struct {
 	// Comment is the decider's comment (approve) or reason (deny).
 	Comment string `json:"comment,omitempty"`
 	// Policy names the approvals policy that applied, if any; an
-	// auto-approval is By "policy:NAME".
+	// auto-approval is By "policy:NAME" (ByPolicy tells).
 	Policy string `json:"policy,omitempty"`
 	// Approvals lists every approval of an N-person rule, in order.
 	Approvals []Vote `json:"approvals,omitempty"`
@@ -242,7 +242,7 @@ const (
 )
 
 // turnEndReason is the reason of the status that ends a turn with outcome.
-func turnEndReason(outcome string) string { return "turn " + outcome }
+func turnEndReason(outcome Outcome) string { return "turn " + string(outcome) }
 
 // SessionStatus is session.status: every change of a session's status.
 type SessionStatus struct {
@@ -267,10 +267,10 @@ type TurnStarted struct {
 // but OutcomeFailed) records its rounds and usage; a failed one records
 // only the Code that stopped it. MarshalJSON writes those two shapes.
 type TurnCompleted struct {
-	Code    string `json:"code"`
-	Outcome string `json:"outcome"`
-	Rounds  int    `json:"rounds"`
-	Usage   Usage  `json:"usage"`
+	Code    string  `json:"code"`
+	Outcome Outcome `json:"outcome"`
+	Rounds  int     `json:"rounds"`
+	Usage   Usage   `json:"usage"`
 }
 
 func (AgentMessage) EventType() string      { return EventAgentMessage }

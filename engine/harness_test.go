@@ -257,7 +257,7 @@ func callID(t *testing.T, evs []engine.Event, providerID string) string {
 	return ""
 }
 
-func outcome(t *testing.T, evs []engine.Event) string {
+func outcome(t *testing.T, evs []engine.Event) engine.Outcome {
 	t.Helper()
 	done := ofType(evs, engine.EventTurnCompleted)
 	if len(done) == 0 {

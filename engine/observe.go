@@ -18,14 +18,14 @@ type TurnInfo struct {
 	SessionID string
 	TurnID    string
 	Agent     string
-	Origin    string
+	Origin    Origin
 	Inputs    int // inputs the turn took
 }
 
 // TurnEnd is how a turn ended.
 type TurnEnd struct {
-	Outcome  string // OutcomeCompleted, OutcomeQuestion ... OutcomeFailed
-	Code     string // for OutcomeFailed: the session.error code
+	Outcome  Outcome // OutcomeCompleted, OutcomeQuestion ... OutcomeFailed
+	Code     string  // for OutcomeFailed: the session.error code
 	Duration time.Duration
 	Rounds   int
 	Usage    Usage
@@ -62,7 +62,7 @@ func (e *Engine) observeTurnStart(t *turn) {
 	e.observer.TurnStarted(t.info())
 }
 
-func (e *Engine) observeTurnEnd(t *turn, outcome, code string) {
+func (e *Engine) observeTurnEnd(t *turn, outcome Outcome, code string) {
 	if e.observer == nil {
 		return
 	}

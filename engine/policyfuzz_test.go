@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"brain/engine"
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -51,19 +51,19 @@ func FuzzCanonicalArgsMeetPolicies(f *testing.F) {
 		if json.Unmarshal(canon, &acts) != nil {
 			return // the tool fails before acting
 		}
-		var when []engine.PolicyCondition
+		var when []policy.PolicyCondition
 		if acts.Repo != nil {
-			when = append(when, engine.PolicyCondition{Path: "$.repo", Equals: strings.ToUpper(*acts.Repo), HasEquals: true})
+			when = append(when, policy.PolicyCondition{Path: "$.repo", Equals: strings.ToUpper(*acts.Repo), HasEquals: true})
 		}
 		if acts.Base != nil {
-			when = append(when, engine.PolicyCondition{Path: "$.base", Equals: *acts.Base, HasEquals: true})
+			when = append(when, policy.PolicyCondition{Path: "$.base", Equals: *acts.Base, HasEquals: true})
 		}
 		if acts.Number != nil {
 			n := float64(*acts.Number)
-			when = append(when, engine.PolicyCondition{Path: "$.number", GTE: &n, LTE: &n})
+			when = append(when, policy.PolicyCondition{Path: "$.number", GTE: &n, LTE: &n})
 		}
-		set, err := engine.CompilePolicies([]engine.ApprovalPolicy{
-			{Name: "names-the-values", Tool: "open_pr", Action: engine.PolicyDeny, Message: "no", When: when},
+		set, err := policy.CompilePolicies([]policy.ApprovalPolicy{
+			{Name: "names-the-values", Tool: "open_pr", Action: policy.PolicyDeny, Message: "no", When: when},
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/engine/policy"
 	"brain/tools"
 )
 
@@ -57,10 +58,10 @@ func (p *prTool) def() tools.Definition {
 func TestEngine_PolicyShapesCannotDodgeAPolicy(t *testing.T) {
 	pr := &prTool{seen: map[string]prArgs{}}
 	h := newHarness(t, withTools(pr.def()), withPolicies(t,
-		engine.ApprovalPolicy{Name: "no-main", Tool: "open_pr", Action: engine.PolicyDeny, Message: "never into main",
-			When: []engine.PolicyCondition{{Path: "$.base", Equals: "main", HasEquals: true}}},
-		engine.ApprovalPolicy{Name: "two-for-the-api", Tool: "open_pr", Action: engine.PolicyReview, Require: 2,
-			When: []engine.PolicyCondition{{Path: "$.repo", Equals: "acme/api", HasEquals: true}}},
+		policy.ApprovalPolicy{Name: "no-main", Tool: "open_pr", Action: policy.PolicyDeny, Message: "never into main",
+			When: []policy.PolicyCondition{{Path: "$.base", Equals: "main", HasEquals: true}}},
+		policy.ApprovalPolicy{Name: "two-for-the-api", Tool: "open_pr", Action: policy.PolicyReview, Require: 2,
+			When: []policy.PolicyCondition{{Path: "$.repo", Equals: "acme/api", HasEquals: true}}},
 	))
 	const refused, denied, review = "refused", "no-main", "two-for-the-api"
 	shapes := []struct {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"brain/engine/lease"
 )
 
 // recover repairs sessions that a crash left running: each gets an error
@@ -25,8 +27,8 @@ func (e *Engine) recover(ctx context.Context, changedBefore time.Time) error {
 		// A running session whose lease this engine can claim has no live
 		// turn anywhere: its replica (or this process, before a restart)
 		// died. One whose turn is alive is skipped.
-		key := sessionLease(s.ID)
-		held, err := e.leases.acquire(ctx, key, nil)
+		key := lease.SessionKey(s.ID)
+		held, err := e.leases.Acquire(ctx, key, nil)
 		if err != nil {
 			return err
 		}
@@ -36,7 +38,7 @@ func (e *Engine) recover(ctx context.Context, changedBefore time.Time) error {
 		// Written under the lease, fenced by it: a replica that claimed
 		// it meanwhile (this one paused past the lease time) wins.
 		err = e.recoverHeld(e.withFence(ctx, key, nil), s.ID)
-		if rerr := e.leases.release(ctx, key); rerr != nil {
+		if rerr := e.leases.Release(ctx, key); rerr != nil {
 			e.log.Warn("release session lease; it expires on its own", logSession, s.ID, logErr, rerr)
 		}
 		if err != nil {

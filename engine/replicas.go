@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"brain/engine/lease"
 )
 
 // errLeaseLost cancels a turn whose session lease expired under it (this
@@ -24,35 +26,35 @@ func newReplicaID() string {
 
 // ReplicaID names this engine among the replicas sharing its store: the
 // owner of its leases and inbox claims.
-func (e *Engine) ReplicaID() string { return e.leases.owner }
+func (e *Engine) ReplicaID() string { return e.leases.Owner }
 
 // SharesStore reports whether other engines (replicas) may share this
 // engine's store: work on one session can then run on one replica and be
 // delivered from another.
-func (e *Engine) SharesStore() bool { return !e.leases.exclusive }
+func (e *Engine) SharesStore() bool { return !e.leases.Exclusive }
 
 // HoldsSession reports whether this engine holds the session's lease: a
 // turn of the session runs here, or is about to. A deliverer uses it to
 // leave a session whose turn runs on another replica to that replica,
 // which alone has the turn's streamed text.
-func (e *Engine) HoldsSession(id string) bool { return e.leases.holds(sessionLease(id)) }
+func (e *Engine) HoldsSession(id string) bool { return e.leases.Holds(lease.SessionKey(id)) }
 
 // LeaseTTL is how long a lease of this engine lasts without a renewal: how
 // long a dead replica's work waits before another takes it over.
-func (e *Engine) LeaseTTL() time.Duration { return e.leases.ttl }
+func (e *Engine) LeaseTTL() time.Duration { return e.leases.TTL }
 
 // Lease claims the lease on key for work done outside turns (a session's
 // delivery to its platform: key names the platform and session), renewed
 // by the engine's heartbeat until release is called. held is false when
 // another replica, or another goroutine here, holds it.
 func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bool, err error) {
-	k := deliveryLease(key)
-	held, err = e.leases.acquire(ctx, k, nil)
+	k := lease.DeliveryKey(key)
+	held, err = e.leases.Acquire(ctx, k, nil)
 	if err != nil || !held {
 		return func() {}, false, err
 	}
 	return func() {
-		if err := e.leases.release(ctx, k); err != nil {
+		if err := e.leases.Release(ctx, k); err != nil {
 			e.log.Warn("release lease; it expires on its own", "lease", k, logErr, err)
 		}
 	}, true, nil
@@ -63,8 +65,8 @@ func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bo
 // or if a commit is fenced. The context returned fences the turn's
 // commits by the lease.
 func (e *Engine) holdSession(ctx context.Context, id string, stop context.CancelCauseFunc) (context.Context, bool) {
-	key := sessionLease(id)
-	held, err := e.leases.acquireStoppable(ctx, key, func() { stop(errLeaseLost) }, func(r StopRequest) {
+	key := lease.SessionKey(id)
+	held, err := e.leases.AcquireStoppable(ctx, key, func() { stop(errLeaseLost) }, func(r StopRequest) {
 		if r == StopCancel {
 			stop(errCancelled)
 		} else if r == StopInterrupt {
@@ -78,7 +80,7 @@ func (e *Engine) holdSession(ctx context.Context, id string, stop context.Cancel
 }
 
 func (e *Engine) releaseSession(ctx context.Context, id string) {
-	if err := e.leases.release(ctx, sessionLease(id)); err != nil {
+	if err := e.leases.Release(ctx, lease.SessionKey(id)); err != nil {
 		e.log.Warn("release session lease; it expires on its own", logSession, id, logErr, err)
 	}
 }
@@ -91,7 +93,7 @@ func (e *Engine) releaseSession(ctx context.Context, id string) {
 // kick that finds the session unable to take it (interrupted meanwhile)
 // ends in a recheck without a cursor, which reads the session too.
 func (e *Engine) recheck(ctx context.Context, id string, after int64) {
-	if e.leases.exclusive {
+	if e.leases.Exclusive {
 		return
 	}
 	if after > 0 {
@@ -142,7 +144,7 @@ func (e *Engine) kickPending(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	settled := e.leases.now().Add(-e.leases.ttl)
+	settled := e.leases.Now().Add(-e.leases.TTL)
 	for _, s := range pending {
 		if s.OpenQuestion() == nil && !s.UpdatedAt.After(settled) && !e.queuedHere(s.ID) {
 			e.kick(s.ID)
@@ -165,7 +167,7 @@ func (e *Engine) queuedHere(id string) bool {
 // run input no replica took.
 func (e *Engine) watchReplicas() {
 	defer e.wg.Done()
-	beat := time.NewTicker(max(e.leases.ttl/3, time.Millisecond))
+	beat := time.NewTicker(max(e.leases.TTL/3, time.Millisecond))
 	defer beat.Stop()
 	poll := time.NewTicker(e.pollInterval)
 	defer poll.Stop()
@@ -173,12 +175,12 @@ func (e *Engine) watchReplicas() {
 	for {
 		select {
 		case <-beat.C:
-			if err := e.leases.renew(e.base); err != nil {
+			if err := e.leases.Renew(e.base); err != nil {
 				e.log.Error("renew leases", logErr, err)
-				if time.Since(lastBeat) > e.leases.ttl {
+				if time.Since(lastBeat) > e.leases.TTL {
 					// The leases may have expired: stop what they guard
 					// before another replica takes it over.
-					e.leases.loseAll()
+					e.leases.LoseAll()
 				}
 				continue
 			}
@@ -195,7 +197,7 @@ func (e *Engine) watchReplicas() {
 func (e *Engine) sweep(ctx context.Context) {
 	// Sessions that changed within a lease time have a live turn, or one
 	// whose lease has not expired yet: claiming them would fail.
-	if err := e.recover(ctx, e.leases.now().Add(-e.leases.ttl)); err != nil && ctx.Err() == nil {
+	if err := e.recover(ctx, e.leases.Now().Add(-e.leases.TTL)); err != nil && ctx.Err() == nil {
 		e.log.Error("recover sessions of other replicas", logErr, err)
 	}
 	if err := e.recoverApplies(ctx); err != nil && ctx.Err() == nil {
@@ -232,7 +234,7 @@ func (e *Engine) CancelLocalTurn(sessionID string, interrupt bool) {
 // heartbeat, and sent to the peers (when set), who act on it at once.
 // Alone on its store the engine returns the session as it is.
 func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) {
-	if e.leases.exclusive {
+	if e.leases.Exclusive {
 		return e.store.Session(ctx, id)
 	}
 	tick := time.NewTicker(e.pollInterval)
@@ -246,7 +248,7 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) 
 		}
 		// Asked again while it runs: a turn that started meanwhile (its
 		// claim cleared the request) is stopped too, as one here is.
-		if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopCancel); err != nil {
+		if err := e.leases.Store.RequestStop(ctx, lease.SessionKey(id), StopCancel); err != nil {
 			return Session{}, fmt.Errorf("ask the replica running the turn to stop: %w", err)
 		}
 		if !notified && e.peers != nil {
@@ -270,10 +272,10 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) 
 // turn for new input, on its lease and through the peers; a failure is
 // only logged (the input stays queued).
 func (e *Engine) interruptElsewhere(ctx context.Context, id string) {
-	if e.leases.exclusive {
+	if e.leases.Exclusive {
 		return
 	}
-	if err := e.leases.store.RequestStop(ctx, sessionLease(id), StopInterrupt); err != nil {
+	if err := e.leases.Store.RequestStop(ctx, lease.SessionKey(id), StopInterrupt); err != nil {
 		e.log.Warn("ask the replica running the turn to interrupt it", logSession, id, logErr, err)
 	}
 	if e.peers == nil {

@@ -445,7 +445,7 @@ func TestReplicas_CancelStopsTheTurnAnotherReplicaRuns(t *testing.T) {
 	_, evs := pollFor(t, a.eng, s.ID, "the cancelled turn", func(s engine.Session, evs []engine.Event) bool {
 		return s.Status == engine.StatusIdle && count(evs, engine.EventTurnCompleted) == 1
 	})
-	var outcome string
+	var outcome engine.Outcome
 	for _, ev := range ofType(evs, engine.EventTurnCompleted) {
 		p, _ := ev.Decode()
 		outcome = p.(engine.TurnCompleted).Outcome

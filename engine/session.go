@@ -14,7 +14,7 @@ const MaxInputChars = 100_000
 // NewSession describes a session to create.
 type NewSession struct {
 	Agent     string
-	Origin    string
+	Origin    Origin
 	ThreadKey string
 	// Interactive is true when a person can answer questions and approvals.
 	Interactive bool

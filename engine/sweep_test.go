@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"brain/engine/lease"
 )
 
 // sweepStore answers the sweeps' reads; the Store methods they must not
@@ -42,7 +44,7 @@ func (s *sweepStore) Events(context.Context, string, int64, int) ([]Event, error
 
 // claimLog records which leases were claimed.
 type claimLog struct {
-	memLeases
+	lease.Memory
 	mu      sync.Mutex
 	claimed []string
 }
@@ -51,7 +53,7 @@ func (c *claimLog) ClaimLease(ctx context.Context, key, owner string, now, until
 	c.mu.Lock()
 	c.claimed = append(c.claimed, key)
 	c.mu.Unlock()
-	return c.memLeases.ClaimLease(ctx, key, owner, now, until)
+	return c.Memory.ClaimLease(ctx, key, owner, now, until)
 }
 
 // sweepEngine is an engine sharing its store whose workers never get a
@@ -63,7 +65,7 @@ func sweepEngine(t *testing.T, st Store, leases Leases, now time.Time) *Engine {
 		runners: map[string]*runner{},
 		stopCh:  make(chan struct{}),
 		base:    context.Background(),
-		leases:  &leaser{store: leases, owner: "rep_test", ttl: 30 * time.Second, now: func() time.Time { return now }},
+		leases:  &lease.Holder{Store: leases, Owner: "rep_test", TTL: 30 * time.Second, Now: func() time.Time { return now }},
 	}
 	t.Cleanup(func() {
 		e.mu.Lock()
@@ -82,7 +84,7 @@ func TestKickPending_LeavesFreshInputAndSessionsQueuedHere(t *testing.T) {
 		{ID: "sess_fresh", Status: StatusIdle, UpdatedAt: now.Add(-10 * time.Second)},
 		{ID: "sess_queued", Status: StatusAwaitingInput, UpdatedAt: now.Add(-time.Minute)},
 	}}
-	e := sweepEngine(t, st, &memLeases{}, now)
+	e := sweepEngine(t, st, &lease.Memory{}, now)
 	queued := &runner{active: true}
 	e.runners["sess_queued"] = queued
 
@@ -111,10 +113,10 @@ func TestSweepRecover_ClaimsOnlySessionsUnchangedForALeaseTime(t *testing.T) {
 	leases := &claimLog{}
 	e := sweepEngine(t, st, leases, now)
 
-	if err := e.recover(context.Background(), now.Add(-e.leases.ttl)); err != nil {
+	if err := e.recover(context.Background(), now.Add(-e.leases.TTL)); err != nil {
 		t.Fatal(err)
 	}
-	if got := leases.claimed; len(got) != 1 || got[0] != sessionLease("sess_stale") {
+	if got := leases.claimed; len(got) != 1 || got[0] != lease.SessionKey("sess_stale") {
 		t.Errorf("claimed %v, want only the lease of sess_stale", got)
 	}
 	// At start-up (no cutoff) every running session is tried.

@@ -12,11 +12,12 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/engine/policy"
 	"brain/tools"
 )
 
-func withPolicies(t *testing.T, ps ...engine.ApprovalPolicy) harnessOption {
-	set, err := engine.CompilePolicies(ps)
+func withPolicies(t *testing.T, ps ...policy.ApprovalPolicy) harnessOption {
+	set, err := policy.CompilePolicies(ps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestEngine_PolicyAutoApprovesOneToolNotAnother(t *testing.T) {
 	d := &deployTool{}
 	var restarts atomic.Int64
 	h := newHarness(t, withTools(d.def(), restartTool(&restarts)),
-		withPolicies(t, engine.ApprovalPolicy{Name: "restarts-are-safe", Tool: "rest*", Action: engine.PolicyAutoApprove}))
+		withPolicies(t, policy.ApprovalPolicy{Name: "restarts-are-safe", Tool: "rest*", Action: policy.PolicyAutoApprove}))
 	s := h.session()
 	h.fake.Push(fakemodel.ToolCalls(
 		fakemodel.Call{ID: "c_restart", Name: "restart", Input: `{"service":"api"}`},
@@ -140,9 +141,9 @@ func TestEngine_PolicyAutoApprovesOneToolNotAnother(t *testing.T) {
 
 func TestEngine_PolicyArgumentMatcherDenies(t *testing.T) {
 	d := &deployTool{}
-	h := newHarness(t, withTools(d.def()), withPolicies(t, engine.ApprovalPolicy{
-		Name: "no-db-deploys", Tool: "deploy", Action: engine.PolicyDeny, Message: "the database is deployed by the DBA team",
-		When: []engine.PolicyCondition{{Path: "$.service", Regexp: "^db"}},
+	h := newHarness(t, withTools(d.def()), withPolicies(t, policy.ApprovalPolicy{
+		Name: "no-db-deploys", Tool: "deploy", Action: policy.PolicyDeny, Message: "the database is deployed by the DBA team",
+		When: []policy.PolicyCondition{{Path: "$.service", Regexp: "^db"}},
 	}))
 	s := h.session()
 	h.fake.Push(fakemodel.ToolCalls(
@@ -166,7 +167,7 @@ func TestEngine_PolicyArgumentMatcherDenies(t *testing.T) {
 func TestEngine_PolicyForbidSelf(t *testing.T) {
 	d := &deployTool{}
 	h := newHarness(t, withTools(d.def()), withApprovers("tester", "ops"),
-		withPolicies(t, engine.ApprovalPolicy{Name: "four-eyes", Tool: "deploy", Action: engine.PolicyReview, Require: 1, ForbidSelf: true}))
+		withPolicies(t, policy.ApprovalPolicy{Name: "four-eyes", Tool: "deploy", Action: policy.PolicyReview, Require: 1, ForbidSelf: true}))
 	s := h.session() // started by tester
 	a := propose(t, h, s)
 	if !a.ForbidSelf || a.Policy != "four-eyes" {
@@ -185,7 +186,7 @@ func TestEngine_PolicyForbidSelf(t *testing.T) {
 func TestEngine_TwoApproversConcurrentClicksApplyOnce(t *testing.T) {
 	d := &deployTool{}
 	h := newHarness(t, withTools(d.def()), withApprovers("ann", "bob", "cy"),
-		withPolicies(t, engine.ApprovalPolicy{Name: "two", Tool: "deploy", Action: engine.PolicyReview, Require: 2}))
+		withPolicies(t, policy.ApprovalPolicy{Name: "two", Tool: "deploy", Action: policy.PolicyReview, Require: 2}))
 	s := h.session()
 	a := propose(t, h, s)
 	people := []string{"ann", "bob", "cy"}
@@ -221,7 +222,7 @@ func TestEngine_TwoApproversConcurrentClicksApplyOnce(t *testing.T) {
 func TestEngine_OneDenyEndsATwoPersonApproval(t *testing.T) {
 	d := &deployTool{}
 	opts := []harnessOption{withTools(d.def()), withApprovers("ann", "bob", "cy"),
-		withPolicies(t, engine.ApprovalPolicy{Name: "two", Tool: "deploy", Action: engine.PolicyReview, Require: 2})}
+		withPolicies(t, policy.ApprovalPolicy{Name: "two", Tool: "deploy", Action: policy.PolicyReview, Require: 2})}
 	h := newHarness(t, opts...)
 	s := h.session()
 	a := propose(t, h, s)
@@ -282,7 +283,7 @@ func TestEngine_ReminderThenExpiry(t *testing.T) {
 func TestEngine_ScheduleRefusesAnAutoApprovedTool(t *testing.T) {
 	var restarts atomic.Int64
 	h := newHarness(t, withTools(restartTool(&restarts)),
-		withPolicies(t, engine.ApprovalPolicy{Name: "restarts-are-safe", Tool: "restart", Action: engine.PolicyAutoApprove}))
+		withPolicies(t, policy.ApprovalPolicy{Name: "restarts-are-safe", Tool: "restart", Action: policy.PolicyAutoApprove}))
 	h.fake.Push(fakemodel.ToolCalls(fakemodel.Call{ID: "c1", Name: "restart", Input: `{}`}), fakemodel.Text("could not"))
 	s, _, err := h.eng.CreateSession(context.Background(), engine.NewSession{Agent: "default", Origin: engine.OriginSchedule, StartedBy: "nightly"})
 	if err != nil {

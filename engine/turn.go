@@ -204,7 +204,7 @@ func historyWith(ctx context.Context, st Store, id string, before, appended []Ev
 
 // loop runs model rounds until the model answers without tools or the
 // iteration cap is reached. An error means the turn stopped abnormally.
-func (e *Engine) loop(ctx context.Context, t *turn) (string, error) {
+func (e *Engine) loop(ctx context.Context, t *turn) (Outcome, error) {
 	wctx := context.WithoutCancel(ctx)
 	max := t.agent.MaxToolIterations
 	if max <= 0 {
@@ -294,7 +294,7 @@ func (e *Engine) recordResponse(ctx context.Context, t *turn, resp ModelResponse
 
 // endTurn records a turn that ended normally or was cancelled on purpose;
 // a cancel drops the queued input, with a session.error for each.
-func (e *Engine) endTurn(ctx context.Context, t *turn, outcome string, cause error) error {
+func (e *Engine) endTurn(ctx context.Context, t *turn, outcome Outcome, cause error) error {
 	var dropped []Event
 	if errors.Is(cause, errCancelled) {
 		outcome = OutcomeCancelled

@@ -1,7 +1,9 @@
 // Package engine is brain's core: sessions, turns, the append-only event log,
 // the status machine and the tool loop. It declares the interfaces it needs
-// (Store, Model) and imports nothing of the project but tools: no store,
-// channel, webhook or bot package, and no tool family.
+// (Store, Model) and the roles it plays for others (roles.go), and imports
+// nothing of the project but tools and its own leaves (engine/lease,
+// engine/policy): no store, channel, webhook or bot package, and no tool
+// family.
 package engine
 
 import (
@@ -20,13 +22,17 @@ const (
 	StatusFailed        Status = "failed"
 )
 
-// Origin says where a session came from.
+// Origin says where a session came from: the platform that owns its
+// thread, or the API, the console or a schedule.
+type Origin string
+
+// Origins brain has today; a platform names its own.
 const (
-	OriginAPI      = "api"
-	OriginConsole  = "console"
-	OriginSlack    = "slack"
-	OriginLinear   = "linear"
-	OriginSchedule = "schedule"
+	OriginAPI      Origin = "api"
+	OriginConsole         = "console"
+	OriginSlack           = "slack"
+	OriginLinear          = "linear"
+	OriginSchedule        = "schedule"
 )
 
 // Event types; each has its payload type (see Payload).
@@ -54,20 +60,23 @@ const (
 	EventTurnCompleted       = "turn.completed"
 )
 
-// Turn outcomes, recorded on turn.completed.
+// Outcome is how a turn ended, recorded on turn.completed.
+type Outcome string
+
+// Turn outcomes.
 const (
-	OutcomeCompleted     = "completed"
-	OutcomeQuestion      = "question"
-	OutcomeMaxIterations = "max_iterations"
-	OutcomeCancelled     = "cancelled"
-	OutcomeFailed        = "failed"
+	OutcomeCompleted     Outcome = "completed"
+	OutcomeQuestion              = "question"
+	OutcomeMaxIterations         = "max_iterations"
+	OutcomeCancelled             = "cancelled"
+	OutcomeFailed                = "failed"
 )
 
 // Session is one conversation with an agent.
 type Session struct {
 	ID          string    `json:"id"`
 	Agent       string    `json:"agent"`
-	Origin      string    `json:"origin"`
+	Origin      Origin    `json:"origin"`
 	ThreadKey   string    `json:"thread_key,omitempty"`
 	Interactive bool      `json:"interactive"`
 	StartedBy   string    `json:"started_by,omitempty"`

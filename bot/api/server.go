@@ -39,25 +39,14 @@ const (
 // Engine is what the handlers ask of the engine; *engine.Engine has it.
 type Engine interface {
 	Stats() engine.Stats
-	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
-	Session(ctx context.Context, id string) (engine.Session, error)
-	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
-	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	// CreateSessionWithInput creates a session with its first message, or
-	// stores nothing.
-	CreateSessionWithInput(ctx context.Context, n engine.NewSession, in engine.Input) (s engine.Session, ev engine.Event, created bool, err error)
-	ResumeWith(ctx context.Context, sessionID string, opts engine.ResumeOptions) (engine.Resumed, error)
-	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
+	engine.Starter
+	engine.Sessions
+	engine.Turns
 	Results(ctx context.Context, sessionID string) ([]engine.ResultRecord, error)
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
-	// Changed is closed at the session's next commit.
-	Changed(sessionID string) <-chan struct{}
-	// WatchDeltas feeds the session's streamed text (never stored).
-	WatchDeltas(sessionID string) *engine.DeltaFeed
-	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
-	Approval(ctx context.Context, id string) (engine.Approval, error)
-	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
-	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	engine.Log
+	engine.Changes
+	engine.Deltas
+	engine.Approvals
 	// SessionUsage sums the tokens of a session's model calls.
 	SessionUsage(ctx context.Context, sessionID string) (engine.Usage, error)
 	// Compact compacts a session's context now.

@@ -14,7 +14,6 @@ package bridge
 import (
 	"context"
 	"errors"
-	"time"
 
 	"brain/engine"
 	"brain/tools"
@@ -31,21 +30,10 @@ const (
 type Engine interface {
 	// Watch collects the ids of sessions that commit new events.
 	Watch() *engine.Watcher
-	Session(ctx context.Context, id string) (engine.Session, error)
-	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
-	// Lease claims key among the replicas sharing the store, renewed
-	// until release; held is false while another holds it.
-	Lease(ctx context.Context, key string) (release func(), held bool, err error)
-	// SharesStore reports whether replicas share the store, and
-	// HoldsSession whether this one runs the session's turn (holds its
-	// lease).
-	SharesStore() bool
-	HoldsSession(id string) bool
-	// ReplicaID and LeaseTTL name this replica and how long its claims
-	// last, for the inbox worker's claims.
-	ReplicaID() string
-	LeaseTTL() time.Duration
+	engine.Sessions
+	engine.Log
+	// Replica's ReplicaID and LeaseTTL name the inbox worker's claims.
+	engine.Replica
 }
 
 var _ Engine = (*engine.Engine)(nil)

@@ -19,7 +19,7 @@ import (
 type Deliverer struct {
 	Engine Engine
 	Store  store.DeliveryCursors
-	Origin string // the sessions delivered, e.g. engine.OriginSlack
+	Origin engine.Origin // the sessions delivered, e.g. engine.OriginSlack
 	Now    func() time.Time
 	Log    *slog.Logger
 	// Renderer renders each event after the session's cursor.
@@ -111,7 +111,7 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	if err != nil || s.Origin != d.Origin || d.runsElsewhere(s) {
 		return err
 	}
-	release, held, err := d.Claims.Acquire(ctx, d.Origin+":"+id)
+	release, held, err := d.Claims.Acquire(ctx, string(d.Origin)+":"+id)
 	if err != nil {
 		return err
 	}
@@ -119,7 +119,7 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 		return errDeliveryHeld
 	}
 	defer release()
-	cursor, err := d.Store.DeliveryCursor(ctx, d.Origin, id)
+	cursor, err := d.Store.DeliveryCursor(ctx, string(d.Origin), id)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (d Deliverer) render(ctx context.Context, s engine.Session, id string, curs
 			}
 			n++
 			cursor = ev.Seq
-			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor); err != nil {
+			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), string(d.Origin), id, cursor); err != nil {
 				return n, err
 			}
 		}

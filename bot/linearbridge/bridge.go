@@ -41,13 +41,9 @@ const logErr = "err"
 type Engine interface {
 	bridge.Engine
 	linear.Events
-	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
-	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	Resume(ctx context.Context, sessionID string) (engine.Session, error)
-	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
-	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
-	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
-	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
+	engine.Starter
+	engine.Turns
+	engine.Approvals
 }
 
 var _ Engine = (*engine.Engine)(nil)

@@ -120,7 +120,7 @@ func summarize(sess engine.Session, payloads []engine.Payload) (status, outcome 
 		case engine.SessionError:
 			errMsg = d.Message
 		case engine.TurnCompleted:
-			turnOutcome = d.Outcome
+			turnOutcome = string(d.Outcome)
 		}
 	}
 	switch {

@@ -59,12 +59,10 @@ type OutcomePoster interface {
 
 // Engine is what the scheduler asks of the engine; *engine.Engine has it.
 type Engine interface {
-	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
-	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	Session(ctx context.Context, id string) (engine.Session, error)
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
-	// Changed is closed at the session's next commit.
-	Changed(sessionID string) <-chan struct{}
+	engine.Starter
+	engine.SessionReader
+	engine.Log
+	engine.Changes
 }
 
 var _ Engine = (*engine.Engine)(nil)

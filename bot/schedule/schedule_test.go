@@ -11,6 +11,7 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/engine/enginetest"
 	"brain/internal/startstop/startstoptest"
 	"brain/store"
 )
@@ -18,6 +19,8 @@ import (
 // fakeEngine is an Engine whose behaviour a test sets; a method whose
 // func is nil is not expected to be called (it panics).
 type fakeEngine struct {
+	// Starter holds CreateSessionWithInput, which schedules never call.
+	enginetest.Starter
 	CreateSessionFunc func(ctx context.Context, n engine.NewSession) (engine.Session, bool, error)
 	SendFunc          func(ctx context.Context, sessionID string, in engine.Input) (engine.Event, bool, error)
 	SessionFunc       func(ctx context.Context, id string) (engine.Session, error)

@@ -46,19 +46,14 @@ const logErr = "err"
 type Engine interface {
 	bridge.Engine
 	slack.Approvals
-	CreateSession(ctx context.Context, n engine.NewSession) (s engine.Session, created bool, err error)
-	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	Resume(ctx context.Context, sessionID string) (engine.Session, error)
-	ResumeWith(ctx context.Context, sessionID string, o engine.ResumeOptions) (engine.Resumed, error)
-	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	engine.Starter
+	engine.Turns
+	engine.Approvals
 	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
-	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
-	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
 	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
 	slack.Sessions
 	StopFor(ctx context.Context, sessionID, by string) (engine.Session, bool, error)
-	SharesStore() bool
 }
 
 var _ Engine = (*engine.Engine)(nil)

@@ -61,8 +61,8 @@ func (t *Metrics) TurnStarted(ti engine.TurnInfo) {
 }
 
 func (t *Metrics) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
-	t.turns.Inc(end.Outcome)
-	t.turnDur.Observe(end.Duration.Seconds(), end.Outcome)
+	t.turns.Inc(string(end.Outcome))
+	t.turnDur.Observe(end.Duration.Seconds(), string(end.Outcome))
 	attrs := []any{tools.LogSession, ti.SessionID, tools.LogTurn, ti.TurnID, tools.LogOrigin, ti.Origin, tools.LogOutcome, end.Outcome,
 		tools.LogDuration, end.Duration.Round(time.Millisecond).String(), tools.LogRounds, end.Rounds,
 		tools.LogInputTokens, end.Usage.InputTokens, tools.LogOutputTokens, end.Usage.OutputTokens,

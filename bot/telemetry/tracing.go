@@ -121,7 +121,7 @@ func (t *Tracing) TurnStarted(ti engine.TurnInfo) {
 			attrConversation.String(ti.SessionID),
 			attrAgent.String(ti.Agent),
 			attrTurn.String(ti.TurnID),
-			attrOrigin.String(ti.Origin),
+			attrOrigin.String(string(ti.Origin)),
 		))
 	t.mu.Lock()
 	t.turns[ti.TurnID] = span
@@ -137,7 +137,7 @@ func (t *Tracing) TurnEnded(ti engine.TurnInfo, end engine.TurnEnd) {
 		return
 	}
 	span.SetAttributes(
-		attrOutcome.String(end.Outcome),
+		attrOutcome.String(string(end.Outcome)),
 		attrRounds.Int(end.Rounds),
 		attrInputTokens.Int64(end.Usage.InputTokens),
 		attrOutputTokens.Int64(end.Usage.OutputTokens),

@@ -11,12 +11,17 @@ import (
 
 	"brain/bot/schedule"
 	"brain/engine"
+	"brain/engine/enginetest"
 )
 
 // fakeEngine is an in-memory Engine: sessions, their events and
 // approvals, with the calls the console made. Decide follows the
 // engine's single-use rule; DecideFunc, when set, answers instead.
 type fakeEngine struct {
+	// The embedded roles hold CreateSession and Resume, which the
+	// console never calls.
+	enginetest.Starter
+	enginetest.Turns
 	mu        sync.Mutex
 	sessions  []engine.Session
 	events    map[string][]engine.Event

@@ -28,14 +28,14 @@ const (
 var sessionStatuses = []engine.Status{engine.StatusIdle, engine.StatusRunning, engine.StatusAwaitingInput, engine.StatusInterrupted, engine.StatusFailed}
 
 // ownOrigins are the origins of sessions started without a platform.
-var ownOrigins = []string{engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
+var ownOrigins = []engine.Origin{engine.OriginAPI, engine.OriginConsole, engine.OriginSchedule}
 
 // origins are the origins the sessions list filters by: the platforms',
 // then brain's own.
-func (s *Server) origins() []string {
-	var out []string
+func (s *Server) origins() []engine.Origin {
+	var out []engine.Origin
 	for _, o := range s.cfg.Origins {
-		out = append(out, o.Name)
+		out = append(out, engine.Origin(o.Name))
 	}
 	return append(out, ownOrigins...)
 }
@@ -44,7 +44,8 @@ type sessionsView struct {
 	Rows                  []sessionRow
 	Status, Origin, Agent string
 	Statuses              []engine.Status
-	Origins, Agents       []string
+	Origins               []engine.Origin
+	Agents                []string
 	Page                  int
 	Prev, Next            string
 	CanStart              bool
@@ -79,7 +80,7 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor)
 		return
 	}
 	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
-		return (vw.Origin != "" && ss.Origin != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
+		return (vw.Origin != "" && string(ss.Origin) != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
 	})
 	// Only the sessions v may see are listed, paged and counted.
 	if list, err = s.visibleSessions(r, v, list); err != nil {
@@ -138,7 +139,7 @@ func (s *Server) originLink(ss engine.Session) string {
 		return "/schedules"
 	}
 	for _, o := range s.cfg.Origins {
-		if o.Name == ss.Origin && o.Link != nil {
+		if o.Name == string(ss.Origin) && o.Link != nil {
 			return o.Link(ss)
 		}
 	}
@@ -248,7 +249,7 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	}
 	id := ss.ID
 	if ss.Origin != engine.OriginAPI && ss.Origin != engine.OriginConsole {
-		s.fail(w, r, v, http.StatusConflict, "This session lives in "+ss.Origin+": answer it there.")
+		s.fail(w, r, v, http.StatusConflict, "This session lives in "+string(ss.Origin)+": answer it there.")
 		return
 	}
 	by, _ := v.identity()

@@ -40,22 +40,15 @@ var staticFS embed.FS
 // Engine is what the console asks of the engine; *engine.Engine has it.
 type Engine interface {
 	Stats() engine.Stats
-	Session(ctx context.Context, id string) (engine.Session, error)
-	Sessions(ctx context.Context, f engine.SessionFilter) ([]engine.Session, error)
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
-	// Changed is closed at the session's next commit.
-	Changed(sessionID string) <-chan struct{}
+	engine.Sessions
+	engine.Log
+	engine.Changes
 	// Deltas feeds the text the model writes in the session's turns from
 	// now on (never stored); the caller closes it.
 	Deltas(sessionID string) DeltaFeed
-	CreateSessionWithInput(ctx context.Context, n engine.NewSession, in engine.Input) (s engine.Session, ev engine.Event, created bool, err error)
-	Send(ctx context.Context, sessionID string, in engine.Input) (ev engine.Event, duplicate bool, err error)
-	ResumeWith(ctx context.Context, sessionID string, opts engine.ResumeOptions) (engine.Resumed, error)
-	Cancel(ctx context.Context, sessionID string) (engine.Session, error)
-	Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engine.Approval, error)
-	Approval(ctx context.Context, id string) (engine.Approval, error)
-	Decide(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
-	Retry(ctx context.Context, approvalID string, d engine.Decision) (engine.Approval, error)
+	engine.Starter
+	engine.Turns
+	engine.Approvals
 	// MayDecideApproval says, as a decision would, whether by decides a.
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
 	// StopFor is Cancel under the rule of a Stop click in Slack.

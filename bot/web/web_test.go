@@ -343,8 +343,8 @@ func TestConsole_SessionsFilters(t *testing.T) {
 		return ""
 	}
 	c := newConsole(t, Config{Agents: []string{"default", "triage"}, DefaultAgent: "default",
-		Origins: []Origin{{Name: engine.OriginSlack, Link: slackLink}, {Name: engine.OriginLinear}}})
-	for i, o := range []string{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
+		Origins: []Origin{{Name: string(engine.OriginSlack), Link: slackLink}, {Name: string(engine.OriginLinear)}}})
+	for i, o := range []engine.Origin{engine.OriginSlack, engine.OriginAPI, engine.OriginSlack} {
 		c.eng.addSession(engine.Session{ID: "s" + strconv.Itoa(i), Agent: []string{"default", "triage", "triage"}[i], Origin: o, Status: engine.StatusIdle,
 			ThreadKey: "slack:T1:C1:1700000000.0001"})
 	}

@@ -22,7 +22,7 @@ func decidedText(d engine.ApprovalDecided) string {
 		}
 		by = strings.Join(names, " and ")
 	}
-	if d.Policy != "" && d.By == "policy:"+d.Policy {
+	if d.ByPolicy() {
 		return fmt.Sprintf("Approved under policy %s; applying.", d.Policy)
 	}
 	label := "Comment"
@@ -45,7 +45,7 @@ func decidedBody(a engine.Approval) string {
 	if title == "" {
 		title = a.Tool
 	}
-	if a.Policy != "" && a.DecidedBy == "policy:"+a.Policy {
+	if a.ByPolicy() {
 		return fmt.Sprintf("**%s**: approved under policy %s.", title, a.Policy)
 	}
 	return fmt.Sprintf("**%s**: %s.", title, a.Status)

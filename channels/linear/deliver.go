@@ -15,8 +15,8 @@ const logSession = "session_id"
 
 // Events is what the renderer reads of the engine; *engine.Engine has it.
 type Events interface {
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
-	Approval(ctx context.Context, id string) (engine.Approval, error)
+	engine.Log
+	engine.ApprovalReader
 }
 
 var _ Events = (*engine.Engine)(nil)

@@ -149,12 +149,12 @@ func approvalOutcome(a engine.Approval) string {
 	}
 	switch a.Status {
 	case engine.ApprovalApproved, engine.ApprovalApplying:
-		if byPolicy(a) {
+		if a.ByPolicy() {
 			return "approved under policy " + Escape(a.Policy) + ", applying…"
 		}
 		return "approved by " + by + ", applying…"
 	case engine.ApprovalApplied:
-		if byPolicy(a) {
+		if a.ByPolicy() {
 			return "applied under policy " + Escape(a.Policy)
 		}
 		return "approved by " + by + " · applied"

@@ -65,11 +65,6 @@ func decidedBy(a engine.Approval) string {
 	return person(a.DecidedBy)
 }
 
-// byPolicy reports whether a policy, not a person, approved a.
-func byPolicy(a engine.Approval) bool {
-	return a.Policy != "" && a.DecidedBy == "policy:"+a.Policy
-}
-
 // appendComment quotes the decision's comment (or a deny's reason), and
 // the comments of earlier approvers, under the outcome.
 func appendComment(blocks []slack.Block, blockID string, a engine.Approval) []slack.Block {

@@ -18,7 +18,7 @@ const (
 
 // Approvals is what the renderer reads of the engine; *engine.Engine has it.
 type Approvals interface {
-	Approval(ctx context.Context, id string) (engine.Approval, error)
+	engine.ApprovalReader
 }
 
 var _ Approvals = (*engine.Engine)(nil)

@@ -16,7 +16,7 @@ const ActionFeedback = "brain_feedback"
 // EventReader is what the renderer reads to tell a final reply from one
 // followed by tool calls; *engine.Engine has it.
 type EventReader interface {
-	Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
+	engine.Log
 }
 
 // feedbackBlock is Slack's context_actions block with feedback buttons

@@ -38,8 +38,8 @@ const DefaultLiveInterval = time.Second
 
 // Sessions finds a session by id; *engine.Engine has it.
 type Sessions interface {
-	Session(ctx context.Context, id string) (engine.Session, error)
-	WatchDeltas(sessionID string) *engine.DeltaFeed
+	engine.SessionReader
+	engine.Deltas
 }
 
 // Live shows a Slack turn's text in its thread while the model writes it:

@@ -214,7 +214,7 @@ func outcomes(t *testing.T, evs []engine.Event) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, p.(engine.TurnCompleted).Outcome)
+		out = append(out, string(p.(engine.TurnCompleted).Outcome))
 	}
 	return out
 }

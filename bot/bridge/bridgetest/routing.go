@@ -21,7 +21,7 @@ type Harness struct {
 		Events(ctx context.Context, sessionID string, after int64, limit int) ([]engine.Event, error)
 	}
 	// Origin is the platform's session origin.
-	Origin string
+	Origin engine.Origin
 	// Message has a person write text in thread (a name the harness maps
 	// to a thread of its platform, "" for none yet: a new thread) through
 	// the bridge's inbound path, worked to its end; eventKey identifies

@@ -3,9 +3,10 @@
 // (exactly, or with a path.Match glob such as "lookup_*") and may test the
 // call's arguments with conditions on a JSON path: equals, regexp, or a
 // numeric comparison. Policies are tried in order; the first that matches
-// wins. approvalpolicy.go decides what the matched policy's action means.
+// wins. The engine (engine/approvalpolicy.go) decides what the matched
+// policy's action means.
 
-package engine
+package policy
 
 import (
 	"bytes"

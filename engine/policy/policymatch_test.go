@@ -1,4 +1,4 @@
-package engine
+package policy
 
 import (
 	"encoding/json"

@@ -1,7 +1,8 @@
-package engine
+package lease
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -13,7 +14,7 @@ import (
 // delivery to a platform. A holder renews its leases while it works
 // (a heartbeat); a replica that dies stops renewing, its leases expire, and
 // another replica takes the work over. Keys and owners are opaque text.
-type Leases interface {
+type Store interface {
 	// ClaimLease takes the lease on key for owner until until, or renews
 	// owner's own; claimed is false (nothing written) when another owner
 	// holds a lease on key that is still running at now. A claim clears
@@ -23,7 +24,7 @@ type Leases interface {
 	// running at now, and returns them with their stop requests: a lease
 	// missing from them was lost (it expired, and someone may have taken
 	// it).
-	RenewLeases(ctx context.Context, owner string, now, until time.Time) (held []HeldLease, err error)
+	RenewLeases(ctx context.Context, owner string, now, until time.Time) (held []Held, err error)
 	// ReleaseLease drops owner's lease on key; releasing a lease not held
 	// is not an error.
 	ReleaseLease(ctx context.Context, key, owner string) error
@@ -32,50 +33,61 @@ type Leases interface {
 	// holder learns of it on its next renewal. A cancel is not downgraded
 	// to an interrupt by a later request. Without a lease on key it does
 	// nothing.
-	RequestStop(ctx context.Context, key string, stop StopRequest) error
+	RequestStop(ctx context.Context, key string, stop Stop) error
 }
 
-// HeldLease is a lease RenewLeases renewed, and what was asked of its
+// Held is a lease RenewLeases renewed, and what was asked of its
 // holder.
-type HeldLease struct {
+type Held struct {
 	Key  string
-	Stop StopRequest
+	Stop Stop
 }
 
-// StopRequest is what another replica asked of a lease's holder: stop the
+// Stop is what another replica asked of a lease's holder: stop the
 // session's turn, as cancelled or as interrupted by new input. It is kept
 // on the lease, so a holder that missed the fast notice (Peers) still
 // learns of it on its heartbeat.
-type StopRequest string
+type Stop string
 
 // Stop requests; StopNone is none.
 const (
-	StopNone      StopRequest = ""
-	StopCancel    StopRequest = "cancel"
-	StopInterrupt StopRequest = "interrupt"
+	StopNone      Stop = ""
+	StopCancel    Stop = "cancel"
+	StopInterrupt Stop = "interrupt"
 )
 
+// ErrUnknownStop is a stop request that is not StopCancel or
+// StopInterrupt: a caller broke the contract.
+var ErrUnknownStop = errors.New("unknown stop request")
+
 // Valid reports whether r is a request a store may record.
-func (r StopRequest) Valid() bool { return r == StopCancel || r == StopInterrupt }
+func (r Stop) Valid() bool { return r == StopCancel || r == StopInterrupt }
 
 // Merge is the request that stands after r when next arrives: a cancel
 // is never turned into an interrupt.
-func (r StopRequest) Merge(next StopRequest) StopRequest {
+func (r Stop) Merge(next Stop) Stop {
 	if r == StopCancel {
 		return r
 	}
 	return next
 }
 
-// Lease keys.
-func sessionLease(id string) string { return "session:" + id }
-func applyLease(id string) string   { return "apply:" + id }
-func deliveryLease(k string) string { return "deliver:" + k }
+// Lease keys: the one place each kind is built.
 
-// memLeases is the Leases of an engine that is alone on its store (an
+// SessionKey is the lease on a session's turn.
+func SessionKey(id string) string { return "session:" + id }
+
+// ApplyKey is the lease on an approval's apply.
+func ApplyKey(id string) string { return "apply:" + id }
+
+// DeliveryKey is the lease on delivering k (a platform's session) to its
+// platform.
+func DeliveryKey(k string) string { return "deliver:" + k }
+
+// Memory is the Store of an engine that is alone on its store (an
 // embedded engine, tests, SQLite under its file lock): the same claims,
 // kept in memory, since no other process can contend for them.
-type memLeases struct {
+type Memory struct {
 	mu     sync.Mutex
 	leases map[string]memLease
 }
@@ -83,10 +95,10 @@ type memLeases struct {
 type memLease struct {
 	owner string
 	until time.Time
-	stop  StopRequest
+	stop  Stop
 }
 
-func (m *memLeases) ClaimLease(_ context.Context, key, owner string, now, until time.Time) (bool, error) {
+func (m *Memory) ClaimLease(_ context.Context, key, owner string, now, until time.Time) (bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.leases[key]; ok && l.owner != owner && l.until.After(now) {
@@ -99,23 +111,23 @@ func (m *memLeases) ClaimLease(_ context.Context, key, owner string, now, until 
 	return true, nil
 }
 
-func (m *memLeases) RenewLeases(_ context.Context, owner string, now, until time.Time) ([]HeldLease, error) {
+func (m *Memory) RenewLeases(_ context.Context, owner string, now, until time.Time) ([]Held, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var held []HeldLease
+	var held []Held
 	for k, l := range m.leases {
 		if l.owner == owner && l.until.After(now) {
 			l.until = until
 			m.leases[k] = l
-			held = append(held, HeldLease{Key: k, Stop: l.stop})
+			held = append(held, Held{Key: k, Stop: l.stop})
 		}
 	}
 	return held, nil
 }
 
-func (m *memLeases) RequestStop(_ context.Context, key string, stop StopRequest) error {
+func (m *Memory) RequestStop(_ context.Context, key string, stop Stop) error {
 	if !stop.Valid() {
-		return invariant("request stop on lease %s: unknown request %q", key, stop)
+		return fmt.Errorf("request stop on lease %s: %w %q", key, ErrUnknownStop, stop)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -126,7 +138,7 @@ func (m *memLeases) RequestStop(_ context.Context, key string, stop StopRequest)
 	return nil
 }
 
-func (m *memLeases) ReleaseLease(_ context.Context, key, owner string) error {
+func (m *Memory) ReleaseLease(_ context.Context, key, owner string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.leases[key]; ok && l.owner == owner {
@@ -135,17 +147,17 @@ func (m *memLeases) ReleaseLease(_ context.Context, key, owner string) error {
 	return nil
 }
 
-// leaser holds this engine's leases: it claims them in the store, renews
+// Holder holds this engine's leases: it claims them in the store, renews
 // them on a heartbeat and remembers which it holds, so that two of the
 // engine's own goroutines never share one (the store sees one owner).
-type leaser struct {
-	store Leases
-	owner string
-	ttl   time.Duration
-	now   func() time.Time
-	// exclusive: no other engine shares the store, so a lease another
+type Holder struct {
+	Store Store
+	Owner string
+	TTL   time.Duration
+	Now   func() time.Time
+	// Exclusive: no other engine shares the store, so a lease another
 	// owner left is an earlier process's, dead by definition.
-	exclusive bool
+	Exclusive bool
 
 	mu   sync.Mutex
 	held map[string]heldLease
@@ -157,24 +169,24 @@ type heldLease struct {
 	// heartbeat answered before it is not taken as news of this claim.
 	seq    uint64
 	onLost func()
-	onStop func(StopRequest)
+	onStop func(Stop)
 }
 
 // unclaimed is the seq of a lease still being claimed: no heartbeat
 // speaks of it yet.
 const unclaimed = ^uint64(0)
 
-// acquire claims key unless this engine already holds it; onLost (may be
+// Acquire claims key unless this engine already holds it; onLost (may be
 // nil) is called if the heartbeat finds the lease lost. held is false
 // when another owner (or another goroutine here) has it.
-func (l *leaser) acquire(ctx context.Context, key string, onLost func()) (bool, error) {
-	return l.acquireStoppable(ctx, key, onLost, nil)
+func (l *Holder) Acquire(ctx context.Context, key string, onLost func()) (bool, error) {
+	return l.AcquireStoppable(ctx, key, onLost, nil)
 }
 
-// acquireStoppable is acquire for work another replica may ask to stop:
+// AcquireStoppable is Acquire for work another replica may ask to stop:
 // onStop (may be nil) is called with each stop request a heartbeat finds
 // on the lease.
-func (l *leaser) acquireStoppable(ctx context.Context, key string, onLost func(), onStop func(StopRequest)) (bool, error) {
+func (l *Holder) AcquireStoppable(ctx context.Context, key string, onLost func(), onStop func(Stop)) (bool, error) {
 	l.mu.Lock()
 	if _, busy := l.held[key]; busy {
 		l.mu.Unlock()
@@ -184,20 +196,20 @@ func (l *leaser) acquireStoppable(ctx context.Context, key string, onLost func()
 		onLost = func() {}
 	}
 	if onStop == nil {
-		onStop = func(StopRequest) {}
+		onStop = func(Stop) {}
 	}
 	if l.held == nil {
 		l.held = map[string]heldLease{}
 	}
 	l.held[key] = heldLease{seq: unclaimed, onLost: onLost, onStop: onStop}
 	l.mu.Unlock()
-	now := l.now()
-	until := now.Add(l.ttl)
+	now := l.Now()
+	until := now.Add(l.TTL)
 	asOf := now
-	if l.exclusive {
+	if l.Exclusive {
 		asOf = until
 	}
-	ok, err := l.store.ClaimLease(ctx, key, l.owner, asOf, until)
+	ok, err := l.Store.ClaimLease(ctx, key, l.Owner, asOf, until)
 	if err != nil || !ok {
 		l.forget(key)
 		if err != nil {
@@ -215,47 +227,47 @@ func (l *leaser) acquireStoppable(ctx context.Context, key string, onLost func()
 	return true, nil
 }
 
-// holds reports whether this engine holds key (or is claiming it).
-func (l *leaser) holds(key string) bool {
+// Holds reports whether this engine holds key (or is claiming it).
+func (l *Holder) Holds(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, ok := l.held[key]
 	return ok
 }
 
-// release drops key; a failure is only logged by the caller, since the
+// Release drops key; a failure is only logged by the caller, since the
 // lease expires on its own.
 //
 // The key stays taken here until the store has dropped it: another
 // goroutine here that claimed it in between would renew the row this
 // release then deletes, and write under a lease nobody holds (its commits
 // fenced).
-func (l *leaser) release(ctx context.Context, key string) error {
-	err := l.store.ReleaseLease(context.WithoutCancel(ctx), key, l.owner)
+func (l *Holder) Release(ctx context.Context, key string) error {
+	err := l.Store.ReleaseLease(context.WithoutCancel(ctx), key, l.Owner)
 	l.forget(key)
 	return err
 }
 
-func (l *leaser) forget(key string) {
+func (l *Holder) forget(key string) {
 	l.mu.Lock()
 	delete(l.held, key)
 	l.mu.Unlock()
 }
 
-// renew is one heartbeat: it renews every lease, tells the holders of
+// Renew is one heartbeat: it renews every lease, tells the holders of
 // those that were lost, and passes on the stop requests found on those
 // held. Leases claimed after the heartbeat began are left out: its answer
 // may predate them.
-func (l *leaser) renew(ctx context.Context) error {
+func (l *Holder) Renew(ctx context.Context) error {
 	l.mu.Lock()
 	before := l.seq
 	l.mu.Unlock()
-	now := l.now()
-	got, err := l.store.RenewLeases(ctx, l.owner, now, now.Add(l.ttl))
+	now := l.Now()
+	got, err := l.Store.RenewLeases(ctx, l.Owner, now, now.Add(l.TTL))
 	if err != nil {
 		return err
 	}
-	still := make(map[string]StopRequest, len(got))
+	still := make(map[string]Stop, len(got))
 	for _, h := range got {
 		still[h.Key] = h.Stop
 	}
@@ -286,9 +298,9 @@ func (l *leaser) renew(ctx context.Context) error {
 	return nil
 }
 
-// loseAll treats every lease as lost (renewals kept failing past the
+// LoseAll treats every lease as lost (renewals kept failing past the
 // lease time).
-func (l *leaser) loseAll() {
+func (l *Holder) LoseAll() {
 	l.mu.Lock()
 	var lost []func()
 	for k, h := range l.held {

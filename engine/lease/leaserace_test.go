@@ -1,4 +1,4 @@
-package engine
+package lease
 
 import (
 	"context"
@@ -10,32 +10,32 @@ import (
 // slowClaims are leases whose claims wait for a signal before they reach
 // the store, as a claim does on a busy database.
 type slowClaims struct {
-	memLeases
+	Memory
 	entered, proceed chan struct{}
 }
 
 func (s *slowClaims) ClaimLease(ctx context.Context, key, owner string, now, until time.Time) (bool, error) {
 	s.entered <- struct{}{}
 	<-s.proceed
-	return s.memLeases.ClaimLease(ctx, key, owner, now, until)
+	return s.Memory.ClaimLease(ctx, key, owner, now, until)
 }
 
 // A heartbeat that runs while a claim is on its way to the store does not
 // find the claim's lease in the store's answer: that lease is not lost.
 func TestLeaser_HeartbeatDuringAClaimLosesNothing(t *testing.T) {
 	st := &slowClaims{entered: make(chan struct{}), proceed: make(chan struct{})}
-	l := &leaser{store: st, owner: "rep_a", ttl: time.Minute, now: time.Now}
+	l := &Holder{Store: st, Owner: "rep_a", TTL: time.Minute, Now: time.Now}
 	var lost atomic.Bool
 	done := make(chan bool)
 	go func() {
-		held, err := l.acquire(context.Background(), "session:ses_1", func() { lost.Store(true) })
+		held, err := l.Acquire(context.Background(), "session:ses_1", func() { lost.Store(true) })
 		if err != nil {
 			t.Error(err)
 		}
 		done <- held
 	}()
 	<-st.entered
-	if err := l.renew(context.Background()); err != nil {
+	if err := l.Renew(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	close(st.proceed)
@@ -46,7 +46,7 @@ func TestLeaser_HeartbeatDuringAClaimLosesNothing(t *testing.T) {
 		t.Fatal("the heartbeat during the claim reported the lease lost")
 	}
 	// The next heartbeat sees it, and keeps it.
-	if err := l.renew(context.Background()); err != nil {
+	if err := l.Renew(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	l.mu.Lock()
