@@ -20,6 +20,8 @@ var layers = []struct {
 	{"brain/tools", nil},
 	{"brain/bot/config", nil},
 	{"brain/bot/metrics", nil},
+	// The platforms' published contracts, which the fakes check (tests only).
+	{"brain/internal/contracts", nil},
 	// Tool families see only the tool contract.
 	{"brain/tools/...", []string{"brain/tools"}},
 	// The core sees only the tool contract; its leaves see only the core.
