@@ -46,3 +46,23 @@ func TestGitHub_ExamplesMatchSchemas(t *testing.T) {
 		}
 	}
 }
+
+// The canary of TypeCheck: a misspelt field and a wrong type are refused,
+// a right body is not.
+func TestTypeCheck_Canary(t *testing.T) {
+	const imports = `import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";`
+	errs := TypeCheck(t, imports, []Body{
+		{"right", "ChatCompletionCreateParamsNonStreaming", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5}`)},
+		{"misspelt", "ChatCompletionCreateParamsNonStreaming", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_token":5}`)},
+		{"nested misspelt", "ChatCompletionCreateParamsNonStreaming", []byte(`{"model":"m","messages":[{"role":"user","contnet":"hi"}]}`)},
+		{"wrong type", "ChatCompletionCreateParamsNonStreaming", []byte(`{"model":"m","messages":[{"role":"user","content":"hi"}],"temperature":"hot"}`)},
+	})
+	if errs[0] != "" {
+		t.Errorf("right body refused: %s", errs[0])
+	}
+	for i, want := range []string{"", "max_token", "contnet", "temperature"} {
+		if i > 0 && !strings.Contains(errs[i], want) {
+			t.Errorf("body %d: %q lacks %q", i, errs[i], want)
+		}
+	}
+}
