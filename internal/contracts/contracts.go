@@ -46,15 +46,24 @@ func Require(t testing.TB) string {
 	if os.Getenv("BRAIN_SKIP_NODE") == "1" {
 		t.Skip("BRAIN_SKIP_NODE=1: the platforms' published contracts are not checked")
 	}
-	dir, err := Dir()
+	modules, err := Installed()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return modules
+}
+
+// Installed returns the contracts' node_modules, or why it cannot.
+func Installed() (string, error) {
+	dir, err := Dir()
+	if err != nil {
+		return "", err
+	}
 	modules := filepath.Join(dir, "node_modules")
 	if _, err := os.Stat(filepath.Join(modules, ".installed-lock.json")); err != nil {
-		t.Fatalf("the published contracts are not installed (%v): run `%s`, or set BRAIN_SKIP_NODE=1 to skip", err, installCommand)
+		return "", fmt.Errorf("the published contracts are not installed (%v): run `%s`, or set BRAIN_SKIP_NODE=1 to skip", err, installCommand)
 	}
-	return modules
+	return modules, nil
 }
 
 // node returns the node binary, failing the test without one.

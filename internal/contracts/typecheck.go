@@ -30,19 +30,34 @@ type Body struct {
 func TypeCheck(t testing.TB, imports string, bodies []Body) []string {
 	t.Helper()
 	modules := Require(t)
-	dir := t.TempDir()
+	node(t)
+	errs, err := TypeCheckIn(modules, t.TempDir(), imports, bodies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return errs
+}
+
+// TypeCheckIn is TypeCheck outside a test (a TestMain checking what a
+// package's tests recorded), with the contracts' node_modules and a
+// scratch directory.
+func TypeCheckIn(modules, dir, imports string, bodies []Body) ([]string, error) {
+	nodeBin, err := exec.LookPath("node")
+	if err != nil {
+		return nil, fmt.Errorf("contracts: node is not installed: %w", err)
+	}
 	var src strings.Builder
 	src.WriteString(imports + "\n")
 	first := strings.Count(src.String(), "\n") + 1 // the line of bodies[0]
 	for i, b := range bodies {
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, b.JSON); err != nil {
-			t.Fatalf("%s: not JSON: %v", b.Name, err)
+			return nil, fmt.Errorf("contracts: %s: not JSON: %w", b.Name, err)
 		}
 		fmt.Fprintf(&src, "export const body%d: %s = %s;\n", i, b.Type, compact.String())
 	}
 	if err := os.WriteFile(filepath.Join(dir, "bodies.ts"), []byte(src.String()), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("contracts: %w", err)
 	}
 	config := map[string]any{
 		"compilerOptions": map[string]any{
@@ -55,14 +70,14 @@ func TypeCheck(t testing.TB, imports string, bodies []Body) []string {
 	}
 	data, _ := json.Marshal(config)
 	if err := os.WriteFile(filepath.Join(dir, "tsconfig.json"), data, 0o600); err != nil {
-		t.Fatal(err)
+		return nil, fmt.Errorf("contracts: %w", err)
 	}
-	cmd := exec.Command(node(t), filepath.Join(modules, "typescript", "bin", "tsc"), "-p", dir, "--pretty", "false")
+	cmd := exec.Command(nodeBin, filepath.Join(modules, "typescript", "bin", "tsc"), "-p", dir, "--pretty", "false")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	errs := make([]string, len(bodies))
 	if err == nil {
-		return errs
+		return errs, nil
 	}
 	placed := false
 	lines := strings.Split(src.String(), "\n")
@@ -75,7 +90,7 @@ func TypeCheck(t testing.TB, imports string, bodies []Body) []string {
 		col, _ := strconv.Atoi(m[2])
 		i := n - first
 		if i < 0 || i >= len(bodies) {
-			t.Fatalf("tsc: %s\n%s", line, src.String())
+			return nil, fmt.Errorf("contracts: tsc: %s\n%s", line, src.String())
 		}
 		// tsc names the type, not always the field: quote the body where
 		// the error points.
@@ -87,9 +102,9 @@ func TypeCheck(t testing.TB, imports string, bodies []Body) []string {
 		placed = true
 	}
 	if !placed {
-		t.Fatalf("tsc failed without a body's error: %v\n%s", err, out)
+		return nil, fmt.Errorf("contracts: tsc failed without a body's error: %v\n%s", err, out)
 	}
-	return errs
+	return errs, nil
 }
 
 var tscError = regexp.MustCompile(`^bodies\.ts\((\d+),(\d+)\): error (TS\d+: .*)$`)
