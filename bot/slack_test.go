@@ -88,7 +88,10 @@ func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *
 func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, more string) *slackApp {
 	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
-	t.Cleanup(sa.slack.Close)
+	t.Cleanup(func() {
+		sa.slack.Close()
+		recordSlack(sa.slack)
+	})
 	deploy := tools.Definition{
 		Name: "deploy", Description: "Deploy a service",
 		Input: json.RawMessage(`{"type":"object","properties":{"service":{"type":"string"}},"required":["service"]}`),
@@ -454,6 +457,7 @@ func TestSlack_DirectMessage(t *testing.T) {
 
 func TestSlack_LoadWaitsInTheInboxInsteadOfFailing(t *testing.T) {
 	fakeSlack := slackfake.New()
+	defer recordSlack(fakeSlack)
 	defer fakeSlack.Close()
 	sa := &slackApp{slack: fakeSlack, clock: &slackClock{}}
 	extra := fmt.Sprintf("slack: {bot_token: xoxb-t, signing_secret: %s, api_url: %s/api/}\nlimits: {max_running_turns: 1, max_queued_turns: 1}\n", signingSecret, fakeSlack.URL())

@@ -30,7 +30,7 @@ func newPoster(t *testing.T, opts ...Option) (*Poster, *slackfake.Server) {
 	t.Cleanup(func() {
 		p.Close()
 		fake.Close()
-		slackContract.record(fake)
+		recordSlack(fake)
 	})
 	return p, fake
 }

@@ -2,10 +2,15 @@ package contracts
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"testing"
 )
 
 // SlackImports brings in the request types of @slack/web-api, and Form:
@@ -62,4 +67,88 @@ func SlackBody(params url.Values) []byte {
 	}
 	data, _ := json.Marshal(out)
 	return data
+}
+
+// SlackCalls collects the distinct Web API calls a test package sent to its
+// fake Slack, to be type-checked once its tests have run (CheckMain).
+type SlackCalls struct {
+	mu     sync.Mutex
+	seen   map[string]bool // method + body: each distinct body is checked once
+	bodies []Body
+}
+
+// Record adds a call (its token parameter left out: slack-go sends the
+// token as a bearer header).
+func (c *SlackCalls) Record(method string, params url.Values) {
+	clean := url.Values{}
+	for k, v := range params {
+		if k != "token" {
+			clean[k] = v
+		}
+	}
+	body := SlackBody(clean)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if key := method + " " + string(body); !c.seen[key] {
+		c.seen[key] = true
+		c.bodies = append(c.bodies, Body{Name: method, Type: SlackType(method), JSON: body})
+	}
+}
+
+// CheckMain runs a package's tests (from its TestMain), then type-checks
+// the calls recorded against @slack/web-api's request types, failing the
+// package on a body the types refuse. BRAIN_SKIP_NODE=1 skips the check.
+func (c *SlackCalls) CheckMain(m *testing.M) int {
+	code := m.Run()
+	c.mu.Lock()
+	bodies := c.bodies
+	c.mu.Unlock()
+	if code != 0 || os.Getenv("BRAIN_SKIP_NODE") == "1" || len(bodies) == 0 {
+		return code
+	}
+	if err := checkSlack(bodies); err != nil {
+		fmt.Fprintln(os.Stderr, "FAIL: the Web API bodies sent to the fake Slack, against @slack/web-api's request types:")
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+func checkSlack(bodies []Body) error {
+	modules, err := Installed()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "slack-contract")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	errs, err := TypeCheckIn(modules, dir, SlackImports, bodies)
+	if err != nil {
+		return err
+	}
+	var bad []string
+	methods := map[string]int{}
+	for i, e := range errs {
+		methods[bodies[i].Name]++
+		if e != "" {
+			bad = append(bad, fmt.Sprintf("%s: %s\n  %s", bodies[i].Name, e, bodies[i].JSON))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "\n"))
+	}
+	if testing.Verbose() {
+		var names []string
+		for m, n := range methods {
+			names = append(names, fmt.Sprintf("%s (%d)", m, n))
+		}
+		sort.Strings(names)
+		fmt.Printf("slack contract: %d distinct bodies of %d methods checked: %s\n", len(bodies), len(methods), strings.Join(names, ", "))
+	}
+	return nil
 }
