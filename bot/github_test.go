@@ -76,7 +76,7 @@ func newGitHubRepo(t *testing.T) *githubRepo {
 	})
 	// Every request and answer is checked against GitHub's published
 	// description; the fake's answers are laid on its examples.
-	api := contracts.LoadGitHub(t).Checked(mux, func(v string) { t.Error(v) })
+	api := contracts.LoadGitHub(t).Checked(mux, func(v string) { t.Error(v) }, nil)
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests = append(g.requests, r.Method+" "+r.URL.Path)

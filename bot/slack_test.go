@@ -90,7 +90,7 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
 	t.Cleanup(func() {
 		sa.slack.Close()
-		recordSlack(sa.slack)
+		recordSlack(t, sa.slack)
 	})
 	deploy := tools.Definition{
 		Name: "deploy", Description: "Deploy a service",
@@ -457,7 +457,7 @@ func TestSlack_DirectMessage(t *testing.T) {
 
 func TestSlack_LoadWaitsInTheInboxInsteadOfFailing(t *testing.T) {
 	fakeSlack := slackfake.New()
-	defer recordSlack(fakeSlack)
+	defer recordSlack(t, fakeSlack)
 	defer fakeSlack.Close()
 	sa := &slackApp{slack: fakeSlack, clock: &slackClock{}}
 	extra := fmt.Sprintf("slack: {bot_token: xoxb-t, signing_secret: %s, api_url: %s/api/}\nlimits: {max_running_turns: 1, max_queued_turns: 1}\n", signingSecret, fakeSlack.URL())

@@ -30,7 +30,7 @@ func newPoster(t *testing.T, opts ...Option) (*Poster, *slackfake.Server) {
 	t.Cleanup(func() {
 		p.Close()
 		fake.Close()
-		recordSlack(fake)
+		recordSlack(t, fake)
 	})
 	return p, fake
 }

@@ -17,7 +17,7 @@ func newReader(t *testing.T, token string) (*Reader, *slackfake.Server, *time.Ti
 	fake := slackfake.New()
 	t.Cleanup(func() {
 		fake.Close()
-		recordSlack(fake)
+		recordSlack(t, fake)
 	})
 	now := time.Unix(1_700_000_000, 0)
 	r := NewReader(slack.New(token, slack.OptionAPIURL(fake.URL()+"/api/")), func() time.Time { return now })

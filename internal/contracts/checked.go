@@ -15,10 +15,14 @@ import (
 // naming the operation and the field, and reported); each successful JSON
 // answer of h is laid on the description's example for its operation (so
 // the fields h does not set are GitHub's own), then checked against the
-// operation's response schema and reported when wrong.
-func (g *GitHub) Checked(h http.Handler, report func(string)) http.Handler {
+// operation's response schema and reported when wrong. seen, when set, is
+// told the operation of each request ("POST /repos/{owner}/{repo}/issues").
+func (g *GitHub) Checked(h http.Handler, report func(violation string), seen func(operation string)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op, err := g.CheckRequest(r)
+		if seen != nil && op.route != nil {
+			seen(op.route.Method + " " + op.route.Path)
+		}
 		if err != nil {
 			report("github contract: request: " + err.Error())
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -103,14 +103,25 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		}
 	})
 	mux.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", f.contents)
+	ops := map[string]bool{}
 	api := contracts.LoadGitHub(t).Checked(mux, func(v string) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
 		f.violations = append(f.violations, v)
+	}, func(op string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ops[op] = true
 	})
 	t.Cleanup(func() {
 		for _, v := range f.contractViolations() {
 			t.Error(v)
+		}
+		// For docs/testing.md's count of the tests exercising each operation.
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for op := range ops {
+			t.Logf("contract operation: %s", op)
 		}
 	})
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
