@@ -17,6 +17,7 @@ import (
 // a form-encoded call (slack-go sends most methods as forms) may carry a
 // boolean as 0 or 1, which the Web API takes; nothing else is loosened.
 const SlackImports = `import type * as web from "@slack/web-api";
+import type * as types from "@slack/types";
 type Form<T> = T extends any ? { [K in keyof T]: T[K] extends boolean | undefined ? T[K] | 0 | 1 : T[K] } : never;`
 
 // SlackType is the @slack/web-api request type of a Web API method, as a
@@ -95,6 +96,40 @@ func (c *SlackCalls) Record(method string, params url.Values) {
 	if key := method + " " + string(body); !c.seen[key] {
 		c.seen[key] = true
 		c.bodies = append(c.bodies, Body{Name: method, Type: SlackType(method), JSON: body})
+	}
+}
+
+// RecordEvent adds the event of an Events API payload a test sent to
+// brain (an event_callback's inner event), to be checked against
+// @slack/types' SlackEvent: what the fake says Slack sends is what Slack's
+// own types say it sends.
+func (c *SlackCalls) RecordEvent(payload []byte) {
+	var envelope struct {
+		Type  string          `json:"type"`
+		Event json.RawMessage `json:"event"`
+	}
+	if json.Unmarshal(payload, &envelope) != nil || envelope.Type != "event_callback" || len(envelope.Event) == 0 {
+		return
+	}
+	var event struct {
+		Type    string  `json:"type"`
+		Subtype *string `json:"subtype"`
+	}
+	_ = json.Unmarshal(envelope.Event, &event)
+	typ := "types.SlackEvent"
+	if event.Type == "message" && event.Subtype == nil {
+		// The SDK declares a plain message's subtype as a required
+		// undefined, which JSON cannot carry: everything else is checked.
+		typ = `Omit<types.GenericMessageEvent, "subtype">`
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if key := "event " + string(envelope.Event); !c.seen[key] {
+		c.seen[key] = true
+		c.bodies = append(c.bodies, Body{Name: "event " + event.Type, Type: typ, JSON: envelope.Event})
 	}
 }
 
