@@ -47,15 +47,21 @@ deps:
 # Debian's PostgreSQL server for store/postgres (its tests start a throwaway
 # cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH),
 # Debian's Chromium for the web console's browser tests (bot/web/webtest,
-# driven by chromedp) and the pinned MCP test peer
-# (@modelcontextprotocol/server-everything).
+# driven by chromedp), the pinned MCP test peer
+# (@modelcontextprotocol/server-everything) and the platforms' published
+# contracts the fakes check requests against (testdata/contracts, listed in
+# docs/testing.md); each npm install is skipped while node_modules holds
+# what its lock file pins.
 PEER := tools/mcp/testdata/peer
+CONTRACTS := testdata/contracts
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 	@command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
+	@cmp -s $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json 2>/dev/null || \
+		(npm ci --prefix $(CONTRACTS) --no-audit --no-fund && cp $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json)
 
 # staticcheck, pinned; installed into GOBIN on first use.
 STATICCHECK_VERSION := v0.8.2

@@ -16,6 +16,7 @@ import (
 	"brain/bot/config"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/internal/contracts"
 )
 
 const githubToken = "github_pat_11BRAINTEST0aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
@@ -73,12 +74,15 @@ func newGitHubRepo(t *testing.T) *githubRepo {
 		}
 		writeGitHub(w, http.StatusCreated, issue)
 	})
+	// Every request and answer is checked against GitHub's published
+	// description; the fake's answers are laid on its examples.
+	api := contracts.LoadGitHub(t).Checked(mux, func(v string) { t.Error(v) }, nil)
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests = append(g.requests, r.Method+" "+r.URL.Path)
 		g.auths = append(g.auths, r.Header.Get("Authorization"))
 		g.mu.Unlock()
-		mux.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(g.srv.Close)
 	return g

@@ -23,6 +23,8 @@ var layers = []struct {
 }{
 	// The leaves.
 	{"brain/tools", nil},
+	// The platforms' published contracts, which the fakes check (tests only).
+	{"brain/internal/contracts", nil},
 	{"brain/internal/...", nil},
 	// Config validation refers to the engine's defaults, not its runtime.
 	{"brain/bot/config", []string{"brain/engine", "brain/tools"}},

@@ -35,11 +35,10 @@ func (sa *slackApp) fileMessage(eventID, user, text, threadTS string, files ...s
 	ts := fmt.Sprintf("%d.000100", sa.nextTS.Add(1))
 	wire := make([]map[string]any, len(files))
 	for i, f := range files {
-		wire[i] = map[string]any{"id": f.ID, "name": f.Name, "mimetype": f.Mimetype, "size": f.Size,
-			"mode": "hosted", "url_private_download": f.URL}
+		wire[i] = f.Wire()
 	}
 	ev := map[string]any{"type": "message", "subtype": "file_share", "user": user, "text": text, "ts": ts,
-		"channel": "C1", "channel_type": "channel", "files": wire}
+		"event_ts": ts, "channel": "C1", "channel_type": "channel", "files": wire}
 	if threadTS != "" {
 		ev["thread_ts"] = threadTS
 	}

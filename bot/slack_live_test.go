@@ -149,7 +149,8 @@ func TestSlack_StopCancelsTheTurnOnce(t *testing.T) {
 	if _, err := sa.fake.WaitRequests(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}
-	stop := map[string]any{"type": "agent_session_stopped", "channel": "C1", "thread_ts": ts, "user": "U1", "event_ts": "1.2"}
+	stop := map[string]any{"type": "agent_session_stopped", "channel": "C1", "thread_ts": ts, "user": "U1", "event_ts": "1.2",
+		"streaming_message_ts": []string{}}
 	sa.agentEvent("EvStop1", stop)
 	sa.waitThread(ts, "Stopped by <@U1>.")
 	_, evs := sa.waitTurns(s.ID, 1)
@@ -262,7 +263,7 @@ func TestSlack_SuggestedPromptsAndTitle(t *testing.T) {
 	sa.fake.Push(fakemodel.Text("ok"))
 	long := strings.Repeat("title words ", 30)
 	body, _ := json.Marshal(map[string]any{"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvM1",
-		"event": map[string]any{"type": "message", "channel_type": "im", "user": "U1", "text": long, "ts": "1700000100.000200", "thread_ts": thread, "channel": dm}})
+		"event": map[string]any{"type": "message", "channel_type": "im", "user": "U1", "text": long, "ts": "1700000100.000200", "event_ts": "1700000100.000200", "thread_ts": thread, "channel": dm}})
 	if st := sa.post("/slack/events", "application/json", body); st != 200 {
 		t.Fatalf("status %d", st)
 	}

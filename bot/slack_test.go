@@ -88,7 +88,10 @@ func newSlackAppFor(t *testing.T, provider, agentMore, slackMore, more string) *
 func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, more string) *slackApp {
 	t.Helper()
 	sa := &slackApp{slack: slackfake.New(), clock: &slackClock{}}
-	t.Cleanup(sa.slack.Close)
+	t.Cleanup(func() {
+		sa.slack.Close()
+		recordSlack(t, sa.slack)
+	})
 	deploy := tools.Definition{
 		Name: "deploy", Description: "Deploy a service",
 		Input: json.RawMessage(`{"type":"object","properties":{"service":{"type":"string"}},"required":["service"]}`),
@@ -125,6 +128,9 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 // post sends a signed request to a Slack endpoint.
 func (sa *slackApp) post(path, contentType string, body []byte, hdr ...string) int {
 	sa.t.Helper()
+	if path == "/slack/events" {
+		slackContract.RecordEvent(body)
+	}
 	req, _ := http.NewRequest("POST", sa.base+path, bytes.NewReader(body))
 	ts := strconv.FormatInt(sa.clock.Now().Unix(), 10)
 	req.Header.Set("Content-Type", contentType)
@@ -150,7 +156,10 @@ func (sa *slackApp) message(eventID, eventType, user, text, threadTS string, hdr
 
 func (sa *slackApp) messageAt(eventID, eventType, user, text, ts, threadTS string, hdr ...string) string {
 	sa.t.Helper()
-	ev := map[string]any{"type": eventType, "user": user, "text": text, "ts": ts, "channel": "C1", "channel_type": "channel"}
+	ev := map[string]any{"type": eventType, "user": user, "text": text, "ts": ts, "channel": "C1", "event_ts": ts}
+	if eventType == "message" { // an app_mention carries no channel_type (@slack/types' AppMentionEvent)
+		ev["channel_type"] = "channel"
+	}
 	if threadTS != "" {
 		ev["thread_ts"] = threadTS
 	}
@@ -433,7 +442,7 @@ func TestSlack_DirectMessage(t *testing.T) {
 	ts := fmt.Sprintf("%d.000100", sa.nextTS.Add(1))
 	body, _ := json.Marshal(map[string]any{
 		"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvDM",
-		"event": map[string]any{"type": "message", "user": "U1", "text": "hello", "ts": ts, "channel": "D1", "channel_type": "im"},
+		"event": map[string]any{"type": "message", "user": "U1", "text": "hello", "ts": ts, "event_ts": ts, "channel": "D1", "channel_type": "im"},
 	})
 	if st := sa.post("/slack/events", "application/json", body); st != 200 {
 		t.Fatal(st)
@@ -454,6 +463,7 @@ func TestSlack_DirectMessage(t *testing.T) {
 
 func TestSlack_LoadWaitsInTheInboxInsteadOfFailing(t *testing.T) {
 	fakeSlack := slackfake.New()
+	defer recordSlack(t, fakeSlack)
 	defer fakeSlack.Close()
 	sa := &slackApp{slack: fakeSlack, clock: &slackClock{}}
 	extra := fmt.Sprintf("slack: {bot_token: xoxb-t, signing_secret: %s, api_url: %s/api/}\nlimits: {max_running_turns: 1, max_queued_turns: 1}\n", signingSecret, fakeSlack.URL())
@@ -521,7 +531,7 @@ func TestSlack_ScheduledRunPostsOutcomeAndRepliesFollowUp(t *testing.T) {
 	sa.fake.Push(fakemodel.Text("It was the api service."))
 	body, _ := json.Marshal(map[string]any{
 		"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvF",
-		"event": map[string]any{"type": "message", "user": "U5", "text": "which one?", "ts": "1800000000.000100", "thread_ts": post.TS, "channel": "C9", "channel_type": "channel"},
+		"event": map[string]any{"type": "message", "user": "U5", "text": "which one?", "ts": "1800000000.000100", "event_ts": "1800000000.000100", "thread_ts": post.TS, "channel": "C9", "channel_type": "channel"},
 	})
 	if st := sa.post("/slack/events", "application/json", body); st != 200 {
 		t.Fatal(st)

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -19,6 +20,9 @@ type apiDoc struct {
 	request  string
 	response string
 	status   int // success status (200 when 0)
+	// stream are the schemas of the data of the server-sent events the
+	// operation streams with Accept: text/event-stream (none when empty).
+	stream []string
 }
 
 // apiDocs is every /v1 route. TestOpenAPI_MatchesTheRoutes keeps it and
@@ -27,7 +31,7 @@ var apiDocs = []apiDoc{
 	{pattern: "POST /v1/sessions", summary: "Create a session (optionally with its first message)", request: "CreateSession", response: "SessionWithEvent", status: 201},
 	{pattern: "GET /v1/sessions", summary: "List sessions, newest first", query: []string{"status", "limit"}, response: "SessionList"},
 	{pattern: "GET /v1/sessions/{id}", summary: "Get a session, with the tokens its model calls used (usage)", response: "SessionWithUsage"},
-	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them; with deltas=true the stream also carries agent.message.delta events, the text as the model writes it: no id, not retained, not replayed)", query: []string{"after", "limit", "deltas"}, response: "EventList"},
+	{pattern: "GET /v1/sessions/{id}/events", summary: "List a session's events after a sequence number (Accept: text/event-stream streams them; with deltas=true the stream also carries agent.message.delta events, the text as the model writes it: no id, not retained, not replayed)", query: []string{"after", "limit", "deltas"}, response: "EventList", stream: []string{"Event", "AgentMessageDelta"}},
 	{pattern: "POST /v1/sessions/{id}/events", summary: "Send a user.message (or an answer) to a session", request: "UserMessage", response: "Event", status: 202},
 	{pattern: "POST /v1/sessions/{id}/resume", summary: "Resume an interrupted or failed session at its checkpoint", response: "Session"},
 	{pattern: "POST /v1/sessions/{id}/cancel", summary: "Cancel the running turn and close the open question", response: "Session"},
@@ -147,7 +151,19 @@ func openAPIDocument() map[string]any {
 		if d.response != "" {
 			ok["content"] = map[string]any{"application/json": map[string]any{"schema": ref(d.response)}}
 		}
-		op["responses"] = map[string]any{strconv.Itoa(status): ok, "default": errResp}
+		if len(d.stream) > 0 {
+			var data []any
+			for _, name := range d.stream {
+				data = append(data, ref(name))
+			}
+			ok["content"].(map[string]any)["text/event-stream"] = map[string]any{
+				"schema": map[string]any{"description": "the data of each server-sent event", "oneOf": data}}
+		}
+		responses := map[string]any{strconv.Itoa(status): ok, "default": errResp}
+		for _, code := range errorCodes(d) {
+			responses[strconv.Itoa(httpStatus[code])] = map[string]any{"$ref": "#/components/responses/" + code}
+		}
+		op["responses"] = responses
 		if paths[path] == nil {
 			paths[path] = map[string]any{}
 		}
@@ -158,14 +174,48 @@ func openAPIDocument() map[string]any {
 		"info": map[string]any{
 			"title":   "brain API",
 			"version": "1",
+			"license": map[string]any{"name": "Apache-2.0", "identifier": "Apache-2.0"},
 			"description": "Sessions, events, approvals and schedules of a brain daemon. Every answer carries X-Request-ID; " +
 				"every failure is the error envelope. Bearer keys from api_keys are required unless brain listens on loopback with none.",
 		},
-		"servers":    []any{map[string]any{"url": "/"}},
-		"security":   []any{map[string]any{"bearer": []any{}}},
-		"paths":      paths,
-		"components": map[string]any{"schemas": apiSchemas, "securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
+		"servers":  []any{map[string]any{"url": "/"}},
+		"security": []any{map[string]any{"bearer": []any{}}},
+		"paths":    paths,
+		"components": map[string]any{"schemas": apiSchemas, "responses": errorResponses(),
+			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}}},
 	}
+}
+
+// errorCodes are the error codes an operation can answer with: any the
+// engine or the key check returns, and an idempotency mismatch where a
+// message carries a key. A method the path does not have (405) is not an
+// answer of the path's operations.
+func errorCodes(d apiDoc) []string {
+	var out []string
+	for code := range httpStatus {
+		if code == engine.CodeMethodNotAllowed || code == codeIdempotencyMismatch && d.request != "UserMessage" {
+			continue
+		}
+		out = append(out, code)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// errorResponses are components.responses: the error envelope under each
+// status of httpStatus an operation can answer with, named by its code.
+func errorResponses() map[string]any {
+	out := map[string]any{}
+	for code, status := range httpStatus {
+		if code == engine.CodeMethodNotAllowed {
+			continue
+		}
+		out[code] = map[string]any{
+			"description": http.StatusText(status) + ": the error envelope with code " + code,
+			"content":     map[string]any{"application/json": map[string]any{"schema": ref("Error")}},
+		}
+	}
+	return out
 }
 
 // operationID is e.g. post_v1_sessions_id_events.

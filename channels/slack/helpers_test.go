@@ -30,6 +30,7 @@ func newPoster(t *testing.T, opts ...Option) (*Poster, *slackfake.Server) {
 	t.Cleanup(func() {
 		p.Close()
 		fake.Close()
+		recordSlack(t, fake)
 	})
 	return p, fake
 }

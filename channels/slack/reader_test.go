@@ -15,7 +15,10 @@ import (
 func newReader(t *testing.T, token string) (*Reader, *slackfake.Server, *time.Time) {
 	t.Helper()
 	fake := slackfake.New()
-	t.Cleanup(fake.Close)
+	t.Cleanup(func() {
+		fake.Close()
+		recordSlack(t, fake)
+	})
 	now := time.Unix(1_700_000_000, 0)
 	r := NewReader(slack.New(token, slack.OptionAPIURL(fake.URL()+"/api/")), func() time.Time { return now })
 	return r, fake, &now

@@ -165,7 +165,7 @@ func (a *appTokens) token(ctx context.Context) (string, error) {
 		return "", &mintError{msg: "could not sign the GitHub App JWT: " + err.Error()}
 	}
 	a.secrets.addDynamic(jwt)
-	it, _, err := a.mint.WithAuthToken(jwt).Apps.CreateInstallationToken(ctx, a.installationID, nil)
+	it, _, err := a.mint.WithAuthToken(jwt).Apps.CreateInstallationToken(ctx, a.installationID, &gh.InstallationTokenOptions{})
 	if err != nil {
 		return "", &mintError{msg: fmt.Sprintf("could not get an installation token for GitHub App %d, installation %d: %s",
 			a.appID, a.installationID, a.secrets.scrubber().String(err.Error()))}

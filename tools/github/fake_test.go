@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"brain/internal/contracts"
 )
 
 // fakeGitHub is a GitHub REST API served by httptest: issues, comments,
@@ -40,6 +42,11 @@ type fakeGitHub struct {
 	clock    func() time.Time                                  // expires_at of minted tokens
 	before   func(w http.ResponseWriter, r *http.Request) bool // true: handled
 	dropNext bool                                              // the next write is done, then its connection dropped unanswered
+
+	// What GitHub's published description says is wrong with the requests
+	// the fake received or the answers it gave; each fails the test at
+	// its end unless the test takes them (contractViolations).
+	violations []string
 }
 
 type fakeIssue struct {
@@ -96,6 +103,27 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 		}
 	})
 	mux.HandleFunc("GET /repos/{owner}/{repo}/contents/{path...}", f.contents)
+	ops := map[string]bool{}
+	api := contracts.LoadGitHub(t).Checked(mux, func(v string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.violations = append(f.violations, v)
+	}, func(op string) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		ops[op] = true
+	})
+	t.Cleanup(func() {
+		for _, v := range f.contractViolations() {
+			t.Error(v)
+		}
+		// For docs/testing.md's count of the tests exercising each operation.
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for op := range ops {
+			t.Logf("contract operation: %s", op)
+		}
+	})
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		f.mu.Lock()
 		f.requests = append(f.requests, r.Method+" "+r.URL.RequestURI())
@@ -111,7 +139,7 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 			writeJSON(w, http.StatusUnauthorized, map[string]any{"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"})
 			return
 		}
-		mux.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -124,6 +152,16 @@ func (f *fakeGitHub) log() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.requests)
+}
+
+// contractViolations returns and forgets what the published description
+// found wrong so far.
+func (f *fakeGitHub) contractViolations() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v := f.violations
+	f.violations = nil
+	return v
 }
 
 // writes counts the POST and PATCH requests so far.
@@ -221,9 +259,14 @@ func (f *fakeGitHub) fixture(name string) http.HandlerFunc {
 }
 
 func userJSON(login string) map[string]any {
+	api := "https://api.github.com/users/" + login
 	return map[string]any{
 		"login": login, "id": 1, "node_id": "MDQ6VXNlcjE=", "avatar_url": "https://github.com/images/error/octocat_happy.gif",
-		"gravatar_id": "", "url": "https://api.github.com/users/" + login, "html_url": "https://github.com/" + login,
+		"gravatar_id": "", "url": api, "html_url": "https://github.com/" + login,
+		"followers_url": api + "/followers", "following_url": api + "/following{/other_user}",
+		"gists_url": api + "/gists{/gist_id}", "starred_url": api + "/starred{/owner}{/repo}",
+		"subscriptions_url": api + "/subscriptions", "organizations_url": api + "/orgs", "repos_url": api + "/repos",
+		"events_url": api + "/events{/privacy}", "received_events_url": api + "/received_events",
 		"type": "User", "site_admin": false,
 	}
 }
@@ -259,9 +302,10 @@ func (f *fakeGitHub) issueJSON(i *fakeIssue) map[string]any {
 	}
 	if i.pull {
 		out["pull_request"] = map[string]any{
-			"url":      fmt.Sprintf("%s/pulls/%d", api, i.number),
-			"html_url": fmt.Sprintf("https://github.com/%s/pull/%d", i.repo, i.number),
-			"diff_url": fmt.Sprintf("https://github.com/%s/pull/%d.diff", i.repo, i.number),
+			"url":       fmt.Sprintf("%s/pulls/%d", api, i.number),
+			"html_url":  fmt.Sprintf("https://github.com/%s/pull/%d", i.repo, i.number),
+			"diff_url":  fmt.Sprintf("https://github.com/%s/pull/%d.diff", i.repo, i.number),
+			"patch_url": fmt.Sprintf("https://github.com/%s/pull/%d.patch", i.repo, i.number),
 		}
 	}
 	return out
@@ -436,11 +480,14 @@ func (f *fakeGitHub) createComment(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeGitHub) addLabels(w http.ResponseWriter, r *http.Request) {
-	var in []string
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+	var body struct {
+		Labels []string `json:"labels"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"message": "Invalid request."})
 		return
 	}
+	in := body.Labels
 	f.mu.Lock()
 	i, ok := f.find(r)
 	var out []any

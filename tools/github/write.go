@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"regexp"
 	"strings"
 
@@ -362,8 +363,16 @@ func (c *client) applyAddLabels(ctx context.Context, call tools.Call, _ tools.De
 	}
 	var labels []*gh.Label
 	err = c.call(ctx, fmt.Sprintf("add labels to %s#%d", r, in.Number), func(ctx context.Context) (resp *gh.Response, err error) {
-		labels, resp, err = c.api.Issues.AddLabelsToIssue(ctx, r.owner, r.name, in.Number, in.Labels)
-		return resp, err
+		// go-github's AddLabelsToIssue sends a bare array, which GitHub's
+		// description does not define: send the {"labels": [...]} it does.
+		req, err := c.api.NewRequest(http.MethodPost, fmt.Sprintf("repos/%s/%s/issues/%d/labels", r.owner, r.name, in.Number),
+			struct {
+				Labels []string `json:"labels"`
+			}{in.Labels})
+		if err != nil {
+			return nil, err
+		}
+		return c.api.Do(ctx, req, &labels)
 	})
 	if err != nil {
 		return nil, err

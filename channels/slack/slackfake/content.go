@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,9 +26,16 @@ type File struct {
 	URL string
 }
 
-func (f File) wire() map[string]any {
-	return map[string]any{"id": f.ID, "name": f.Name, "mimetype": f.Mimetype, "size": f.Size,
-		"mode": "hosted", "url_private_download": f.URL}
+// Wire is the file object as Slack sends it in a file_share message (the
+// fields @slack/types' File requires included).
+func (f File) Wire() map[string]any {
+	ext := strings.TrimPrefix(path.Ext(f.Name), ".")
+	return map[string]any{"id": f.ID, "created": 1700000000, "name": f.Name, "title": f.Name,
+		"mimetype": f.Mimetype, "filetype": ext, "pretty_type": strings.ToUpper(ext), "editable": false,
+		"size": f.Size, "mode": "hosted", "is_external": false, "external_type": "", "is_public": false,
+		"public_url_shared": false, "display_as_bot": false, "username": "",
+		"url_private_download": f.URL, "permalink": "https://fake.slack.com/files/" + f.ID + "/" + f.Name,
+		"channels": []string{}, "groups": []string{}}
 }
 
 // User is a workspace member users.info describes.

@@ -442,7 +442,7 @@ func wire(m Message) map[string]any {
 	if len(m.Files) > 0 {
 		files := make([]any, len(m.Files))
 		for i, f := range m.Files {
-			files[i] = f.wire()
+			files[i] = f.Wire()
 		}
 		out["files"] = files
 	}
