@@ -24,7 +24,9 @@ import (
 func TestOutage_RestartDuring200Turns(t *testing.T) {
 	pgtest.Shared(t) // skips (or fails when required) without PostgreSQL
 	ctx := context.Background()
-	srv, err := pgtest.Start(ctx) // a server of this test's own: the others' stay up
+	// A server of this test's own (the others' stay up) that keeps every
+	// commit it acknowledged through the crash.
+	srv, err := pgtest.StartDurable(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

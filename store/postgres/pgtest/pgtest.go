@@ -40,6 +40,7 @@ type Server struct {
 	exited  chan struct{} // closed when the postgres process ends
 	bin     string
 	cred    *syscall.Credential
+	durable bool // commits are acknowledged once written (see StartDurable)
 
 	mu    sync.Mutex // serialises admin; a pgx.Conn is not concurrency-safe
 	admin *pgx.Conn
@@ -51,7 +52,16 @@ const port = 5432
 
 // Start runs initdb in a new temporary directory and starts postgres on a
 // socket inside it, returning once it accepts connections.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context) (*Server, error) { return startServer(ctx, false) }
+
+// StartDurable is Start for a server that tests survive a crash of
+// (Restart): a commit is acknowledged only once its WAL is written, so an
+// acknowledged commit outlives the postgres process. Start's server
+// acknowledges commits before that (synchronous_commit off) and loses the
+// last ones in a crash, which is fine where durability is not under test.
+func StartDurable(ctx context.Context) (*Server, error) { return startServer(ctx, true) }
+
+func startServer(ctx context.Context, durable bool) (*Server, error) {
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
@@ -66,7 +76,7 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: filepath.Join(dir, "sock"), exited: make(chan struct{}),
-		bin: bin, cred: cred}
+		bin: bin, cred: cred, durable: durable}
 	if err := s.start(ctx, bin, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -104,11 +114,18 @@ func (s *Server) launch(ctx context.Context) error {
 		return fmt.Errorf("pgtest: %w", err)
 	}
 	defer logFile.Close()
-	// Durability is not under test: fsync off makes CREATE DATABASE and
-	// commits cheap. max_connections covers every pool of a test run.
+	// Durability against power loss is not under test: fsync off makes
+	// CREATE DATABASE and commits cheap (what was written survives a crash
+	// of postgres alone, in the OS's cache). Commits are acknowledged before
+	// their WAL is written unless the server is durable: those are lost
+	// when postgres crashes. max_connections covers every pool of a run.
+	syncCommit := "synchronous_commit=off"
+	if s.durable {
+		syncCommit = "synchronous_commit=on"
+	}
 	s.cmd = s.command(context.Background(), cred, filepath.Join(bin, "postgres"),
 		"-D", s.dataDir, "-k", s.sockDir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", syncCommit,
 		"-c", "full_page_writes=off", "-c", "max_connections=200")
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	// The server dies with the test binary, even when that is killed.
