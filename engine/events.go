@@ -234,7 +234,7 @@ type SessionContext struct {
 // gives its error code.
 const (
 	ReasonTurnStarted   = "turn started"
-	ReasonTurnCancelled = "turn " + OutcomeCancelled
+	ReasonTurnCancelled = "turn " + string(OutcomeCancelled)
 	ReasonResumed       = "resumed"
 	// ReasonCancelled: Cancel with no turn running (it drops queued input
 	// and closes the open question).

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 )
 
@@ -90,9 +89,4 @@ type ResultRecord struct {
 	Data       json.RawMessage `json:"data"`
 	ReportedAt time.Time       `json:"reported_at"`
 	TurnID     string          `json:"turn_id"`
-}
-
-// invariant is an error matching ErrInvariant: a caller broke a contract.
-func invariant(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvariant, fmt.Sprintf(format, args...))
 }

@@ -29,10 +29,10 @@ type Origin string
 // Origins brain has today; a platform names its own.
 const (
 	OriginAPI      Origin = "api"
-	OriginConsole         = "console"
-	OriginSlack           = "slack"
-	OriginLinear          = "linear"
-	OriginSchedule        = "schedule"
+	OriginConsole  Origin = "console"
+	OriginSlack    Origin = "slack"
+	OriginLinear   Origin = "linear"
+	OriginSchedule Origin = "schedule"
 )
 
 // Event types; each has its payload type (see Payload).
@@ -66,10 +66,10 @@ type Outcome string
 // Turn outcomes.
 const (
 	OutcomeCompleted     Outcome = "completed"
-	OutcomeQuestion              = "question"
-	OutcomeMaxIterations         = "max_iterations"
-	OutcomeCancelled             = "cancelled"
-	OutcomeFailed                = "failed"
+	OutcomeQuestion      Outcome = "question"
+	OutcomeMaxIterations Outcome = "max_iterations"
+	OutcomeCancelled     Outcome = "cancelled"
+	OutcomeFailed        Outcome = "failed"
 )
 
 // Session is one conversation with an agent.

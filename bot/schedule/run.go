@@ -128,7 +128,7 @@ func summarize(sess engine.Session, payloads []engine.Payload) (status, outcome 
 		status = store.RunFailed
 	case sess.Status == engine.StatusInterrupted:
 		status = store.RunInterrupted
-	case turnOutcome == "" || turnOutcome == engine.OutcomeCancelled:
+	case turnOutcome == "" || turnOutcome == string(engine.OutcomeCancelled):
 		status = store.RunInterrupted
 		if errMsg == "" {
 			errMsg = "the run was cancelled before it finished"

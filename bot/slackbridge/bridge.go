@@ -394,7 +394,7 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 		return explain(err, notify)
 	case slack.ActionFeedback:
 		_, err := b.eng.RecordFeedback(ctx, v.Session, engine.FeedbackGiven{
-			By: a.User, MessageID: v.Message, Rating: v.Value, Source: engine.OriginSlack,
+			By: a.User, MessageID: v.Message, Rating: v.Value, Source: string(engine.OriginSlack),
 		})
 		return explain(err, notify)
 	case slack.ActionStop:

@@ -13,7 +13,7 @@ import (
 // replica delivered the turn already: a turn that ended quickly may have
 // been posted whole by a pass that began before it.
 func (b *Bridge) pinDelivery(ctx context.Context, sessionID, turn string) (func(), bool, error) {
-	release, held, err := b.claims.Acquire(ctx, engine.OriginSlack+":"+sessionID)
+	release, held, err := b.claims.Acquire(ctx, string(engine.OriginSlack)+":"+sessionID)
 	if err != nil || !held {
 		return release, held, err
 	}
@@ -38,7 +38,7 @@ const pinScan = 500
 // turn runs here, delivered as far as it went). Read while holding the delivery,
 // so no other replica moves the cursor meanwhile.
 func (b *Bridge) turnUndelivered(ctx context.Context, sessionID, turn string) (bool, error) {
-	cursor, err := b.store.DeliveryCursor(ctx, engine.OriginSlack, sessionID)
+	cursor, err := b.store.DeliveryCursor(ctx, string(engine.OriginSlack), sessionID)
 	if err != nil {
 		return false, err
 	}

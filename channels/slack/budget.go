@@ -133,9 +133,3 @@ func thousands(n int) string {
 	}
 	return s
 }
-
-// withinLimits reports whether a message's blocks pass Block Kit's limits
-// as a whole, for messages whose parts are bounded one by one.
-func withinLimits(bs []slack.Block) bool {
-	return len(bs) <= maxMessageBlocks && blocksText(bs) <= maxMessageText
-}

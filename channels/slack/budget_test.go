@@ -96,3 +96,9 @@ func TestPoster_LongestQuestionWithinLimits(t *testing.T) {
 		t.Errorf("%d characters", n)
 	}
 }
+
+// withinLimits reports whether a message's blocks pass Block Kit's limits
+// as a whole, for messages whose parts are bounded one by one.
+func withinLimits(bs []slack.Block) bool {
+	return len(bs) <= maxMessageBlocks && blocksText(bs) <= maxMessageText
+}

@@ -83,10 +83,10 @@ func TestRenderer_Render(t *testing.T) {
 			t.Errorf("thread lacks %q:\n%s", want, all)
 		}
 	}
-	if _, open := posted.questions[engine.OriginSlack+"/ses_1"]; open {
+	if _, open := posted.questions[string(engine.OriginSlack)+"/ses_1"]; open {
 		t.Error("the answered question is still recorded as open")
 	}
-	cardTS, ok := posted.cards[engine.OriginSlack+"/"+a.ID]
+	cardTS, ok := posted.cards[string(engine.OriginSlack)+"/"+a.ID]
 	if !ok {
 		t.Fatal("the approval card was not recorded")
 	}
@@ -204,7 +204,7 @@ func TestRenderer_ApprovalCopiesPostedOnceAndAllUpdated(t *testing.T) {
 	if len(where) != 4 || where[testChannel] != 1 || where["C0APPR"] != 1 || where["DU0ANN"] != 1 || where["DU0BOB"] != 1 {
 		t.Fatalf("cards per channel %v; want one in the thread, the approvers' channel and each DM", where)
 	}
-	ref := posted.cards[engine.OriginSlack+"/"+a.ID]
+	ref := posted.cards[string(engine.OriginSlack)+"/"+a.ID]
 	if copies := parseCopies(ref, testChannel); len(copies) != 4 || copies[0].channel != testChannel {
 		t.Fatalf("stored ref %q", ref)
 	}

@@ -314,7 +314,7 @@ func TestReplicas_CancelWithoutNotifyStopsTheTurn(t *testing.T) {
 	_, evs := waitFor(t, b.eng, s.ID, "the cancelled turn", func(s engine.Session, evs []engine.Event) bool {
 		return s.Status == engine.StatusIdle && countType(evs, engine.EventTurnCompleted) == 1
 	})
-	if o := outcomes(t, evs); len(o) != 1 || o[0] != engine.OutcomeCancelled {
+	if o := outcomes(t, evs); len(o) != 1 || o[0] != string(engine.OutcomeCancelled) {
 		t.Fatalf("turn outcomes %v, want [cancelled]; events:\n%s", o, dumpEvents(evs))
 	}
 	for _, ev := range evs {
@@ -341,7 +341,7 @@ func TestReplicas_InterruptWithoutNotifyStopsTheTurn(t *testing.T) {
 	_, evs := waitFor(t, b.eng, s.ID, "the interrupted turn and the next", func(s engine.Session, evs []engine.Event) bool {
 		return s.Status == engine.StatusIdle && countType(evs, engine.EventTurnCompleted) == 2
 	})
-	if o := outcomes(t, evs); len(o) != 2 || o[0] != engine.OutcomeCancelled || o[1] == engine.OutcomeCancelled {
+	if o := outcomes(t, evs); len(o) != 2 || o[0] != string(engine.OutcomeCancelled) || o[1] == string(engine.OutcomeCancelled) {
 		t.Fatalf("turn outcomes %v, want the first cancelled and the second run; events:\n%s", o, dumpEvents(evs))
 	}
 	var last engine.Event
