@@ -128,8 +128,11 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 // post sends a signed request to a Slack endpoint.
 func (sa *slackApp) post(path, contentType string, body []byte, hdr ...string) int {
 	sa.t.Helper()
-	if path == "/slack/events" {
+	switch path {
+	case "/slack/events":
 		slackContract.RecordEvent(body)
+	case "/slack/interactions":
+		slackContract.RecordInteraction(body)
 	}
 	req, _ := http.NewRequest("POST", sa.base+path, bytes.NewReader(body))
 	ts := strconv.FormatInt(sa.clock.Now().Unix(), 10)
