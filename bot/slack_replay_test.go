@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/webhooks/slackhook"
@@ -130,4 +131,52 @@ func TestSlack_RecordedPayloadsReplayed(t *testing.T) {
 	if n := countType(evs, engine.EventUserMessage); n != 2 || sa.fake.Received() != 3 {
 		t.Fatalf("%d inputs, %d model calls: the redelivery ran again or a payload was lost", n, sa.fake.Received())
 	}
+}
+
+// interactionForm is the form body of an interaction a test builds, with
+// the fields Slack sends in every one (as recorded in
+// testdata/slack-payloads, and as @slack/bolt's BlockAction and
+// ViewSubmitAction require) filled in where the test left them out: the
+// app, the team's domain, the user's name, the channel's name, each
+// action's label, and the whole of a view.
+func interactionForm(p map[string]any) []byte {
+	setDefault := func(m map[string]any, k string, v any) {
+		if _, ok := m[k]; !ok {
+			m[k] = v
+		}
+	}
+	setDefault(p, "token", "verification_token")
+	setDefault(p, "api_app_id", "A0BRAIN")
+	setDefault(p, "trigger_id", "1.2.3")
+	if team, ok := p["team"].(map[string]any); ok {
+		setDefault(team, "domain", "brain-test")
+	}
+	if user, ok := p["user"].(map[string]any); ok {
+		setDefault(user, "username", "person")
+		setDefault(user, "name", "person")
+	}
+	if ch, ok := p["channel"].(map[string]any); ok {
+		setDefault(ch, "name", "general")
+	}
+	if p["type"] == "block_actions" {
+		setDefault(p, "response_url", "https://hooks.slack.invalid/actions/1")
+		if actions, ok := p["actions"].([]map[string]any); ok {
+			for _, a := range actions {
+				setDefault(a, "text", map[string]any{"type": "plain_text", "text": "Button"})
+			}
+		}
+	}
+	if view, ok := p["view"].(map[string]any); ok {
+		for k, v := range map[string]any{
+			"callback_id": "", "team_id": slackfake.TeamID, "app_id": "A0BRAIN", "bot_id": slackfake.BotID,
+			"title": map[string]any{"type": "plain_text", "text": "brain"}, "blocks": []any{},
+			"close": nil, "submit": nil, "state": map[string]any{"values": map[string]any{}},
+			"hash": "1700000000.abcdefgh", "private_metadata": "", "root_view_id": view["id"],
+			"previous_view_id": nil, "clear_on_close": false, "notify_on_close": false,
+		} {
+			setDefault(view, k, v)
+		}
+	}
+	data, _ := json.Marshal(p)
+	return []byte("payload=" + url.QueryEscape(string(data)))
 }
