@@ -1,10 +1,12 @@
 package bot
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,7 +74,8 @@ func (sa *slackApp) replayInteraction(payload map[string]any) {
 // only their ids filled in for the test workspace, are replayed signed
 // into /slack/events and /slack/interactions: each decodes, reaches the
 // session of its thread, a redelivery is deduplicated, and none is
-// refused. sa.post also records them, so TestMain type-checks them against
+// refused (a file share's file is downloaded and reaches the model).
+// sa.post also records them, so TestMain type-checks them against
 // @slack/types and @slack/bolt like the payloads the other tests build.
 func TestSlack_RecordedPayloadsReplayed(t *testing.T) {
 	sa := newSlackApp(t)
@@ -127,8 +130,28 @@ func TestSlack_RecordedPayloadsReplayed(t *testing.T) {
 	if got := sa.session(root); got.ID != s.ID {
 		t.Fatalf("the reply went to session %s, not %s", got.ID, s.ID)
 	}
-	_, evs := sa.waitTurns(s.ID, 2)
-	if n := countType(evs, engine.EventUserMessage); n != 2 || sa.fake.Received() != 3 {
+
+	// message, subtype file_share: the recorded file, served by the fake
+	// Slack, is downloaded and reaches the model as an image.
+	sa.fake.Push(fakemodel.Text("A picture."))
+	png := sa.slack.AddFile(slackfake.File{ID: "F111", Name: "file.png", Mimetype: "image/png", Data: pngBytes})
+	share := recordedPayload(t, "message_file_share.json")
+	ev := field(t, share, "event")
+	ev["thread_ts"] = root
+	file := field(t, ev, "files", "0")
+	file["url_private"], file["url_private_download"], file["size"] = png.URL, png.URL, png.Size
+	sa.replayEvent(share)
+	sa.waitThread(root, "A picture.")
+	if n := sa.slack.Downloads("F111"); n != 1 {
+		t.Fatalf("the recorded file was downloaded %d times", n)
+	}
+	reqs := sa.fake.Requests()
+	if last := string(reqs[len(reqs)-1].Raw); !strings.Contains(last, base64.StdEncoding.EncodeToString(pngBytes)) {
+		t.Fatalf("the recorded file's image is not in the model request: %s", last)
+	}
+
+	_, evs := sa.waitTurns(s.ID, 3)
+	if n := countType(evs, engine.EventUserMessage); n != 3 || sa.fake.Received() != 4 {
 		t.Fatalf("%d inputs, %d model calls: the redelivery ran again or a payload was lost", n, sa.fake.Received())
 	}
 }

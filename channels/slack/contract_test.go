@@ -64,6 +64,22 @@ func TestSlackContract_WrongBodiesRefused(t *testing.T) {
 		broken, _ := json.Marshal(p)
 		bodies = append(bodies, contracts.Body{Name: name + " broken", Type: typ, JSON: broken})
 	}
+	// The recorded file_share event passes the SDK's type with the fields
+	// it lacks (contracts.SlackImports); a misspelt file field does not.
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "slack-payloads", "message_file_share.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var share struct {
+		Event map[string]any `json:"event"`
+	}
+	_ = json.Unmarshal(data, &share)
+	event, _ := json.Marshal(share.Event)
+	bodies = append(bodies, contracts.Body{Name: "recorded file_share", Type: "FileShareEvent", JSON: event})
+	file := share.Event["files"].([]any)[0].(map[string]any)
+	file["thumb_tinny"] = file["thumb_tiny"]
+	broken, _ := json.Marshal(share.Event)
+	bodies = append(bodies, contracts.Body{Name: "file_share misspelt", Type: "FileShareEvent", JSON: broken})
 	errs := contracts.TypeCheck(t, contracts.SlackImports, bodies)
 	for i := range bodies {
 		right := i == 0 || strings.HasPrefix(bodies[i].Name, "recorded ")

@@ -17,11 +17,19 @@ import (
 // types of @slack/types, the interaction payload types of @slack/bolt, and
 // Form:
 // a form-encoded call (slack-go sends most methods as forms) may carry a
-// boolean as 0 or 1, which the Web API takes; nothing else is loosened.
+// boolean as 0 or 1, which the Web API takes. FileShareEvent is the SDK's
+// file_share message with what Slack's recorded payloads
+// (testdata/slack-payloads) carry and @slack/types 3.2.0 lacks: the
+// message's client_msg_id, a file's timestamp, media_display_type,
+// thumb_tiny and thumbnail sizes, and channels and groups left out.
+// Nothing else is loosened.
 const SlackImports = `import type * as web from "@slack/web-api";
 import type * as types from "@slack/types";
 import type * as bolt from "@slack/bolt";
-type Form<T> = T extends any ? { [K in keyof T]: T[K] extends boolean | undefined ? T[K] | 0 | 1 : T[K] } : never;`
+type Form<T> = T extends any ? { [K in keyof T]: T[K] extends boolean | undefined ? T[K] | 0 | 1 : T[K] } : never;
+type SDKFile = NonNullable<types.FileShareMessageEvent["files"]>[number];
+type SharedFile = Omit<SDKFile, "channels" | "groups"> & Partial<Pick<SDKFile, "channels" | "groups">> & { timestamp?: number; media_display_type?: string; thumb_tiny?: string; [thumb: ` + "`thumb_${number}`" + `]: string; [size: ` + "`thumb_${number}_${\"w\" | \"h\"}`" + `]: number };
+type FileShareEvent = Omit<types.FileShareMessageEvent, "files"> & { client_msg_id?: string; files?: SharedFile[] };`
 
 // SlackType is the @slack/web-api request type of a Web API method, as a
 // form may carry it ("chat.postMessage" ->
@@ -120,6 +128,9 @@ func (c *SlackCalls) RecordEvent(payload []byte) {
 	}
 	_ = json.Unmarshal(envelope.Event, &event)
 	typ := "types.SlackEvent"
+	if event.Type == "message" && event.Subtype != nil && *event.Subtype == "file_share" {
+		typ = "FileShareEvent"
+	}
 	if event.Type == "message" && event.Subtype == nil {
 		// The SDK declares a plain message's subtype as a required
 		// undefined, which JSON cannot carry: everything else is checked.
