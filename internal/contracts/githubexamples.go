@@ -7,19 +7,6 @@ import (
 	"strings"
 )
 
-// exampleRepairs are laid on the description's examples that break their
-// own operation's schema (TestGitHub_ExamplesMatchSchemas lists them), so
-// the fakes can still answer with them.
-var exampleRepairs = map[string]any{
-	// The example of repos/get lacks language, here and in its source and
-	// parent repositories.
-	"GET /repos/{owner}/{repo}": map[string]any{"language": nil, "source": map[string]any{"language": nil}, "parent": map[string]any{"language": nil}},
-	// The pull request examples' requested_teams lack the required type.
-	"GET /repos/{owner}/{repo}/pulls":               []any{map[string]any{"requested_teams": []any{}}},
-	"POST /repos/{owner}/{repo}/pulls":              map[string]any{"requested_teams": []any{}},
-	"GET /repos/{owner}/{repo}/pulls/{pull_number}": map[string]any{"requested_teams": []any{}},
-}
-
 // exampleBorrowed names, for an operation whose example breaks its schema
 // beyond repair, an operation answering with the same schema whose
 // example does not.
@@ -103,6 +90,31 @@ func drop(v any) any {
 		}
 	}
 	return v
+}
+
+// brief returns err's message without the schemas and values kin-openapi
+// dumps after each error: the field and the rule are what a reader needs.
+func brief(err error) string {
+	var out []string
+	skip := -1 // the indentation of the dump being skipped
+	for _, line := range strings.Split(err.Error(), "\n") {
+		text := strings.TrimLeft(line, " ")
+		indent := len(line) - len(text)
+		if skip >= 0 {
+			if text == "" || indent > skip || text == "Value:" || text == "Schema:" {
+				continue
+			}
+			skip = -1
+		}
+		if text == "Schema:" || text == "Value:" {
+			skip = indent
+			continue
+		}
+		if text != "" {
+			out = append(out, text)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // Overlay returns base with over laid on it: objects merge key by key,
