@@ -90,7 +90,9 @@ func TestSlack_RecordedPayloadsReplayed(t *testing.T) {
 	if s.StartedBy != "W222" || s.Origin != engine.OriginSlack {
 		t.Fatalf("session %+v", s)
 	}
-	// Slack's redelivery of the same event is acknowledged and dropped.
+	// The same event again, bare and as Slack's marked redelivery, is
+	// acknowledged and dropped.
+	sa.replayEvent(mention)
 	sa.replayEvent(mention, slackhook.HeaderRetryNum, "1", slackhook.HeaderRetryReason, "http_timeout")
 
 	// block_actions: the recorded click, on the card's "Deny with reason".
