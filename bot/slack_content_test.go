@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -246,14 +245,14 @@ func feedbackValue(t *testing.T, msg slackfake.Message, positive bool) string {
 // clickValue sends a block_actions click with an explicit value.
 func (sa *slackApp) clickValue(user string, msg slackfake.Message, actionID, typ, value string) {
 	sa.t.Helper()
-	payload, _ := json.Marshal(map[string]any{
+	body := interactionForm(map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": user, "team_id": slackfake.TeamID},
 		"team": map[string]any{"id": slackfake.TeamID}, "channel": map[string]any{"id": msg.Channel},
 		"container": map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel, "thread_ts": msg.ThreadTS},
 		"actions": []map[string]any{{"action_id": actionID, "block_id": "b", "value": value, "type": typ,
 			"action_ts": fmt.Sprintf("%d.5", sa.nextTS.Add(1))}},
 	})
-	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", []byte("payload="+url.QueryEscape(string(payload)))); st != 200 {
+	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", body); st != 200 {
 		sa.t.Fatalf("click: status %d", st)
 	}
 }
@@ -354,14 +353,14 @@ func (sa *slackApp) homeButton(user, actionID string) string {
 // clickHome presses a button of user's Home tab carrying value.
 func (sa *slackApp) clickHome(user, actionID, value string) {
 	sa.t.Helper()
-	payload, _ := json.Marshal(map[string]any{
+	body := interactionForm(map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": user, "team_id": slackfake.TeamID},
 		"team": map[string]any{"id": slackfake.TeamID}, "container": map[string]any{"type": "view", "view_id": "V1"},
 		"view": map[string]any{"id": "V1", "type": "home"}, "trigger_id": "1.2.3",
 		"actions": []map[string]any{{"action_id": actionID, "block_id": "home_a0_act", "value": value, "type": "button",
 			"action_ts": fmt.Sprintf("%d.7", sa.nextTS.Add(1))}},
 	})
-	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", []byte("payload="+url.QueryEscape(string(payload)))); st != 200 {
+	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", body); st != 200 {
 		sa.t.Fatalf("home click: status %d", st)
 	}
 }

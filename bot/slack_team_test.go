@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,13 +56,12 @@ func (sa *slackApp) submit(user, text string) {
 	}
 	views := sa.slack.Views()
 	v := views[len(views)-1]
-	payload, _ := json.Marshal(map[string]any{
+	body := interactionForm(map[string]any{
 		"type": "view_submission", "team": map[string]any{"id": slackfake.TeamID},
 		"user": map[string]any{"id": user, "team_id": slackfake.TeamID}, "trigger_id": "9.9.9",
 		"view": map[string]any{"id": v.ID, "type": "modal", "callback_id": v.CallbackID, "private_metadata": v.PrivateMetadata,
 			"state": map[string]any{"values": map[string]any{"brain_comment": map[string]any{"comment": map[string]any{"type": "plain_text_input", "value": text}}}}},
 	})
-	body := []byte("payload=" + url.QueryEscape(string(payload)))
 	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", body); st != 200 {
 		sa.t.Fatalf("submit: status %d", st)
 	}

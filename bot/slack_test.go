@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,8 +127,11 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 // post sends a signed request to a Slack endpoint.
 func (sa *slackApp) post(path, contentType string, body []byte, hdr ...string) int {
 	sa.t.Helper()
-	if path == "/slack/events" {
+	switch path {
+	case "/slack/events":
 		slackContract.RecordEvent(body)
+	case "/slack/interactions":
+		slackContract.RecordInteraction(body)
 	}
 	req, _ := http.NewRequest("POST", sa.base+path, bytes.NewReader(body))
 	ts := strconv.FormatInt(sa.clock.Now().Unix(), 10)
@@ -176,7 +178,7 @@ func (sa *slackApp) messageAt(eventID, eventType, user, text, ts, threadTS strin
 func (sa *slackApp) click(user string, msg slackfake.Message, actionID string) {
 	sa.t.Helper()
 	value := buttonValue(sa.t, msg, actionID)
-	payload, _ := json.Marshal(map[string]any{
+	body := interactionForm(map[string]any{
 		"type": "block_actions", "user": map[string]any{"id": user, "team_id": slackfake.TeamID},
 		"team": map[string]any{"id": slackfake.TeamID}, "channel": map[string]any{"id": msg.Channel},
 		"container":    map[string]any{"type": "message", "message_ts": msg.TS, "channel_id": msg.Channel, "thread_ts": msg.ThreadTS},
@@ -184,7 +186,6 @@ func (sa *slackApp) click(user string, msg slackfake.Message, actionID string) {
 		"actions": []map[string]any{{"action_id": actionID, "block_id": "b", "value": value, "type": "button",
 			"action_ts": fmt.Sprintf("%d.5", sa.nextTS.Add(1))}},
 	})
-	body := []byte("payload=" + url.QueryEscape(string(payload)))
 	if st := sa.post("/slack/interactions", "application/x-www-form-urlencoded", body); st != 200 {
 		sa.t.Fatalf("click: status %d", st)
 	}

@@ -17,6 +17,7 @@ func slackConsole(t *testing.T, teamID string) (*console, *slackfake.Server) {
 	t.Helper()
 	fake := slackfake.New()
 	t.Cleanup(fake.Close)
+	t.Cleanup(func() { recordSlack(t, fake) })
 	fake.EnableOIDC("cid", "csecret", slackfake.OIDCUser{UserID: "U0ADA", TeamID: "T0FAKE", Name: "Ada"})
 	cfg := keyed()
 	cfg.SlackSignIn = &SlackSignIn{ClientID: "cid", ClientSecret: "csecret", TeamID: teamID,

@@ -13,12 +13,23 @@ import (
 	"testing"
 )
 
-// SlackImports brings in the request types of @slack/web-api, and Form:
+// SlackImports brings in the request types of @slack/web-api, the event
+// types of @slack/types, the interaction payload types of @slack/bolt, and
+// Form:
 // a form-encoded call (slack-go sends most methods as forms) may carry a
-// boolean as 0 or 1, which the Web API takes; nothing else is loosened.
+// boolean as 0 or 1, which the Web API takes. FileShareEvent is the SDK's
+// file_share message with what Slack's recorded payloads
+// (testdata/slack-payloads) carry and @slack/types 3.2.0 lacks: the
+// message's client_msg_id, a file's timestamp, media_display_type,
+// thumb_tiny and thumbnail sizes, and channels and groups left out.
+// Nothing else is loosened.
 const SlackImports = `import type * as web from "@slack/web-api";
 import type * as types from "@slack/types";
-type Form<T> = T extends any ? { [K in keyof T]: T[K] extends boolean | undefined ? T[K] | 0 | 1 : T[K] } : never;`
+import type * as bolt from "@slack/bolt";
+type Form<T> = T extends any ? { [K in keyof T]: T[K] extends boolean | undefined ? T[K] | 0 | 1 : T[K] } : never;
+type SDKFile = NonNullable<types.FileShareMessageEvent["files"]>[number];
+type SharedFile = Omit<SDKFile, "channels" | "groups"> & Partial<Pick<SDKFile, "channels" | "groups">> & { timestamp?: number; media_display_type?: string; thumb_tiny?: string; [thumb: ` + "`thumb_${number}`" + `]: string; [size: ` + "`thumb_${number}_${\"w\" | \"h\"}`" + `]: number };
+type FileShareEvent = Omit<types.FileShareMessageEvent, "files"> & { client_msg_id?: string; files?: SharedFile[] };`
 
 // SlackType is the @slack/web-api request type of a Web API method, as a
 // form may carry it ("chat.postMessage" ->
@@ -117,6 +128,9 @@ func (c *SlackCalls) RecordEvent(payload []byte) {
 	}
 	_ = json.Unmarshal(envelope.Event, &event)
 	typ := "types.SlackEvent"
+	if event.Type == "message" && event.Subtype != nil && *event.Subtype == "file_share" {
+		typ = "FileShareEvent"
+	}
 	if event.Type == "message" && event.Subtype == nil {
 		// The SDK declares a plain message's subtype as a required
 		// undefined, which JSON cannot carry: everything else is checked.
@@ -131,6 +145,50 @@ func (c *SlackCalls) RecordEvent(payload []byte) {
 		c.seen[key] = true
 		c.bodies = append(c.bodies, Body{Name: "event " + event.Type, Type: typ, JSON: envelope.Event})
 	}
+}
+
+// RecordInteraction adds the payload of an interaction a test posted to
+// /slack/interactions (the form's payload field), to be checked against
+// @slack/bolt's types: a block_actions against BlockAction, a
+// view_submission against ViewSubmitAction. Other types are not recorded.
+func (c *SlackCalls) RecordInteraction(form []byte) {
+	values, err := url.ParseQuery(string(form))
+	if err != nil {
+		return
+	}
+	payload := []byte(values.Get("payload"))
+	name, typ := InteractionType(payload)
+	if typ == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == nil {
+		c.seen = map[string]bool{}
+	}
+	if key := "interaction " + string(payload); !c.seen[key] {
+		c.seen[key] = true
+		c.bodies = append(c.bodies, Body{Name: name, Type: typ, JSON: payload})
+	}
+}
+
+// InteractionType names an interaction payload ("interaction
+// block_actions") and the @slack/bolt type it must be assignable to, or ""
+// for a type brain does not take.
+func InteractionType(payload []byte) (name, typ string) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(payload, &head)
+	switch head.Type {
+	case "block_actions":
+		return "interaction block_actions", "bolt.BlockAction"
+	case "view_submission":
+		// Slack sends the submitter's username (recorded in
+		// testdata/slack-payloads), which bolt's type lacks.
+		return "interaction view_submission", "bolt.ViewSubmitAction & { user: { username?: string } }"
+	}
+	return "", ""
 }
 
 // CheckMain runs a package's tests (from its TestMain), then type-checks
