@@ -33,9 +33,14 @@ func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
 	ids := map[string]bool{}
 	for _, s := range cfg.MCPServers {
 		ids[s.ID] = true
+		perTool := map[string]string{}
+		for name, t := range s.Tools {
+			perTool[name] = t.Approval
+		}
 		servers = append(servers, mcp.ServerConfig{
 			ID: s.ID, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env,
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
+			Approval: s.Approval, ToolApproval: perTool,
 		})
 	}
 	return &mcpCatalog{servers: servers, log: log, ids: ids}

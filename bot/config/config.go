@@ -287,6 +287,18 @@ type MCPServerConfig struct {
 	Cwd         string            `yaml:"cwd"`
 	URL         string            `yaml:"url"`
 	BearerToken string            `yaml:"bearer_token"`
+	// Approval says which tools wait for a person's approval before a call
+	// reaches the server: never (default), always, or annotations (a tool
+	// waits unless the server marks it readOnlyHint true and not
+	// destructiveHint true).
+	Approval string `yaml:"approval"`
+	// Tools overrides settings per tool, keyed by the server's tool name.
+	Tools map[string]MCPToolConfig `yaml:"tools"`
+}
+
+// MCPToolConfig is one entry of mcp_servers[].tools.
+type MCPToolConfig struct {
+	Approval string `yaml:"approval"` // always | never | annotations; empty = the server's
 }
 
 // LimitsConfig is the limits block.

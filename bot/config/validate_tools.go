@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"html/template"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -147,5 +148,17 @@ func (c *Config) validateMCP(p *problems) {
 		default:
 			p.add(key+".transport", "must be stdio or http, got %q", m.Transport)
 		}
+		checkMCPApproval(p, key+".approval", m.Approval)
+		for _, name := range slices.Sorted(maps.Keys(m.Tools)) {
+			checkMCPApproval(p, fmt.Sprintf("%s.tools.%s.approval", key, name), m.Tools[name].Approval)
+		}
+	}
+}
+
+func checkMCPApproval(p *problems, key, mode string) {
+	switch mode {
+	case "", "always", "never", "annotations":
+	default:
+		p.add(key, "must be always, never or annotations, got %q", mode)
 	}
 }

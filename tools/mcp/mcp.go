@@ -74,6 +74,13 @@ type ServerConfig struct {
 	// as "Authorization: Bearer <token>".
 	URL         string
 	BearerToken string
+
+	// Approval says which of the server's tools wait for a person's
+	// approval before a call is sent: ApprovalNever (the default),
+	// ApprovalAlways or ApprovalAnnotations. ToolApproval overrides it
+	// per tool, keyed by the server's own tool name.
+	Approval     string
+	ToolApproval map[string]string
 }
 
 // Option tunes a Bridge.

@@ -58,6 +58,14 @@ func (c ServerConfig) Validate() error {
 	default:
 		return fmt.Errorf("transport must be %q or %q, not %q", TransportStdio, TransportHTTP, c.Transport)
 	}
+	if !validApproval(c.Approval) {
+		return fmt.Errorf("approval must be %q, %q or %q, not %q", ApprovalAlways, ApprovalNever, ApprovalAnnotations, c.Approval)
+	}
+	for tool, mode := range c.ToolApproval {
+		if !validApproval(mode) {
+			return fmt.Errorf("tool %q: approval must be %q, %q or %q, not %q", tool, ApprovalAlways, ApprovalNever, ApprovalAnnotations, mode)
+		}
+	}
 	return nil
 }
 
@@ -238,6 +246,7 @@ type listedTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations annotations     `json:"annotations"`
 	Execution   struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
@@ -287,14 +296,18 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 			input = emptyObject
 		}
 		mcpName := t.Name
-		add(tools.Definition{
+		d := tools.Definition{
 			Name:        name,
 			Description: desc,
 			Input:       json.RawMessage(input),
 			Run: func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
 				return s.callTool(ctx, name, mcpName, call)
 			},
-		}, t.Name)
+		}
+		if s.cfg.waits(t) {
+			d = s.approvalTool(d, t)
+		}
+		add(d, t.Name)
 	}
 	return defs
 }
@@ -323,7 +336,8 @@ func sameDefs(a, b []tools.Definition) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Input, b[i].Input) {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Input, b[i].Input) ||
+			a[i].NeedsApproval() != b[i].NeedsApproval() {
 			return false
 		}
 	}
