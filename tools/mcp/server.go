@@ -77,6 +77,7 @@ type server struct {
 	log   *slog.Logger // scrubs secrets
 	scrub *tools.Scrubber
 	kick  chan struct{} // re-list (or reconnect) soon; never blocks
+	stats counters
 
 	mu      sync.Mutex
 	conn    *conn
