@@ -83,7 +83,22 @@ type server struct {
 	conn    *conn
 	defs    []tools.Definition
 	closed  bool
-	retryAt time.Time // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	dropped map[string]string // tool -> why it is not offered, logged once
+}
+
+// dropOnce logs, the first time for this reason, that a tool is not offered.
+func (s *server) dropOnce(tool, why string) {
+	s.mu.Lock()
+	if s.dropped == nil {
+		s.dropped = map[string]string{}
+	}
+	seen := s.dropped[tool] == why
+	s.dropped[tool] = why
+	s.mu.Unlock()
+	if !seen {
+		s.log.Warn("mcp tool skipped: invalid x-mcp-header", keyTool, tool, keyErr, why)
+	}
 }
 
 func newServer(b *Bridge, cfg ServerConfig) *server {
@@ -282,6 +297,10 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 		if t.Execution.TaskSupport == "required" {
 			// Only callable as a task, which the bridge does not do.
 			s.log.Debug("mcp tool skipped: it must run as a task", keyTool, t.Name)
+			continue
+		}
+		if why := headerProblem(t.InputSchema); why != "" {
+			s.dropOnce(t.Name, why)
 			continue
 		}
 		name := toolName(s.cfg.ID, t.Name)
