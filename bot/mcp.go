@@ -41,7 +41,7 @@ func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
 		servers = append(servers, mcp.ServerConfig{
 			ID: s.ID, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env,
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
-			Approval: s.Approval, ToolApproval: perTool,
+			Approval: s.Approval, ToolApproval: perTool, Protocol: s.Protocol,
 		})
 	}
 	return &mcpCatalog{servers: servers, log: log, ids: ids}

@@ -294,6 +294,10 @@ type MCPServerConfig struct {
 	Approval string `yaml:"approval"`
 	// Tools overrides settings per tool, keyed by the server's tool name.
 	Tools map[string]MCPToolConfig `yaml:"tools"`
+	// Protocol is the MCP revision to speak: 2025-11-25 (default) or
+	// 2026-07-28 (falls back to 2025-11-25 when the server does not
+	// answer server/discover).
+	Protocol string `yaml:"protocol"`
 }
 
 // MCPToolConfig is one entry of mcp_servers[].tools.

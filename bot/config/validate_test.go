@@ -105,6 +105,8 @@ func TestValidate(t *testing.T) {
 		}, `mcp_servers[1].id: duplicate "m"`},
 		{"mcp approval", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Approval: "sometimes"}} },
 			`mcp_servers[0].approval: must be always, never or annotations, got "sometimes"`},
+		{"mcp protocol", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Protocol: "2024-11-05"}} },
+			`mcp_servers[0].protocol: must be 2025-11-25 or 2026-07-28, got "2024-11-05"`},
 		{"mcp tool approval", func(c *Config) {
 			c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Tools: map[string]MCPToolConfig{"write": {Approval: "yes"}}}}
 		}, `mcp_servers[0].tools.write.approval: must be always, never or annotations, got "yes"`},

@@ -45,11 +45,12 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // Log attribute keys.
 const (
-	keyServer = "mcp_server"
-	keyTool   = tools.LogTool
-	keyErr    = tools.LogErr
-	keyStderr = "stderr"
-	keyCount  = "tools"
+	keyServer   = "mcp_server"
+	keyTool     = tools.LogTool
+	keyErr      = tools.LogErr
+	keyStderr   = "stderr"
+	keyCount    = "tools"
+	keyProtocol = "protocol"
 )
 
 // ServerConfig is one MCP server to connect to.
@@ -81,7 +82,18 @@ type ServerConfig struct {
 	// per tool, keyed by the server's own tool name.
 	Approval     string
 	ToolApproval map[string]string
+
+	// Protocol is the MCP revision to speak: ProtocolLegacy (the default)
+	// or ProtocolStateless, which falls back to ProtocolLegacy when the
+	// server does not answer server/discover.
+	Protocol string
 }
+
+// Protocol revisions a ServerConfig may name.
+const (
+	ProtocolLegacy    = "2025-11-25"
+	ProtocolStateless = "2026-07-28"
+)
 
 // Option tunes a Bridge.
 type Option func(*options)

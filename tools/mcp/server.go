@@ -58,6 +58,9 @@ func (c ServerConfig) Validate() error {
 	default:
 		return fmt.Errorf("transport must be %q or %q, not %q", TransportStdio, TransportHTTP, c.Transport)
 	}
+	if c.Protocol != "" && c.Protocol != ProtocolLegacy && c.Protocol != ProtocolStateless {
+		return fmt.Errorf("protocol must be %q or %q, not %q", ProtocolLegacy, ProtocolStateless, c.Protocol)
+	}
 	if !validApproval(c.Approval) {
 		return fmt.Errorf("approval must be %q, %q or %q, not %q", ApprovalAlways, ApprovalNever, ApprovalAnnotations, c.Approval)
 	}

@@ -37,7 +37,13 @@ func run(url string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	b := mcp.Connect(ctx, []mcp.ServerConfig{{ID: "s", Transport: mcp.TransportHTTP, URL: url}}, log,
+	// The suite names the revision under test; brain's config would set
+	// protocol: the same way.
+	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url}
+	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v == mcp.ProtocolStateless {
+		cfg.Protocol = v
+	}
+	b := mcp.Connect(ctx, []mcp.ServerConfig{cfg}, log,
 		mcp.WithConnectTimeout(10*time.Second), mcp.WithRefreshInterval(0))
 	defer b.Close()
 	defs := b.Tools()
