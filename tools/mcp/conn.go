@@ -34,12 +34,6 @@ const protocolVersion = mcp.ProtocolVersion20251125
 // clientInfo is what brain tells servers it is.
 var clientInfo = mcp.Implementation{Name: "brain", Version: clientVersion}
 
-// discoverTimeout bounds the server/discover probe of a 2026-07-28
-// connection: a server that answers it with an error falls back to the
-// handshake at once, one that ignores it after this long (mcp-go's default
-// is 5s).
-const discoverTimeout = time.Second
-
 // clientVersion is what brain tells servers in clientInfo.
 const clientVersion = "1"
 
@@ -107,7 +101,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		}
 		c.tr = tr
 	}
-	c.client = client.NewClient(c.tr, client.WithProtocolVersion(version), client.WithDiscoverTimeout(discoverTimeout))
+	c.client = client.NewClient(c.tr, client.WithProtocolVersion(version), client.WithDiscoverTimeout(s.b.opts.discoverTimeout))
 	// Before Start and Initialize: a server may announce list_changed as
 	// soon as it is initialized.
 	c.client.OnNotification(c.notify)

@@ -36,6 +36,11 @@ const (
 const (
 	DefaultConnectTimeout  = 20 * time.Second
 	DefaultRefreshInterval = 5 * time.Minute
+	// DefaultDiscoverTimeout bounds the server/discover probe of a
+	// 2026-07-28 connection: a server that answers it with an error gets
+	// the 2025-11-25 handshake at once, one that ignores it after this
+	// long (mcp-go's own default is 5s).
+	DefaultDiscoverTimeout = 2 * time.Second
 )
 
 // DefaultPath is the PATH a stdio child gets when its Env names none, so
@@ -101,6 +106,18 @@ type Option func(*options)
 type options struct {
 	connectTimeout  time.Duration
 	refreshInterval time.Duration
+	discoverTimeout time.Duration
+}
+
+// WithDiscoverTimeout bounds the server/discover probe sent to servers set
+// to protocol 2026-07-28 before falling back to the 2025-11-25 handshake.
+// Default 2s.
+func WithDiscoverTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.discoverTimeout = d
+		}
+	}
 }
 
 // WithConnectTimeout bounds connecting to one server: starting it, the
@@ -148,7 +165,7 @@ func Connect(ctx context.Context, servers []ServerConfig, log *slog.Logger, opts
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := options{connectTimeout: DefaultConnectTimeout, refreshInterval: DefaultRefreshInterval}
+	o := options{connectTimeout: DefaultConnectTimeout, refreshInterval: DefaultRefreshInterval, discoverTimeout: DefaultDiscoverTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}

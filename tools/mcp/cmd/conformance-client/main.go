@@ -44,7 +44,10 @@ func run(url string) error {
 		cfg.Protocol = v
 	}
 	b := mcp.Connect(ctx, []mcp.ServerConfig{cfg}, log,
-		mcp.WithConnectTimeout(10*time.Second), mcp.WithRefreshInterval(0))
+		// The suite runs its scenarios in parallel, and a loaded machine may
+		// answer server/discover after brain's default bound: the run tests
+		// what brain sends, not how fast the mock answers.
+		mcp.WithConnectTimeout(15*time.Second), mcp.WithRefreshInterval(0), mcp.WithDiscoverTimeout(10*time.Second))
 	defer b.Close()
 	defs := b.Tools()
 	if len(defs) == 0 {
