@@ -12,7 +12,11 @@
 // forgotten) is reconnected; its tools are withdrawn meanwhile. Tools that
 // can only run as tasks are not offered. Over HTTP every request is sent at
 // most once (tools.OnceTransport): a call cut off after the write has an
-// unknown outcome, never a silent second delivery.
+// unknown outcome, never a silent second delivery. A server's tools may
+// wait for approval (ServerConfig.Approval): they become preview/apply
+// tools whose apply sends the approved call once. Protocol 2025-11-25 is
+// the default; ServerConfig.Protocol may ask for 2026-07-28, which falls
+// back to 2025-11-25 when the server does not answer server/discover.
 //
 // It imports only the standard library, mcp-go and brain/tools.
 package mcp
