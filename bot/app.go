@@ -128,6 +128,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err != nil {
 		return nil, err
 	}
+	if mcps != nil {
+		mcps.registerMetrics(reg)
+	}
 	clock, newID := opts.Clock, opts.NewID
 	if clock == nil {
 		clock = time.Now

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"brain/bot/config"
+	"brain/bot/telemetry"
 	"brain/internal/startstop"
 	"brain/tools"
 	"brain/tools/mcp"
@@ -33,9 +34,14 @@ func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
 	ids := map[string]bool{}
 	for _, s := range cfg.MCPServers {
 		ids[s.ID] = true
+		perTool := map[string]string{}
+		for name, t := range s.Tools {
+			perTool[name] = t.Approval
+		}
 		servers = append(servers, mcp.ServerConfig{
 			ID: s.ID, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env,
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
+			Approval: s.Approval, ToolApproval: perTool, Protocol: s.Protocol,
 		})
 	}
 	return &mcpCatalog{servers: servers, log: log, ids: ids}
@@ -115,4 +121,27 @@ func (c *mcpCatalog) selector(entries []string) func() []*tools.Tool {
 		}
 		return out
 	}
+}
+
+// registerMetrics exports each server's tools/call counts.
+func (c *mcpCatalog) registerMetrics(reg *telemetry.Registry) {
+	samples := func(pick func(mcp.ServerStats) int64) func() []telemetry.Sample {
+		return func() []telemetry.Sample {
+			c.mu.RLock()
+			b := c.bridge
+			c.mu.RUnlock()
+			if b == nil {
+				return nil
+			}
+			var out []telemetry.Sample
+			for _, st := range b.Stats() {
+				out = append(out, telemetry.Sample{Labels: []string{st.ID}, Value: float64(pick(st))})
+			}
+			return out
+		}
+	}
+	reg.CounterFunc("brain_mcp_calls_total", "MCP tools/call requests, by server.", []string{"server"},
+		samples(func(st mcp.ServerStats) int64 { return st.Calls }))
+	reg.CounterFunc("brain_mcp_call_errors_total", "MCP tools/call requests that did not succeed, by server.", []string{"server"},
+		samples(func(st mcp.ServerStats) int64 { return st.Errors }))
 }

@@ -63,6 +63,13 @@ mcp_servers:
 	if !strings.Contains(string(ta.fake.Requests()[0].Raw), `"name":"tracker__lookup"`) {
 		t.Fatal("MCP tool not offered")
 	}
+	metrics := ta.metricsText()
+	for _, want := range []string{`brain_mcp_calls_total{server="tracker"} 1`, `brain_mcp_call_errors_total{server="tracker"} 0`,
+		`brain_mcp_calls_total{server="broken"} 0`} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s:\n%s", want, metrics)
+		}
+	}
 	if !strings.Contains(ta.logs.String(), "broken") {
 		t.Fatal("the server that failed to connect was not logged")
 	}

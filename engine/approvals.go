@@ -335,7 +335,8 @@ func (e *Engine) messageOf(ctx context.Context, sessionID, callID string) string
 	return ""
 }
 
-// approvalTool finds the approval's tool among its agent's tools.
+// approvalTool finds the approval's tool among its agent's tools, those
+// it offers now included.
 func (e *Engine) approvalTool(a Approval) *tools.Tool {
 	agent, ok := e.agents[a.Agent]
 	if !ok {
@@ -344,6 +345,10 @@ func (e *Engine) approvalTool(a Approval) *tools.Tool {
 	all := append([]*tools.Tool(nil), agent.Tools...)
 	for _, c := range agent.When {
 		all = append(all, c.Tools...)
+	}
+	if agent.Dynamic != nil {
+		// Tools that come and go (MCP servers): the one offered now.
+		all = append(all, agent.Dynamic()...)
 	}
 	for _, t := range all {
 		if t.Name == a.Tool && t.NeedsApproval() {

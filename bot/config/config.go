@@ -287,6 +287,22 @@ type MCPServerConfig struct {
 	Cwd         string            `yaml:"cwd"`
 	URL         string            `yaml:"url"`
 	BearerToken string            `yaml:"bearer_token"`
+	// Approval says which tools wait for a person's approval before a call
+	// reaches the server: never (default), always, or annotations (a tool
+	// waits unless the server marks it readOnlyHint true and not
+	// destructiveHint true).
+	Approval string `yaml:"approval"`
+	// Tools overrides settings per tool, keyed by the server's tool name.
+	Tools map[string]MCPToolConfig `yaml:"tools"`
+	// Protocol is the MCP revision to speak: 2025-11-25 (default) or
+	// 2026-07-28 (falls back to 2025-11-25 when the server does not
+	// answer server/discover).
+	Protocol string `yaml:"protocol"`
+}
+
+// MCPToolConfig is one entry of mcp_servers[].tools.
+type MCPToolConfig struct {
+	Approval string `yaml:"approval"` // always | never | annotations; empty = the server's
 }
 
 // LimitsConfig is the limits block.

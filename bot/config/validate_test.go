@@ -103,6 +103,13 @@ func TestValidate(t *testing.T) {
 		{"mcp duplicate", func(c *Config) {
 			c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x"}, {ID: "m", URL: "http://127.0.0.1/mcp"}}
 		}, `mcp_servers[1].id: duplicate "m"`},
+		{"mcp approval", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Approval: "sometimes"}} },
+			`mcp_servers[0].approval: must be always, never or annotations, got "sometimes"`},
+		{"mcp protocol", func(c *Config) { c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Protocol: "2024-11-05"}} },
+			`mcp_servers[0].protocol: must be 2025-11-25 or 2026-07-28, got "2024-11-05"`},
+		{"mcp tool approval", func(c *Config) {
+			c.MCPServers = []MCPServerConfig{{ID: "m", Command: "x", Tools: map[string]MCPToolConfig{"write": {Approval: "yes"}}}}
+		}, `mcp_servers[0].tools.write.approval: must be always, never or annotations, got "yes"`},
 		{"slack token", func(c *Config) { c.Slack = &SlackConfig{SigningSecret: "s"} }, "slack.bot_token: required"},
 		{"slack signing secret", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b"} }, "slack.signing_secret: required"},
 		{"slack agent", func(c *Config) { c.Slack = &SlackConfig{BotToken: "b", AppToken: "a", Agent: "x"} }, `slack.agent: "x" is not the name of an agent`},

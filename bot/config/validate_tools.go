@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"html/template"
+	"maps"
 	"path"
 	"regexp"
 	"slices"
@@ -147,5 +148,22 @@ func (c *Config) validateMCP(p *problems) {
 		default:
 			p.add(key+".transport", "must be stdio or http, got %q", m.Transport)
 		}
+		switch m.Protocol {
+		case "", "2025-11-25", "2026-07-28":
+		default:
+			p.add(key+".protocol", "must be 2025-11-25 or 2026-07-28, got %q", m.Protocol)
+		}
+		checkMCPApproval(p, key+".approval", m.Approval)
+		for _, name := range slices.Sorted(maps.Keys(m.Tools)) {
+			checkMCPApproval(p, fmt.Sprintf("%s.tools.%s.approval", key, name), m.Tools[name].Approval)
+		}
+	}
+}
+
+func checkMCPApproval(p *problems, key, mode string) {
+	switch mode {
+	case "", "always", "never", "annotations":
+	default:
+		p.add(key, "must be always, never or annotations, got %q", mode)
 	}
 }

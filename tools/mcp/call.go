@@ -14,8 +14,17 @@ import (
 // maxErrorText caps the server's own text quoted in an error.
 const maxErrorText = 8000
 
-// callTool runs tools/call on the server connected now.
+// callTool runs tools/call on the server connected now and counts it.
 func (s *server) callTool(ctx context.Context, name, mcpName string, call tools.Call) (json.RawMessage, error) {
+	out, err := s.sendCall(ctx, name, mcpName, call)
+	s.stats.calls.Add(1)
+	if err != nil {
+		s.stats.errors.Add(1)
+	}
+	return out, err
+}
+
+func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.Call) (json.RawMessage, error) {
 	args := bytes.TrimSpace(call.Input)
 	if len(args) == 0 {
 		args = []byte("{}")

@@ -24,11 +24,15 @@ import (
 	"brain/tools"
 )
 
-// protocolVersion is pinned to the last revision with the initialize
-// handshake: the default first probes with server/discover, which waits up
+// protocolVersion is the default revision, the last with the initialize
+// handshake: 2026-07-28 first probes with server/discover, which waits up
 // to 5s on servers that ignore it, and a streamable HTTP connection only
-// gets notifications (tools/list_changed) on that revision's GET stream.
+// gets notifications (tools/list_changed) on the older revision's GET
+// stream. ServerConfig.Protocol picks 2026-07-28 per server.
 const protocolVersion = mcp.ProtocolVersion20251125
+
+// clientInfo is what brain tells servers it is.
+var clientInfo = mcp.Implementation{Name: "brain", Version: clientVersion}
 
 // clientVersion is what brain tells servers in clientInfo.
 const clientVersion = "1"
@@ -53,6 +57,7 @@ type conn struct {
 	ids       atomic.Int64 // for request ids and progress tokens
 	progress  sync.Map     // progress token -> chan progressNote
 	closeOnce sync.Once
+	version   string // the protocol revision negotiated
 }
 
 // connect starts the server, runs the handshake and lists the tools. On
@@ -62,6 +67,10 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.b.opts.connectTimeout)
 	defer cancel()
 	c := &conn{s: s}
+	version := s.cfg.Protocol
+	if version == "" {
+		version = protocolVersion
+	}
 	tlog := slog.New(demoteHandler{s.log.Handler()})
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -76,13 +85,15 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
 		opts := []transport.StreamableHTTPCOption{
-			//lint:ignore SA1019 brain pins an established protocol version, on which the standalone GET stream is what carries list_changed.
-			transport.WithContinuousListening(),
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPLogger(tlog),
 		}
 		if s.cfg.BearerToken != "" {
 			opts = append(opts, transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + s.cfg.BearerToken}))
+		}
+		if !mcp.IsModernProtocol(version) {
+			//lint:ignore SA1019 on 2025-11-25 the standalone GET stream is what carries list_changed.
+			opts = append(opts, transport.WithContinuousListening())
 		}
 		tr, err := transport.NewStreamableHTTP(s.cfg.URL, opts...)
 		if err != nil {
@@ -90,7 +101,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		}
 		c.tr = tr
 	}
-	c.client = client.NewClient(c.tr, client.WithProtocolVersion(protocolVersion))
+	c.client = client.NewClient(c.tr, client.WithProtocolVersion(version), client.WithDiscoverTimeout(s.b.opts.discoverTimeout))
 	// Before Start and Initialize: a server may announce list_changed as
 	// soon as it is initialized.
 	c.client.OnNotification(c.notify)
@@ -104,14 +115,16 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		c.proc.started()
 	}
 	init, err := c.client.Initialize(ctx, mcp.InitializeRequest{Params: mcp.InitializeParams{
-		ProtocolVersion: protocolVersion,
-		ClientInfo:      mcp.Implementation{Name: "brain", Version: clientVersion},
+		ProtocolVersion: version,
+		ClientInfo:      clientInfo,
 	}})
 	if err != nil {
 		c.close()
 		return c, nil, fmt.Errorf("initialize: %w", describeInit(ctx, err))
 	}
 	c.resources = init.Capabilities.Resources != nil
+	c.version = c.client.ProtocolVersion()
+	s.log.Debug("mcp protocol negotiated", keyProtocol, c.version)
 	listed, err := c.listTools(ctx)
 	if err != nil {
 		c.close()
@@ -233,8 +246,9 @@ func (c *conn) request(ctx context.Context, method string, params any) (json.Raw
 		})
 	}
 	id := mcp.NewRequestId(c.nextID("brain"))
+	params, header := c.stamp(method, params)
 	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
-		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params,
+		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header,
 	})
 	if err != nil {
 		se := c.classify(err, gotConn.Load())
@@ -364,4 +378,37 @@ func (h demoteHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 
 func (h demoteHandler) WithGroup(name string) slog.Handler {
 	return demoteHandler{h.inner.WithGroup(name)}
+}
+
+// stamp adds what 2026-07-28 requires on every request: the protocol
+// version, client info and capabilities in the params' _meta, and the
+// Mcp-Method and Mcp-Name headers. On 2025-11-25 it changes nothing.
+func (c *conn) stamp(method string, params any) (any, http.Header) {
+	if !mcp.IsModernProtocol(c.version) {
+		return params, nil
+	}
+	in, _ := params.(map[string]any)
+	out := make(map[string]any, len(in)+1)
+	meta := map[string]any{}
+	for k, v := range in {
+		out[k] = v
+	}
+	if m, ok := in["_meta"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	meta[mcp.MetaKeyProtocolVersion] = c.version
+	meta[mcp.MetaKeyClientInfo] = clientInfo
+	meta[mcp.MetaKeyClientCapabilities] = mcp.ClientCapabilities{}
+	out["_meta"] = meta
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return out, nil
+	}
+	header := http.Header{}
+	for k, v := range mcp.StandardHeaders(c.version, mcp.MCPMethod(method), raw) {
+		header.Set(k, v)
+	}
+	return out, header
 }

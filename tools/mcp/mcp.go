@@ -12,7 +12,11 @@
 // forgotten) is reconnected; its tools are withdrawn meanwhile. Tools that
 // can only run as tasks are not offered. Over HTTP every request is sent at
 // most once (tools.OnceTransport): a call cut off after the write has an
-// unknown outcome, never a silent second delivery.
+// unknown outcome, never a silent second delivery. A server's tools may
+// wait for approval (ServerConfig.Approval): they become preview/apply
+// tools whose apply sends the approved call once. Protocol 2025-11-25 is
+// the default; ServerConfig.Protocol may ask for 2026-07-28, which falls
+// back to 2025-11-25 when the server does not answer server/discover.
 //
 // It imports only the standard library, mcp-go and brain/tools.
 package mcp
@@ -36,6 +40,11 @@ const (
 const (
 	DefaultConnectTimeout  = 20 * time.Second
 	DefaultRefreshInterval = 5 * time.Minute
+	// DefaultDiscoverTimeout bounds the server/discover probe of a
+	// 2026-07-28 connection: a server that answers it with an error gets
+	// the 2025-11-25 handshake at once, one that ignores it after this
+	// long (mcp-go's own default is 5s).
+	DefaultDiscoverTimeout = 2 * time.Second
 )
 
 // DefaultPath is the PATH a stdio child gets when its Env names none, so
@@ -45,11 +54,12 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
 // Log attribute keys.
 const (
-	keyServer = "mcp_server"
-	keyTool   = tools.LogTool
-	keyErr    = tools.LogErr
-	keyStderr = "stderr"
-	keyCount  = "tools"
+	keyServer   = "mcp_server"
+	keyTool     = tools.LogTool
+	keyErr      = tools.LogErr
+	keyStderr   = "stderr"
+	keyCount    = "tools"
+	keyProtocol = "protocol"
 )
 
 // ServerConfig is one MCP server to connect to.
@@ -74,7 +84,25 @@ type ServerConfig struct {
 	// as "Authorization: Bearer <token>".
 	URL         string
 	BearerToken string
+
+	// Approval says which of the server's tools wait for a person's
+	// approval before a call is sent: ApprovalNever (the default),
+	// ApprovalAlways or ApprovalAnnotations. ToolApproval overrides it
+	// per tool, keyed by the server's own tool name.
+	Approval     string
+	ToolApproval map[string]string
+
+	// Protocol is the MCP revision to speak: ProtocolLegacy (the default)
+	// or ProtocolStateless, which falls back to ProtocolLegacy when the
+	// server does not answer server/discover.
+	Protocol string
 }
+
+// Protocol revisions a ServerConfig may name.
+const (
+	ProtocolLegacy    = "2025-11-25"
+	ProtocolStateless = "2026-07-28"
+)
 
 // Option tunes a Bridge.
 type Option func(*options)
@@ -82,6 +110,18 @@ type Option func(*options)
 type options struct {
 	connectTimeout  time.Duration
 	refreshInterval time.Duration
+	discoverTimeout time.Duration
+}
+
+// WithDiscoverTimeout bounds the server/discover probe sent to servers set
+// to protocol 2026-07-28 before falling back to the 2025-11-25 handshake.
+// Default 2s.
+func WithDiscoverTimeout(d time.Duration) Option {
+	return func(o *options) {
+		if d > 0 {
+			o.discoverTimeout = d
+		}
+	}
 }
 
 // WithConnectTimeout bounds connecting to one server: starting it, the
@@ -129,7 +169,7 @@ func Connect(ctx context.Context, servers []ServerConfig, log *slog.Logger, opts
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	o := options{connectTimeout: DefaultConnectTimeout, refreshInterval: DefaultRefreshInterval}
+	o := options{connectTimeout: DefaultConnectTimeout, refreshInterval: DefaultRefreshInterval, discoverTimeout: DefaultDiscoverTimeout}
 	for _, opt := range opts {
 		opt(&o)
 	}

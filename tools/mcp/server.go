@@ -58,6 +58,17 @@ func (c ServerConfig) Validate() error {
 	default:
 		return fmt.Errorf("transport must be %q or %q, not %q", TransportStdio, TransportHTTP, c.Transport)
 	}
+	if c.Protocol != "" && c.Protocol != ProtocolLegacy && c.Protocol != ProtocolStateless {
+		return fmt.Errorf("protocol must be %q or %q, not %q", ProtocolLegacy, ProtocolStateless, c.Protocol)
+	}
+	if !validApproval(c.Approval) {
+		return fmt.Errorf("approval must be %q, %q or %q, not %q", ApprovalAlways, ApprovalNever, ApprovalAnnotations, c.Approval)
+	}
+	for tool, mode := range c.ToolApproval {
+		if !validApproval(mode) {
+			return fmt.Errorf("tool %q: approval must be %q, %q or %q, not %q", tool, ApprovalAlways, ApprovalNever, ApprovalAnnotations, mode)
+		}
+	}
 	return nil
 }
 
@@ -69,12 +80,28 @@ type server struct {
 	log   *slog.Logger // scrubs secrets
 	scrub *tools.Scrubber
 	kick  chan struct{} // re-list (or reconnect) soon; never blocks
+	stats counters
 
 	mu      sync.Mutex
 	conn    *conn
 	defs    []tools.Definition
 	closed  bool
-	retryAt time.Time // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	dropped map[string]string // tool -> why it is not offered, logged once
+}
+
+// dropOnce logs, the first time for this reason, that a tool is not offered.
+func (s *server) dropOnce(tool, why string) {
+	s.mu.Lock()
+	if s.dropped == nil {
+		s.dropped = map[string]string{}
+	}
+	seen := s.dropped[tool] == why
+	s.dropped[tool] = why
+	s.mu.Unlock()
+	if !seen {
+		s.log.Warn("mcp tool skipped: invalid x-mcp-header", keyTool, tool, keyErr, why)
+	}
 }
 
 func newServer(b *Bridge, cfg ServerConfig) *server {
@@ -238,6 +265,7 @@ type listedTool struct {
 	Title       string          `json:"title"`
 	Description string          `json:"description"`
 	InputSchema json.RawMessage `json:"inputSchema"`
+	Annotations annotations     `json:"annotations"`
 	Execution   struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
@@ -274,6 +302,10 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 			s.log.Debug("mcp tool skipped: it must run as a task", keyTool, t.Name)
 			continue
 		}
+		if why := headerProblem(t.InputSchema); why != "" {
+			s.dropOnce(t.Name, why)
+			continue
+		}
 		name := toolName(s.cfg.ID, t.Name)
 		desc := strings.TrimSpace(t.Description)
 		if desc == "" {
@@ -287,14 +319,18 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 			input = emptyObject
 		}
 		mcpName := t.Name
-		add(tools.Definition{
+		d := tools.Definition{
 			Name:        name,
 			Description: desc,
 			Input:       json.RawMessage(input),
 			Run: func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
 				return s.callTool(ctx, name, mcpName, call)
 			},
-		}, t.Name)
+		}
+		if s.cfg.waits(t) {
+			d = s.approvalTool(d, t)
+		}
+		add(d, t.Name)
 	}
 	return defs
 }
@@ -323,7 +359,8 @@ func sameDefs(a, b []tools.Definition) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Input, b[i].Input) {
+		if a[i].Name != b[i].Name || a[i].Description != b[i].Description || !bytes.Equal(a[i].Input, b[i].Input) ||
+			a[i].NeedsApproval() != b[i].NeedsApproval() {
 			return false
 		}
 	}

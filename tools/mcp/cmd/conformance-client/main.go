@@ -1,0 +1,119 @@
+//go:build conformance
+
+// Command conformance-client runs brain's MCP bridge (brain/tools/mcp)
+// against one client scenario of the official MCP conformance suite
+// (npm @modelcontextprotocol/conformance). The suite starts a mock server
+// and runs this command with the server's URL as the last argument; the
+// command connects the bridge as brain does, calls every tool the server
+// offers with arguments made from its input schema, and exits. It is
+// test-only: tools/mcp's TestConformance builds it with -tags conformance.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"brain/tools"
+	"brain/tools/mcp"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: conformance-client SERVER_URL")
+		os.Exit(2)
+	}
+	if err := run(os.Args[len(os.Args)-1]); err != nil {
+		fmt.Fprintln(os.Stderr, "conformance-client:", err)
+		os.Exit(1)
+	}
+}
+
+func run(url string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	// The suite names the revision under test; brain's config would set
+	// protocol: the same way.
+	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url}
+	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v == mcp.ProtocolStateless {
+		cfg.Protocol = v
+	}
+	b := mcp.Connect(ctx, []mcp.ServerConfig{cfg}, log,
+		// The suite runs its scenarios in parallel, and a loaded machine may
+		// answer server/discover after brain's default bound: the run tests
+		// what brain sends, not how fast the mock answers.
+		mcp.WithConnectTimeout(15*time.Second), mcp.WithRefreshInterval(0), mcp.WithDiscoverTimeout(10*time.Second))
+	defer b.Close()
+	defs := b.Tools()
+	if len(defs) == 0 {
+		return fmt.Errorf("no tools: the server did not connect or offers none")
+	}
+	inputs := map[string]json.RawMessage{}
+	for _, d := range defs {
+		inputs[d.Name] = d.Input
+	}
+	for _, d := range defs {
+		if strings.HasSuffix(d.Name, "__read_resource") || strings.HasSuffix(d.Name, "__list_resources") {
+			continue
+		}
+		t, err := tools.Compile(d)
+		if err != nil {
+			return fmt.Errorf("compile %s: %w", d.Name, err)
+		}
+		in := sample(d.Input)
+		if d.Name == "s__json_schema_echo" {
+			// json-schema-2020-12-preservation: send back, verbatim, the
+			// schema the bridge offers the model for the focal tool.
+			in, _ = json.Marshal(map[string]json.RawMessage{"schema": inputs["s__json_schema_2020_12_tool"]})
+		}
+		if t.Run == nil {
+			continue
+		}
+		out, err := t.Run(ctx, tools.Call{Input: in, SessionID: "conformance", ToolCallID: d.Name})
+		fmt.Printf("%s %s -> %s (err %v)\n", d.Name, in, out, err)
+	}
+	return nil
+}
+
+// sample makes arguments for a tool from its input schema: a value of the
+// declared type for every required property.
+func sample(schema json.RawMessage) json.RawMessage {
+	var s struct {
+		Properties map[string]struct {
+			Type any   `json:"type"`
+			Enum []any `json:"enum"`
+		} `json:"properties"`
+		Required []string `json:"required"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	args := map[string]any{}
+	for _, name := range s.Required {
+		p := s.Properties[name]
+		if len(p.Enum) > 0 {
+			args[name] = p.Enum[0]
+			continue
+		}
+		typ, _ := p.Type.(string)
+		switch typ {
+		case "number", "integer":
+			args[name] = 2
+		case "boolean":
+			args[name] = true
+		case "object":
+			args[name] = map[string]any{}
+		case "array":
+			args[name] = []any{}
+		case "null":
+			args[name] = nil
+		default:
+			args[name] = "a"
+		}
+	}
+	raw, _ := json.Marshal(args)
+	return raw
+}
