@@ -397,6 +397,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, grace time.Durat
 	return app.Shutdown(sctx)
 }
 
+// ErrDataDirInUse is New's error when another brain process holds the
+// data directory's lock: `brain chat` then talks to that daemon's API.
+var ErrDataDirInUse = errors.New("data_dir locked")
+
 // lockDataDir takes an exclusive lock so two brain processes never run
 // engines over one database (each would think the other's turns crashed).
 func lockDataDir(dir string) (*os.File, error) {
@@ -407,7 +411,7 @@ func lockDataDir(dir string) (*os.File, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("data_dir %s is in use by another brain process (brain serve or brain chat); stop it or use another data_dir", dir)
+		return nil, fmt.Errorf("data_dir %s is in use by another brain process (brain serve or brain chat); stop it or use another data_dir: %w", dir, ErrDataDirInUse)
 	}
 	return f, nil
 }
