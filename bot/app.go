@@ -48,7 +48,12 @@ type Options struct {
 	// Platforms are conversation platforms besides those the config
 	// turns on (see Platform).
 	Platforms []Platform
+	// Build names the binary in brain_build_info (cmd/brain's version).
+	Build telemetry.Build
 }
+
+// Build names the running binary in brain_build_info.
+type Build = telemetry.Build
 
 // App is a running brain: store, engine and HTTP server.
 type App struct {
@@ -109,6 +114,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	reg := telemetry.NewRegistry()
+	reg.Include(telemetry.Standard(opts.Build))
 	tel := telemetry.NewMetrics(reg, a.log)
 	if a.tracing, err = telemetry.NewTracing(ctx, cfg, opts.SpanExporter); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)

@@ -123,7 +123,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return bot.Run(ctx, cfg, bot.Options{Stderr: stderr}, *grace)
+	return bot.Run(ctx, cfg, bot.Options{Stderr: stderr, Build: bot.Build{Version: version, Commit: commit}}, *grace)
 }
 
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
