@@ -47,14 +47,7 @@ func (a apiChat) Events(ctx context.Context, id string, after int64) ([]engine.E
 }
 
 func (a apiChat) PendingApprovals(ctx context.Context, sessionID string) ([]engine.Approval, error) {
-	all, err := a.d.Approvals(ctx, string(engine.ApprovalPending))
-	var out []engine.Approval
-	for _, ap := range all {
-		if ap.SessionID == sessionID {
-			out = append(out, ap)
-		}
-	}
-	return out, err
+	return a.d.SessionApprovals(ctx, sessionID, string(engine.ApprovalPending))
 }
 
 func (a apiChat) Approval(ctx context.Context, id string) (engine.Approval, error) {
