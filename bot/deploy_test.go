@@ -161,3 +161,48 @@ func TestCompose_PassesEveryVariableTheExampleConfigReads(t *testing.T) {
 		t.Errorf("brain's health check does not ask /readyz: %q", brain.Healthcheck.Test)
 	}
 }
+
+// TestDeployment_CaddyExampleForwardsAllButMetrics checks the Caddy
+// example's shape: one reverse_proxy for the whole site (so every route
+// brain registers reaches it) and /metrics answered by Caddy itself.
+func TestDeployment_CaddyExampleForwardsAllButMetrics(t *testing.T) {
+	raw, err := os.ReadFile("../docs/deployment.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(raw), "```caddy\n")
+	if !ok {
+		t.Fatal("docs/deployment.md has no Caddy example")
+	}
+	block, _, _ := strings.Cut(rest, "```")
+	blocked := map[string]bool{}
+	proxies := 0
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 0:
+		case f[0] == "respond" && len(f) >= 3 && strings.HasPrefix(f[1], "/"):
+			blocked[f[1]] = true
+		case f[0] == "reverse_proxy":
+			if len(f) != 2 || !strings.Contains(f[1], ":8080") {
+				t.Errorf("reverse_proxy with a matcher forwards only part of brain: %q", line)
+			}
+			proxies++
+		case f[0] == "handle" || f[0] == "route" || strings.HasPrefix(f[0], "@"):
+			t.Errorf("the Caddy example routes by path (%q); it must forward every route brain registers", line)
+		}
+	}
+	if proxies != 1 {
+		t.Errorf("the Caddy example has %d reverse_proxy lines, want 1", proxies)
+	}
+	for path := range notProxied {
+		if !blocked[path] {
+			t.Errorf("the Caddy example forwards %s: %s", path, notProxied[path])
+		}
+	}
+	for path := range blocked {
+		if _, ok := notProxied[path]; !ok {
+			t.Errorf("the Caddy example answers %s itself; brain serves it", path)
+		}
+	}
+}
