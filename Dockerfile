@@ -31,8 +31,9 @@ USER brain:brain
 WORKDIR /data
 VOLUME ["/data"]
 EXPOSE 8080
-# /livez: the process is up. Orchestrators that can should probe /readyz too.
+# /readyz: the database takes writes and brain is not draining; Slack,
+# Linear and MCP outages never fail it (see /readyz?verbose).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1:8080/livez"]
+  CMD ["curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1:8080/readyz"]
 ENTRYPOINT ["/usr/local/bin/brain"]
 CMD ["serve", "--config", "/etc/brain/config.yaml"]

@@ -10,6 +10,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DA
 
 # Needs Go and gcc (cgo SQLite); `make run` and `make test` install gcc when missing.
 build:
+	@test -x $(BIN) || echo "building $(BIN) (the first build compiles SQLite and the SDKs: a few minutes on 2 cores; later builds take seconds)"
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/brain
 
 # Versioned, stripped binaries in dist/ with their SHA256SUMS. cgo (SQLite)
@@ -24,10 +25,12 @@ release: deps
 
 # Build and start brain with config.example.yaml (SQLite under ./data).
 run: deps build
+	@echo "brain: serving config.example.yaml; talk to it with $(BIN) chat --config config.example.yaml"
 	./$(BIN) serve --config config.example.yaml
 
 # Same, with the fake model server (test double) instead of a provider.
 demo: deps build
+	@echo "brain demo: console at http://127.0.0.1:8080/; in a second terminal: $(BIN) chat --config config.demo.yaml"
 	./$(BIN) serve --config config.demo.yaml
 
 # Installs what the tests need (idempotent), then runs the whole suite with

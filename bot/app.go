@@ -48,7 +48,12 @@ type Options struct {
 	// Platforms are conversation platforms besides those the config
 	// turns on (see Platform).
 	Platforms []Platform
+	// Build names the binary in brain_build_info (cmd/brain's version).
+	Build telemetry.Build
 }
+
+// Build names the running binary in brain_build_info.
+type Build = telemetry.Build
 
 // App is a running brain: store, engine and HTTP server.
 type App struct {
@@ -109,6 +114,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	reg := telemetry.NewRegistry()
+	reg.Include(telemetry.Standard(opts.Build))
 	tel := telemetry.NewMetrics(reg, a.log)
 	if a.tracing, err = telemetry.NewTracing(ctx, cfg, opts.SpanExporter); err != nil {
 		return nil, fmt.Errorf("telemetry: %w", err)
@@ -400,6 +406,10 @@ func Run(ctx context.Context, cfg *config.Config, opts Options, grace time.Durat
 	return app.Shutdown(sctx)
 }
 
+// ErrDataDirInUse is New's error when another brain process holds the
+// data directory's lock: `brain chat` then talks to that daemon's API.
+var ErrDataDirInUse = errors.New("data_dir locked")
+
 // lockDataDir takes an exclusive lock so two brain processes never run
 // engines over one database (each would think the other's turns crashed).
 func lockDataDir(dir string) (*os.File, error) {
@@ -410,7 +420,7 @@ func lockDataDir(dir string) (*os.File, error) {
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("data_dir %s is in use by another brain process (brain serve or brain chat); stop it or use another data_dir", dir)
+		return nil, fmt.Errorf("data_dir %s is in use by another brain process (brain serve or brain chat); stop it or use another data_dir: %w", dir, ErrDataDirInUse)
 	}
 	return f, nil
 }

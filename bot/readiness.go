@@ -18,18 +18,19 @@ import (
 const remoteReadyTTL = 30 * time.Second
 
 // registerReadiness gives /readyz the checks of what New built: the
-// database, each platform, the MCP servers and the schedules.
+// database gates; each platform, the MCP servers and the schedules are
+// integrations, reported and never gating.
 func (a *App) registerReadiness(clock func() time.Time, mcps *mcpCatalog) {
 	a.api.AddReadinessCheck(api.ReadinessCheck{Name: "database", Check: func(ctx context.Context) error {
 		return a.store.CheckWritable(ctx, clock())
 	}})
 	for _, p := range a.platforms {
-		a.api.AddReadinessCheck(api.ReadinessCheck{Name: p.Name(), Check: cacheSuccess(clock, remoteReadyTTL, p.Ready)})
+		a.api.AddReadinessCheck(api.ReadinessCheck{Name: p.Name(), Check: cacheSuccess(clock, remoteReadyTTL, p.Ready), Integration: true})
 	}
 	if mcps != nil {
-		a.api.AddReadinessCheck(api.ReadinessCheck{Name: "mcp", Check: mcps.Ready})
+		a.api.AddReadinessCheck(api.ReadinessCheck{Name: "mcp", Check: mcps.Ready, Integration: true})
 	}
-	a.api.AddReadinessCheck(api.ReadinessCheck{Name: "schedules", Check: a.schedules.Ready})
+	a.api.AddReadinessCheck(api.ReadinessCheck{Name: "schedules", Check: a.schedules.Ready, Integration: true})
 }
 
 // cacheSuccess wraps check so that a success is reused for ttl.

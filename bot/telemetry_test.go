@@ -3,7 +3,9 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -146,5 +148,38 @@ func TestTelemetry_InboxAndDeliveryMetricsWithSlack(t *testing.T) {
 			t.Fatalf("delivery and inbox metrics missing:\n%s", body)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestMetrics_PromlintCleanWithRuntimeProcessAndBuildInfo scrapes a brain
+// that has run a turn and lints the page with the linter `promtool check
+// metrics` runs; the Go runtime, process and build_info families are
+// there beside brain's own.
+func TestMetrics_PromlintCleanWithRuntimeProcessAndBuildInfo(t *testing.T) {
+	ta := newTestApp(t, "", Options{Build: Build{Version: "v9.9.9", Commit: "abc1234"}})
+	s := ta.createSession()
+	ta.sendMessage(s.ID, "hello")
+	ta.waitTurns(s.ID, 1)
+	body := ta.metricsText()
+	problems, err := promlint.New(strings.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatalf("the metrics page does not parse: %v\n%s", err, body)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	for _, want := range []string{
+		"# TYPE go_goroutines gauge\n",
+		"# TYPE go_gc_duration_seconds summary\n",
+		"# TYPE process_resident_memory_bytes gauge\n",
+		`brain_build_info{commit="abc1234",goversion="` + runtime.Version() + `",version="v9.9.9"} 1` + "\n",
+		"brain_turns_started_total 1\n",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(body)
 	}
 }

@@ -36,3 +36,18 @@ func ChatWith(ctx context.Context, cfg *config.Config, opts Options, c ChatOptio
 	}
 	return chat.Run(ctx, app.engine, cfg, c)
 }
+
+// ChatTransport, ChatWatch and ChatBatch are bot/chat's: how the terminal
+// conversation reaches its session (cmd/brain's API transport implements
+// them).
+type (
+	ChatTransport = chat.Transport
+	ChatWatch     = chat.Watch
+	ChatBatch     = chat.Batch
+)
+
+// ChatThrough runs the terminal conversation over t, a running daemon's
+// API: what `brain chat` does when `brain serve` holds the data directory.
+func ChatThrough(ctx context.Context, t ChatTransport, cfg *config.Config, c ChatOptions) error {
+	return chat.RunWith(ctx, t, cfg.Agents[0].Name, c)
+}

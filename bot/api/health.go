@@ -13,9 +13,16 @@ import (
 // writable, Slack accepts the bot token, an MCP server is connected. The
 // services register them (see Server.AddReadinessCheck); Check returns nil
 // when ready, or an error that says why not, fit for an operator to read.
+//
+// Only what this process needs to serve gates readiness (the database).
+// An Integration (Slack, Linear, MCP, schedules) is reported on
+// /readyz?verbose and as brain_integration_up, never gating: a load
+// balancer must keep sending traffic to a brain whose Slack is down, or
+// the console and the Linear install link that would fix it go dark.
 type ReadinessCheck struct {
-	Name  string
-	Check func(ctx context.Context) error
+	Name        string
+	Check       func(ctx context.Context) error
+	Integration bool
 }
 
 // readinessTimeout bounds each check, so one hanging dependency makes
@@ -27,6 +34,8 @@ type CheckResult struct {
 	Name  string `json:"name"`
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// Integration marks a check that is reported, not gating.
+	Integration bool `json:"integration,omitempty"`
 }
 
 // Readiness is /readyz's body.
@@ -48,25 +57,12 @@ func (a *Server) livez(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// readyz runs every registered check at once and answers 503 unless all
-// pass, or when the server is shutting down.
+// readyz answers 503 when a gating check fails or the server is shutting
+// down. With ?verbose it also runs the integrations' checks and lists
+// them, without letting them gate.
 func (a *Server) readyz(w http.ResponseWriter, r *http.Request) {
-	a.checksMu.Lock()
-	checks := append([]ReadinessCheck(nil), a.checks...)
-	a.checksMu.Unlock()
-	res := Readiness{Status: "ready", Checks: make([]CheckResult, len(checks))}
-	var wg sync.WaitGroup
-	for i, c := range checks {
-		wg.Go(func() {
-			ctx, cancel := context.WithTimeout(r.Context(), readinessTimeout)
-			defer cancel()
-			res.Checks[i] = CheckResult{Name: c.Name, OK: true}
-			if err := runCheck(ctx, c.Check); err != nil {
-				res.Checks[i] = CheckResult{Name: c.Name, Error: err.Error()}
-			}
-		})
-	}
-	wg.Wait()
+	_, verbose := r.URL.Query()["verbose"]
+	res := Readiness{Status: "ready", Checks: a.runChecks(r.Context(), verbose)}
 	status := http.StatusOK
 	select {
 	case <-a.done:
@@ -74,11 +70,38 @@ func (a *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	for _, c := range res.Checks {
-		if !c.OK {
+		if !c.OK && !c.Integration {
 			res.Status, status = "not_ready", http.StatusServiceUnavailable
 		}
 	}
 	writeJSON(w, status, res)
+}
+
+// runChecks runs the gating checks, and the integrations' too when
+// integrations is set, all at once.
+func (a *Server) runChecks(ctx context.Context, integrations bool) []CheckResult {
+	a.checksMu.Lock()
+	var checks []ReadinessCheck
+	for _, c := range a.checks {
+		if integrations || !c.Integration {
+			checks = append(checks, c)
+		}
+	}
+	a.checksMu.Unlock()
+	out := make([]CheckResult, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, readinessTimeout)
+			defer cancel()
+			out[i] = CheckResult{Name: c.Name, OK: true, Integration: c.Integration}
+			if err := runCheck(ctx, c.Check); err != nil {
+				out[i] = CheckResult{Name: c.Name, Error: err.Error(), Integration: c.Integration}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // runCheck runs one check, turning a check that outlives ctx into

@@ -15,7 +15,12 @@ import (
 
 func readiness(t *testing.T, s *server) (int, api.Readiness) {
 	t.Helper()
-	w := s.doFrom("192.0.2.7:5000", "GET", "/readyz", "") // probes carry no key
+	return readinessAt(t, s, "/readyz")
+}
+
+func readinessAt(t *testing.T, s *server, path string) (int, api.Readiness) {
+	t.Helper()
+	w := s.doFrom("192.0.2.7:5000", "GET", path, "") // probes carry no key
 	var r api.Readiness
 	if err := json.Unmarshal(w.Body.Bytes(), &r); err != nil {
 		t.Fatalf("readyz body %q: %v", w.Body, err)
@@ -73,8 +78,8 @@ func TestServer_ReadyzNamesEachFailingCheckAndRecovers(t *testing.T) {
 
 func TestServer_LivezAndHealthzStayUpWhenNotReady(t *testing.T) {
 	s := newServer(t, &fakeEngine{}, &fakeSchedules{})
-	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "linear", Check: func(ctx context.Context) error {
-		return errors.New("linear viewer: authentication failed")
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "database", Check: func(ctx context.Context) error {
+		return errors.New("database is not writable: disk full")
 	}})
 	for _, path := range []string{"/livez", "/healthz"} {
 		if w := s.doFrom("192.0.2.7:5000", "GET", path, ""); w.Code != http.StatusOK {
@@ -83,6 +88,28 @@ func TestServer_LivezAndHealthzStayUpWhenNotReady(t *testing.T) {
 	}
 	if code, _ := readiness(t, s); code != http.StatusServiceUnavailable {
 		t.Fatalf("readyz = %d", code)
+	}
+}
+
+func TestServer_ReadyzIntegrationsAreReportedNeverGating(t *testing.T) {
+	s := newServer(t, &fakeEngine{StatsFunc: func() engine.Stats { return engine.Stats{} }}, &fakeSchedules{})
+	var asked atomic.Int32
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "database", Check: func(ctx context.Context) error { return nil }})
+	s.api.AddReadinessCheck(api.ReadinessCheck{Name: "linear", Integration: true, Check: func(ctx context.Context) error {
+		asked.Add(1)
+		return errors.New("no Linear workspace installed the app")
+	}})
+	code, r := readiness(t, s)
+	if code != http.StatusOK || r.Status != "ready" || len(r.Checks) != 1 || r.Checks[0].Name != "database" || asked.Load() != 0 {
+		t.Fatalf("plain probe: %d %+v (linear asked %d times)", code, r, asked.Load())
+	}
+	code, r = readinessAt(t, s, "/readyz?verbose")
+	want := api.CheckResult{Name: "linear", Error: "no Linear workspace installed the app", Integration: true}
+	if code != http.StatusOK || r.Status != "ready" || len(r.Checks) != 2 || r.Checks[1] != want {
+		t.Fatalf("verbose probe: %d %+v", code, r)
+	}
+	if body := s.do("GET", "/metrics", "").Body.String(); !strings.Contains(body, `brain_integration_up{name="linear"} 0`+"\n") {
+		t.Fatalf("metrics lack the integration:\n%s", body)
 	}
 }
 

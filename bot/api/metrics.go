@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,6 +23,16 @@ func (a *Server) registerMetrics(reg *telemetry.Registry) {
 	}
 	gauge("brain_turns_running", "Turns running now.", func(s engine.Stats) int { return s.RunningTurns })
 	gauge("brain_turns_queued", "Sessions with input waiting for a worker.", func(s engine.Stats) int { return s.QueuedTurns })
+	// Integrations are reported here and on /readyz?verbose, never gating.
+	reg.GaugeFunc("brain_integration_up", "1 when an integration (slack, linear, mcp, schedules) answers its readiness check, else 0. Never gates /readyz.", []string{"name"}, func() []telemetry.Sample {
+		var out []telemetry.Sample
+		for _, c := range a.runChecks(context.Background(), true) {
+			if c.Integration {
+				out = append(out, telemetry.Sample{Labels: []string{c.Name}, Value: map[bool]float64{true: 1}[c.OK]})
+			}
+		}
+		return out
+	})
 	for _, f := range engineFamilies {
 		reg.CounterFunc(f.name, f.help, f.labels(), func() []telemetry.Sample {
 			return f.samples(a.engine.Stats().Counters)

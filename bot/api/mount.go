@@ -19,6 +19,7 @@ import (
 // and so do failures answered as an HTML page (Content-Type text/html):
 // pages a person's browser opened, such as the OAuth install callback.
 func (a *Server) Mount(pattern string, h http.Handler) {
+	a.patterns = append(a.patterns, pattern)
 	a.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fc := &failureCatcher{ResponseWriter: w}
 		h.ServeHTTP(fc, r)

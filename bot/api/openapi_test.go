@@ -18,7 +18,7 @@ func routesInSource(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, m := range regexp.MustCompile(`mux\.HandleFunc\("([A-Z]+ /v1/[^"]*)"`).FindAllStringSubmatch(string(src), -1) {
+	for _, m := range regexp.MustCompile(`(?:mux\.HandleFunc|handle)\("([A-Z]+ /v1/[^"]*)"`).FindAllStringSubmatch(string(src), -1) {
 		out = append(out, m[1])
 	}
 	if len(out) < 10 {

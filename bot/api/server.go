@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -102,6 +103,8 @@ type Server struct {
 
 	checksMu sync.Mutex
 	checks   []ReadinessCheck
+
+	patterns []string // every route's ServeMux pattern, for Patterns
 }
 
 // New builds the API server; Handler serves it.
@@ -138,29 +141,38 @@ func New(cfg Config) *Server {
 // error envelope (404 not_found or 405 method_not_allowed).
 func (a *Server) Handler() http.Handler { return a.handler }
 
+// Patterns are the ServeMux patterns of every route served: the API's and
+// those mounted beside it. Deployment checks (a reverse proxy's example)
+// walk them.
+func (a *Server) Patterns() []string { return slices.Clone(a.patterns) }
+
 func (a *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	a.mux = mux
-	mux.HandleFunc("GET /livez", a.livez)
-	mux.HandleFunc("GET /healthz", a.livez)
-	mux.HandleFunc("GET /readyz", a.readyz)
-	mux.HandleFunc("GET /metrics", a.auth(a.metrics))
-	mux.HandleFunc("POST /v1/sessions", a.auth(a.createSession))
-	mux.HandleFunc("GET /v1/sessions", a.auth(a.listSessions))
-	mux.HandleFunc("GET /v1/sessions/{id}", a.auth(a.getSession))
-	mux.HandleFunc("GET /v1/sessions/{id}/events", a.auth(a.listEvents))
-	mux.HandleFunc("POST /v1/sessions/{id}/events", a.auth(a.postEvent))
-	mux.HandleFunc("POST /v1/sessions/{id}/resume", a.auth(a.resume))
-	mux.HandleFunc("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
-	mux.HandleFunc("POST /v1/sessions/{id}/compact", a.auth(a.compact))
-	mux.HandleFunc("GET /v1/sessions/{id}/results", a.auth(a.results))
-	mux.HandleFunc("GET /v1/approvals", a.auth(a.listApprovals))
-	mux.HandleFunc("GET /v1/approvals/{id}", a.auth(a.getApproval))
-	mux.HandleFunc("POST /v1/approvals/{id}/decision", a.auth(a.decide))
-	mux.HandleFunc("POST /v1/approvals/{id}/retry", a.auth(a.retry))
-	mux.HandleFunc("GET /v1/schedules", a.auth(a.listSchedules))
-	mux.HandleFunc("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
-	mux.HandleFunc("GET /v1/openapi.json", a.auth(a.openAPI))
+	handle := func(pattern string, h http.HandlerFunc) {
+		a.patterns = append(a.patterns, pattern)
+		mux.HandleFunc(pattern, h)
+	}
+	handle("GET /livez", a.livez)
+	handle("GET /healthz", a.livez)
+	handle("GET /readyz", a.readyz)
+	handle("GET /metrics", a.auth(a.metrics))
+	handle("POST /v1/sessions", a.auth(a.createSession))
+	handle("GET /v1/sessions", a.auth(a.listSessions))
+	handle("GET /v1/sessions/{id}", a.auth(a.getSession))
+	handle("GET /v1/sessions/{id}/events", a.auth(a.listEvents))
+	handle("POST /v1/sessions/{id}/events", a.auth(a.postEvent))
+	handle("POST /v1/sessions/{id}/resume", a.auth(a.resume))
+	handle("POST /v1/sessions/{id}/cancel", a.auth(a.cancel))
+	handle("POST /v1/sessions/{id}/compact", a.auth(a.compact))
+	handle("GET /v1/sessions/{id}/results", a.auth(a.results))
+	handle("GET /v1/approvals", a.auth(a.listApprovals))
+	handle("GET /v1/approvals/{id}", a.auth(a.getApproval))
+	handle("POST /v1/approvals/{id}/decision", a.auth(a.decide))
+	handle("POST /v1/approvals/{id}/retry", a.auth(a.retry))
+	handle("GET /v1/schedules", a.auth(a.listSchedules))
+	handle("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
+	handle("GET /v1/openapi.json", a.auth(a.openAPI))
 	return a.middleware(mux)
 }
 

@@ -2,7 +2,9 @@
 // lines, sends them to a session of the engine, prints the session's
 // events as they come (console's Printer), answers questions by number and
 // decides approvals with y/n; Ctrl-C stops a turn or quits at the prompt.
-// It is handed a running engine (bot wires it); it imports no platform, no
+// It reaches the session through a Transport: a running engine in this
+// process (Local, which bot wires), or a daemon's HTTP API (cmd/brain),
+// so `brain chat` works beside `brain serve`. It imports no platform, no
 // store and not bot.
 package chat
 
@@ -35,8 +37,14 @@ type Options struct {
 // Run talks with an agent of eng, a started engine, until EOF, /quit or
 // ctx ends.
 func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options) error {
+	return RunWith(ctx, Local{Engine: eng}, cfg.Agents[0].Name, c)
+}
+
+// RunWith talks with an agent through t until EOF, /quit or ctx ends;
+// defaultAgent is the agent of a new session when c.Agent is empty.
+func RunWith(ctx context.Context, t Transport, defaultAgent string, c Options) error {
 	user, out, interrupts := c.User, c.Out, c.Interrupts
-	s, err := chatSession(ctx, eng, cfg, c)
+	s, err := chatSession(ctx, t, defaultAgent, c)
 	if err != nil {
 		return err
 	}
@@ -75,23 +83,23 @@ func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options)
 			return nil
 		case "/resume":
 			// With retry: what the stop left unanswered runs again, once.
-			r, err := eng.ResumeWith(ctx, s.ID, engine.ResumeOptions{Retry: true})
+			retried, err := t.Resume(ctx, s.ID)
 			switch {
 			case err != nil:
 				fmt.Fprintf(out, "! %v\n", err)
-			case len(r.Retried) == 0:
+			case len(retried) == 0:
 				fmt.Fprintln(out, "resumed; send a message to continue")
 			default:
-				fmt.Fprintf(out, "resumed; running %d unanswered message(s) again\n", len(r.Retried))
-				last := r.Retried[len(r.Retried)-1].Seq
-				if after, err = follow(ctx, eng, s.ID, after, last, p, interrupts); err != nil {
+				fmt.Fprintf(out, "resumed; running %d unanswered message(s) again\n", len(retried))
+				last := retried[len(retried)-1]
+				if after, err = follow(ctx, t, s.ID, after, last, p, interrupts); err != nil {
 					return err
 				}
 			}
 			continue
 		}
 		in := engine.Input{Text: text, Author: user}
-		if cur, err := eng.Session(ctx, s.ID); err == nil {
+		if cur, err := t.Session(ctx, s.ID); err == nil {
 			if q := cur.OpenQuestion(); q != nil {
 				if n, err := strconv.Atoi(text); err == nil && len(q.Options) > 0 {
 					if n < 1 || n > len(q.Options) {
@@ -103,7 +111,7 @@ func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options)
 				}
 			}
 		}
-		ev, _, err := eng.Send(ctx, s.ID, in)
+		ev, err := t.Send(ctx, s.ID, in)
 		if err != nil {
 			if errors.Is(err, engine.ErrConflict) {
 				fmt.Fprintf(out, "! %v (type /resume)\n", err)
@@ -111,10 +119,10 @@ func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options)
 			}
 			return err
 		}
-		if after, err = follow(ctx, eng, s.ID, after, ev.Seq, p, interrupts); err != nil {
+		if after, err = follow(ctx, t, s.ID, after, ev.Seq, p, interrupts); err != nil {
 			return err
 		}
-		if after, err = decideApprovals(ctx, eng, s.ID, user, after, lines, interrupts, out, p); err != nil {
+		if after, err = decideApprovals(ctx, t, s.ID, user, after, lines, interrupts, out, p); err != nil {
 			return err
 		}
 	}
@@ -122,8 +130,8 @@ func Run(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options)
 
 // decideApprovals asks y/n for each pending approval of the session and
 // prints what came of the decisions.
-func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, after int64, lines *chatInput, interrupts <-chan struct{}, out io.Writer, p *console.Printer) (int64, error) {
-	pending, err := eng.Approvals(ctx, engine.ApprovalFilter{SessionID: id, Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
+func decideApprovals(ctx context.Context, t Transport, id, user string, after int64, lines *chatInput, interrupts <-chan struct{}, out io.Writer, p *console.Printer) (int64, error) {
+	pending, err := t.PendingApprovals(ctx, id)
 	if err != nil {
 		return after, err
 	}
@@ -147,77 +155,90 @@ func decideApprovals(ctx context.Context, eng *engine.Engine, id, user string, a
 			fmt.Fprintln(out, "left pending (answer y or n to decide, optionally followed by a comment or reason)")
 			continue
 		}
-		if _, err := eng.Decide(ctx, a.ID, engine.Decision{Approve: approve, By: user, ViaAPI: true, Comment: comment}); err != nil {
+		if err := t.Decide(ctx, a.ID, engine.Decision{Approve: approve, By: user, ViaAPI: true, Comment: comment}); err != nil {
 			fmt.Fprintf(out, "! %v\n", err)
 			continue
 		}
-		for {
-			changed := eng.Changed(id)
-			// Status first: its final commit carries the outcome event, so
-			// the read below then includes it.
-			cur, err := eng.Approval(ctx, a.ID)
-			if err != nil {
-				return after, err
-			}
-			evs, err := eng.Events(ctx, id, after, 0)
-			if err != nil {
-				return after, err
-			}
-			for _, ev := range evs {
-				p.Print(ev)
-				after = ev.Seq
-			}
-			if cur.Status != engine.ApprovalApplying {
-				break
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				return after, ctx.Err()
-			}
+		if after, err = followApply(ctx, t, id, a.ID, after, p); err != nil {
+			return after, err
 		}
 	}
 	return after, nil
 }
 
-// follow prints the session's events until the turn that takes input seq
-// has ended. Ctrl-C (interrupts) cancels the turn; following goes on until
-// it has ended.
-func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64, p *console.Printer, interrupts <-chan struct{}) (int64, error) {
-	// The answer prints as the model writes it; deltas are taken before
-	// the events so a round's text shows before its agent.message.
-	feed := eng.WatchDeltas(id)
-	defer feed.Close()
+// followApply prints the session's events until the approval is no longer
+// applying: the apply's outcome.
+func followApply(ctx context.Context, t Transport, id, approvalID string, after int64, p *console.Printer) (int64, error) {
+	w, err := t.Watch(ctx, id, after)
+	if err != nil {
+		return after, err
+	}
+	defer w.Close()
 	for {
-		changed := eng.Changed(id)
-		for _, d := range feed.Take() {
-			p.Delta(d)
-		}
-		evs, err := eng.Events(ctx, id, after, 0)
+		// Status first: its final commit carries the outcome event, so
+		// the read below then includes it.
+		cur, err := t.Approval(ctx, approvalID)
 		if err != nil {
 			return after, err
 		}
-		for _, ev := range evs {
-			p.Print(ev)
-			after = ev.Seq
+		if cur.Status != engine.ApprovalApplying {
+			evs, err := t.Events(ctx, id, after)
+			for _, ev := range evs {
+				p.Print(ev)
+				after = ev.Seq
+			}
+			return after, err
 		}
-		s, err := eng.Session(ctx, id)
+		b, err := w.Next(ctx, nil)
+		if err != nil {
+			return after, err
+		}
+		for _, ev := range b.Events {
+			if ev.Seq > after {
+				p.Print(ev)
+				after = ev.Seq
+			}
+		}
+	}
+}
+
+// follow prints the session's events until the turn that takes input seq
+// has ended. Ctrl-C (interrupts) cancels the turn; following goes on until
+// it has ended.
+func follow(ctx context.Context, t Transport, id string, after, seq int64, p *console.Printer, interrupts <-chan struct{}) (int64, error) {
+	// The answer prints as the model writes it.
+	w, err := t.Watch(ctx, id, after)
+	if err != nil {
+		return after, err
+	}
+	defer w.Close()
+	for {
+		b, err := w.Next(ctx, interrupts)
+		if err != nil {
+			return after, err
+		}
+		if b.Interrupted {
+			fmt.Fprintln(p.W, "\n^C: stopping the turn (Ctrl-C at the prompt quits)")
+			if err := t.Cancel(ctx, id); err != nil {
+				fmt.Fprintf(p.W, "! %v\n", err)
+			}
+			continue
+		}
+		for _, d := range b.Deltas {
+			p.Delta(d)
+		}
+		for _, ev := range b.Events {
+			if ev.Seq > after {
+				p.Print(ev)
+				after = ev.Seq
+			}
+		}
+		s, err := t.Session(ctx, id)
 		if err != nil {
 			return after, err
 		}
 		if s.Status != engine.StatusRunning && s.InputCursor >= seq && s.LastSeq <= after {
 			return after, nil
-		}
-		select {
-		case <-changed:
-		case <-feed.Ready():
-		case <-interrupts:
-			fmt.Fprintln(p.W, "\n^C: stopping the turn (Ctrl-C at the prompt quits)")
-			if _, err := eng.Cancel(ctx, id); err != nil {
-				fmt.Fprintf(p.W, "! %v\n", err)
-			}
-		case <-ctx.Done():
-			return after, ctx.Err()
 		}
 	}
 }
@@ -226,18 +247,15 @@ func follow(ctx context.Context, eng *engine.Engine, id string, after, seq int64
 var chatCommands = map[string]bool{"/resume": true, "/quit": true, "/exit": true}
 
 // chatSession starts the chat's session, or finds the one to continue.
-func chatSession(ctx context.Context, eng *engine.Engine, cfg *config.Config, c Options) (engine.Session, error) {
+func chatSession(ctx context.Context, t Transport, defaultAgent string, c Options) (engine.Session, error) {
 	if c.SessionID == "" {
 		agent := c.Agent
 		if agent == "" {
-			agent = cfg.Agents[0].Name
+			agent = defaultAgent
 		}
-		s, _, err := eng.CreateSession(ctx, engine.NewSession{
-			Agent: agent, Origin: engine.OriginConsole, Interactive: true, StartedBy: c.User,
-		})
-		return s, err
+		return t.CreateSession(ctx, agent, c.User)
 	}
-	s, err := eng.Session(ctx, c.SessionID)
+	s, err := t.Session(ctx, c.SessionID)
 	if err != nil {
 		return engine.Session{}, fmt.Errorf("continue session %s: %w", c.SessionID, err)
 	}

@@ -1,8 +1,9 @@
 // Package telemetry is what brain tells its operators about itself: a
-// small Prometheus registry (Registry: counters and histograms with
-// labels, gauges and counters read at scrape time, written in the
-// Prometheus text exposition format 0.0.4, by hand to keep brain free of
-// a metrics dependency), the activity log lines and metrics of turns,
+// small Prometheus registry of brain's own families (Registry: counters
+// and histograms with labels, gauges and counters read at scrape time,
+// written in the Prometheus text exposition format 0.0.4) beside the
+// Prometheus Go client's runtime, process and build_info collectors
+// (Standard), the activity log lines and metrics of turns,
 // tools, models and deliveries (Metrics), and OpenTelemetry spans of the
 // same (Tracing). It sees the engine through its Observer and Model
 // interfaces; it never imports a platform, a store driver or bot.
@@ -11,6 +12,7 @@ package telemetry
 import (
 	"bufio"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"io"
 	"math"
 	"slices"
@@ -26,8 +28,9 @@ var DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5
 // Registry holds metric families and writes them sorted by name. It is safe
 // for concurrent use.
 type Registry struct {
-	mu   sync.Mutex
-	fams map[string]*family
+	mu        sync.Mutex
+	fams      map[string]*family
+	gatherers []prometheus.Gatherer // see Include
 }
 
 // NewRegistry returns an empty registry.
@@ -138,9 +141,14 @@ func (f *family) get(values []string) *series {
 	return s
 }
 
-// Write writes every family in the text exposition format, sorted by name
-// and each family's series by label values.
+// Write writes every family in the text exposition format: the included
+// gatherers' first, then its own sorted by name and each family's series
+// by label values.
 func (r *Registry) Write(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	if err := r.writeGathered(bw); err != nil {
+		return err
+	}
 	r.mu.Lock()
 	fams := make([]*family, 0, len(r.fams))
 	for _, f := range r.fams {
@@ -148,7 +156,6 @@ func (r *Registry) Write(w io.Writer) error {
 	}
 	r.mu.Unlock()
 	slices.SortFunc(fams, func(a, b *family) int { return strings.Compare(a.name, b.name) })
-	bw := bufio.NewWriter(w)
 	for _, f := range fams {
 		f.write(bw)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"brain/bot"
+	"brain/bot/api/client"
 	"brain/engine"
 )
 
@@ -122,7 +123,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return bot.Run(ctx, cfg, bot.Options{Stderr: stderr}, *grace)
+	return bot.Run(ctx, cfg, bot.Options{Stderr: stderr, Build: bot.Build{Version: version, Commit: commit}}, *grace)
 }
 
 func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -158,9 +159,21 @@ func chat(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			}
 		}
 	}()
-	return bot.ChatWith(ctx, cfg, bot.Options{Stderr: stderr}, bot.ChatOptions{
-		Agent: *agent, User: name, SessionID: *session, In: stdin, Out: stdout, Interrupts: interrupts,
-	})
+	opts := bot.ChatOptions{Agent: *agent, User: name, SessionID: *session, In: stdin, Out: stdout, Interrupts: interrupts}
+	err = bot.ChatWith(ctx, cfg, bot.Options{Stderr: stderr}, opts)
+	if !errors.Is(err, bot.ErrDataDirInUse) {
+		return err
+	}
+	// `brain serve` owns the data directory: talk to it through its API.
+	d, derr := client.Dial(cfg)
+	if derr != nil {
+		return fmt.Errorf("%w; and its API: %v", err, derr)
+	}
+	if len(cfg.APIKeys) > 0 {
+		opts.User = "" // the API key's name is who talks
+	}
+	fmt.Fprintf(stdout, "brain serve holds %s; chatting through its API at %s\n", cfg.DataDir, cfg.Listen)
+	return bot.ChatThrough(ctx, apiChat{d}, cfg, opts)
 }
 
 func sessions(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -115,9 +115,10 @@ func TestDockerfile_MultiStageNonRootVolumeHealthcheck(t *testing.T) {
 	if len(vols) != 1 || !strings.Contains(vols[0].args, "/data") {
 		t.Errorf("VOLUME = %v, want /data", vols)
 	}
+	// /readyz: the database takes writes and brain is not draining (integrations never fail it).
 	hc := get("HEALTHCHECK")
-	if len(hc) != 1 || !strings.Contains(hc[0].args, "CMD") || !strings.Contains(hc[0].args, "/livez") {
-		t.Errorf("HEALTHCHECK = %v, want one probing /livez", hc)
+	if len(hc) != 1 || !strings.Contains(hc[0].args, "CMD") || !strings.Contains(hc[0].args, "/readyz") {
+		t.Errorf("HEALTHCHECK = %v, want one probing /readyz", hc)
 	}
 	if copies := get("COPY"); !slices.ContainsFunc(copies, func(in instruction) bool { return strings.Contains(in.args, "--from=build") }) {
 		t.Error("the runtime stage does not copy the binary from the build stage")
