@@ -44,6 +44,10 @@ type Server struct {
 	mu    sync.Mutex // serialises admin; a pgx.Conn is not concurrency-safe
 	admin *pgx.Conn
 	next  int // numbers databases
+
+	// durable: commits are acknowledged only once their WAL reached the
+	// kernel (synchronous_commit on), so Restart loses none (StartDurable).
+	durable bool
 }
 
 // port names the socket file (.s.PGSQL.port); nothing listens on TCP.
@@ -51,7 +55,18 @@ const port = 5432
 
 // Start runs initdb in a new temporary directory and starts postgres on a
 // socket inside it, returning once it accepts connections.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context) (*Server, error) { return startServer(ctx, false) }
+
+// StartDurable is Start for a server that Restart will stop: its commits
+// are acknowledged only once their WAL was written. Start's servers run
+// with synchronous_commit off, which acknowledges a commit before the WAL
+// writer (every 200 ms) writes it; an immediate shutdown then loses the
+// last acknowledged commits, and a test of outages would see acknowledged
+// input vanish from the log, a loss a real server (synchronous_commit on)
+// never makes.
+func StartDurable(ctx context.Context) (*Server, error) { return startServer(ctx, true) }
+
+func startServer(ctx context.Context, durable bool) (*Server, error) {
 	bin, err := findBin()
 	if err != nil {
 		return nil, err
@@ -66,7 +81,7 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	s := &Server{dir: dir, dataDir: filepath.Join(dir, "data"), sockDir: filepath.Join(dir, "sock"), exited: make(chan struct{}),
-		bin: bin, cred: cred}
+		bin: bin, cred: cred, durable: durable}
 	if err := s.start(ctx, bin, cred); err != nil {
 		s.Stop()
 		return nil, err
@@ -104,11 +119,16 @@ func (s *Server) launch(ctx context.Context) error {
 		return fmt.Errorf("pgtest: %w", err)
 	}
 	defer logFile.Close()
-	// Durability is not under test: fsync off makes CREATE DATABASE and
-	// commits cheap. max_connections covers every pool of a test run.
+	// Durability against a machine crash is not under test: fsync off
+	// makes CREATE DATABASE and commits cheap (the kernel keeps what a
+	// killed server wrote). max_connections covers every pool of a test run.
+	syncCommit := "synchronous_commit=off"
+	if s.durable {
+		syncCommit = "synchronous_commit=on"
+	}
 	s.cmd = s.command(context.Background(), cred, filepath.Join(bin, "postgres"),
 		"-D", s.dataDir, "-k", s.sockDir, "-p", strconv.Itoa(port),
-		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", syncCommit,
 		"-c", "full_page_writes=off", "-c", "max_connections=200")
 	s.cmd.Stdout, s.cmd.Stderr = logFile, logFile
 	// The server dies with the test binary, even when that is killed.
