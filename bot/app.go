@@ -27,6 +27,7 @@ import (
 	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
 )
@@ -62,8 +63,11 @@ type App struct {
 	store  store.Store
 	engine *engine.Engine
 	api    *api.Server
-	lock   *os.File
-	fakes  []*fakemodel.Server
+	// keys checks API keys for the API and the console's key sign-in:
+	// one throttle of wrong keys, one metric.
+	keys  *keyguard.Guard
+	lock  *os.File
+	fakes []*fakemodel.Server
 	// tracing is nil when traces are off.
 	tracing *telemetry.Tracing
 	// closers are closed after the services stop (sandboxes).
@@ -153,11 +157,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
+	a.keys = api.NewKeyGuard(cfg.APIKeys, clock)
 	a.api = api.New(api.Config{
 		Engine:       a.engine,
 		Schedules:    a.schedules,
 		Logger:       a.log,
 		APIKeys:      cfg.APIKeys,
+		Keys:         a.keys,
 		MaxBodyBytes: cfg.Limits.MaxBodyBytes,
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		DefaultAgent: cfg.Agents[0].Name,
@@ -175,7 +181,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	telemetry.RegisterInbox(reg, a.store, a.inboxSources(), clock, a.log)
-	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), a.log)
+	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), reservedRoutes(a.platforms), a.log)
 	return a, nil
 }
 

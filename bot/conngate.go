@@ -24,15 +24,23 @@ import (
 //
 // A webhook's signed request sends its headers at once, so it is served
 // while thousands of trickling connections come and go.
+//
+// Webhooks (the platforms' routes) and the health routes also keep
+// reserved capacity: the gate admits webhookReserve connections beyond
+// max_connections, and at most max_connections requests of other routes
+// run at once (one more is answered 503 overloaded at once). So even
+// when every connection is busy with a slow request to the API or the
+// console, a signed Slack event finds a connection and a handler.
 const (
-	headerGrace   = 2 * time.Second
-	minHeaderRate = 512 // bytes a second
+	headerGrace    = 2 * time.Second
+	minHeaderRate  = 512 // bytes a second
+	webhookReserve = 128
 )
 
 // limitListener is the gate around ln (see above).
 func limitListener(ln net.Listener, maxConns, perClient int) net.Listener {
-	return &gate{Listener: ln, slots: make(chan struct{}, maxConns), closed: make(chan struct{}),
-		perClient: perClient, conns: map[*gateConn]struct{}{}}
+	return &gate{Listener: ln, slots: make(chan struct{}, maxConns+webhookReserve), closed: make(chan struct{}),
+		perClient: perClient, conns: map[*gateConn]struct{}{}, maxGeneral: maxConns}
 }
 
 type gate struct {
@@ -45,6 +53,27 @@ type gate struct {
 	mu    sync.Mutex
 	seq   uint64
 	conns map[*gateConn]struct{}
+	// general counts requests running to routes other than webhooks;
+	// maxGeneral bounds it, leaving the reserve to webhooks.
+	general, maxGeneral int
+}
+
+// enterGeneral admits a request to a route without reserved capacity;
+// false when maxGeneral of them run already.
+func (g *gate) enterGeneral() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.general >= g.maxGeneral {
+		return false
+	}
+	g.general++
+	return true
+}
+
+func (g *gate) leaveGeneral() {
+	g.mu.Lock()
+	g.general--
+	g.mu.Unlock()
 }
 
 func (g *gate) Accept() (net.Conn, error) {
@@ -229,8 +258,9 @@ type connKey struct{}
 
 // gated wires a server to the gate: the connection rides in each
 // request's context, the handler marks it served, and the server's state
-// changes mark it idle or busy.
-func gated(s *http.Server) {
+// changes mark it idle or busy. reserved tells the routes that keep
+// reserved capacity (webhooks, health); nil: none.
+func gated(s *http.Server, reserved func(*http.Request) bool) {
 	next := s.Handler
 	s.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
 		return context.WithValue(ctx, connKey{}, c)
@@ -243,7 +273,37 @@ func gated(s *http.Server) {
 	s.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if gc, ok := r.Context().Value(connKey{}).(*gateConn); ok {
 			gc.served()
+			if reserved == nil || !reserved(r) {
+				if !gc.gate.enterGeneral() {
+					w.Header().Set("Retry-After", "1")
+					w.Header().Set("Content-Type", "application/json")
+					w.Header().Set("Connection", "close")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = w.Write([]byte(`{"error":{"code":"overloaded","message":"too many requests in progress; retry shortly"}}` + "\n"))
+					return
+				}
+				defer gc.gate.leaveGeneral()
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// reservedRoutes matches the requests that keep reserved capacity: the
+// platforms' routes (their webhooks) and the health routes.
+func reservedRoutes(platforms []Platform) func(*http.Request) bool {
+	mux := http.NewServeMux()
+	mark := http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
+	for _, p := range platforms {
+		for _, r := range p.Routes() {
+			mux.Handle(r.Pattern, mark)
+		}
+	}
+	for _, pattern := range []string{"GET /healthz", "GET /livez", "GET /readyz"} {
+		mux.Handle(pattern, mark)
+	}
+	return func(r *http.Request) bool {
+		_, pattern := mux.Handler(r)
+		return pattern != ""
+	}
 }

@@ -143,3 +143,89 @@ func TestHTTPServer_TrickledHeadersAreCut(t *testing.T) {
 		t.Fatal("a connection trickling its headers still held after 6 s")
 	}
 }
+
+// TestHTTPServer_BusyFloodLeavesWebhooksReserved: 1,100 connections from
+// loopback each send a whole request to /v1/sessions and then hold its
+// body back, so every connection is busy with a request (neither pending
+// nor idle: nothing the gate may close). Webhooks keep reserved capacity:
+// past max_connections other routes are answered 503 at once, and a
+// signed Slack event is answered.
+func TestHTTPServer_BusyFloodLeavesWebhooksReserved(t *testing.T) {
+	sa := newSlackApp(t)
+	const flood = 1100
+	maxConns := sa.app.cfg.Limits.MaxConnections
+	if maxConns >= flood {
+		t.Fatalf("max_connections %d: the flood of %d does not fill it", maxConns, flood)
+	}
+	var conns []net.Conn
+	t.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	g := sa.app.listener.(*gate)
+	busy := func() int {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		return g.general
+	}
+	// In batches under max_pending_per_client, each running before the
+	// next is sent (one address's pending connections are bounded).
+	waitBusy := func(n int) {
+		deadline := time.Now().Add(patience)
+		for busy() < n && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	for i := 0; i < flood; i++ {
+		if i%32 == 0 {
+			waitBusy(min(i, maxConns))
+		}
+		c, err := net.Dial("tcp", sa.app.Addr())
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		_, _ = fmt.Fprintf(c, "POST /v1/sessions HTTP/1.1\r\nHost: brain\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
+		conns = append(conns, c)
+	}
+	waitBusy(maxConns)
+	if n := busy(); n != maxConns {
+		t.Fatalf("%d requests of the flood run; want max_connections, %d", n, maxConns)
+	}
+
+	client := &http.Client{Timeout: patience, Transport: &http.Transport{DisableKeepAlives: true}}
+	body, _ := json.Marshal(map[string]any{
+		"type": "event_callback", "team_id": slackfake.TeamID, "event_id": "EvBusyFlood", "event_time": 1,
+		"event": map[string]any{"type": "app_mention", "user": "U1", "text": "<@" + slackfake.BotUserID + "> hello", "ts": "1.000200", "channel": "C1", "channel_type": "channel"},
+	})
+	req, _ := http.NewRequest("POST", sa.base+"/slack/events", bytes.NewReader(body))
+	ts := strconv.FormatInt(sa.clock.Now().Unix(), 10)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(slackhook.HeaderTimestamp, ts)
+	req.Header.Set(slackhook.HeaderSignature, slackhook.Signature(signingSecret, ts, body))
+	for _, r := range []*http.Request{req, mustRequest(t, "GET", sa.base+"/healthz")} {
+		began := time.Now()
+		resp, err := client.Do(r)
+		took := time.Since(began)
+		if err != nil {
+			t.Fatalf("%s under %d busy connections: %v after %s", r.URL.Path, flood, err, took)
+		}
+		resp.Body.Close()
+		t.Logf("%s answered %d in %s under %d busy connections (issue's floor: 1 s)", r.URL.Path, resp.StatusCode, took, flood)
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s: status %d", r.URL.Path, resp.StatusCode)
+		}
+		if took > 3*time.Second {
+			t.Errorf("%s took %s: Slack gives up after 3 s", r.URL.Path, took)
+		}
+	}
+	// Another API request is refused at once, not queued behind the flood.
+	resp, err := client.Post(sa.base+"/v1/sessions", "application/json", bytes.NewReader([]byte(`{}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("an API request past the general capacity: %d; want 503 with Retry-After", resp.StatusCode)
+	}
+}

@@ -17,7 +17,9 @@ const readHeaderTimeout = 10 * time.Second
 // answer or idles on a keep-alive connection is cut off instead of holding
 // the connection forever. Event streams outlive the write timeout by
 // moving their own deadline (bot/api).
-func newHTTPServer(l config.LimitsConfig, h http.Handler, log *slog.Logger) *http.Server {
+//
+// reserved picks the requests that keep reserved capacity (conngate.go).
+func newHTTPServer(l config.LimitsConfig, h http.Handler, reserved func(*http.Request) bool, log *slog.Logger) *http.Server {
 	s := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: min(readHeaderTimeout, l.ReadTimeout.Std()),
@@ -26,6 +28,6 @@ func newHTTPServer(l config.LimitsConfig, h http.Handler, log *slog.Logger) *htt
 		IdleTimeout:       l.IdleTimeout.Std(),
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	gated(s) // served through limitListener (conngate.go)
+	gated(s, reserved) // served through limitListener (conngate.go)
 	return s
 }

@@ -118,45 +118,35 @@ func TestHTTPServer_EventStreamOutlivesTimeouts(t *testing.T) {
 	}
 }
 
-// TestHTTPServer_ConnectionCapQueuesTheNext: with every connection busy
-// with a request (two event streams), a third waits until one closes.
-func TestHTTPServer_ConnectionCapQueuesTheNext(t *testing.T) {
+// TestHTTPServer_ConnectionCapRefusesOthersKeepsTheReserve: with
+// max_connections requests of the API busy (two event streams), a third
+// API request is answered 503 at once instead of queueing, and /healthz,
+// which keeps reserved capacity with the webhooks, is served.
+func TestHTTPServer_ConnectionCapRefusesOthersKeepsTheReserve(t *testing.T) {
 	ta := newTestApp(t, "limits: {max_connections: 2}\n", Options{})
 	s := ta.createSession()
-	stream := func() net.Conn {
+	request := func(line string) *http.Response {
 		t.Helper()
 		c := ta.dial()
+		t.Cleanup(func() { c.Close() })
 		_ = c.SetReadDeadline(time.Now().Add(patience))
-		fmt.Fprintf(c, "GET /v1/sessions/%s/events HTTP/1.1\r\nHost: brain\r\nAccept: text/event-stream\r\n\r\n", s.ID)
+		fmt.Fprintf(c, "%s HTTP/1.1\r\nHost: brain\r\nAccept: text/event-stream\r\n\r\n", line)
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-		if err != nil || resp.StatusCode != 200 {
-			t.Fatalf("stream: %v %v", err, resp)
-		}
-		return c
-	}
-	first, _ := stream(), stream()
-
-	third := ta.dial()
-	answered := make(chan *http.Response, 1)
-	go func() {
-		_ = third.SetReadDeadline(time.Now().Add(patience))
-		fmt.Fprintf(third, "GET /healthz HTTP/1.1\r\nHost: brain\r\n\r\n")
-		resp, err := http.ReadResponse(bufio.NewReader(third), nil)
 		if err != nil {
-			close(answered)
-			return
+			t.Fatalf("%s: %v", line, err)
 		}
-		resp.Body.Close()
-		answered <- resp
-	}()
-	select {
-	case <-answered:
-		t.Fatal("a third connection was served while two were busy")
-	case <-time.After(300 * time.Millisecond): // it waits, as it should
+		return resp
 	}
-	first.Close()
-	if resp := <-answered; resp == nil || resp.StatusCode != 200 {
-		t.Fatalf("the waiting connection was not served once a slot freed: %v", resp)
+	for range 2 {
+		if resp := request("GET /v1/sessions/" + s.ID + "/events"); resp.StatusCode != 200 {
+			t.Fatalf("stream: %d", resp.StatusCode)
+		}
+	}
+	if resp := request("GET /v1/sessions/" + s.ID); resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "1" {
+		t.Fatalf("a third API request while two are busy: %d; want 503 with Retry-After: 1", resp.StatusCode)
+	}
+	if resp := request("GET /healthz"); resp.StatusCode != 200 {
+		t.Fatalf("/healthz while two API requests are busy: %d; want 200 (reserved)", resp.StatusCode)
 	}
 }
 

@@ -15,12 +15,14 @@ import (
 const (
 	opsKey   = "ops-key-9f86d081884c7d659a2feaa0c55ad015a3bf4f1b"
 	relayKey = "relay-key-2b0b822cd15d6c15b0f00a089f86d081884c7d65"
+	qaKey    = "qa-key-7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b"
 )
 
 // TestAPI_DecisionsUseTheAuthenticatedIdentity replays finding 4 of issue
 // 24: a key holder started a session "as someone else" and approved its
-// own forbid_self request; one act_for key supplied both votes of a
-// require: 2 policy by naming two approvers.
+// own forbid_self request; an act_for key started a session for carol and
+// approved it for bob; one act_for key supplied both votes of a require: 2
+// policy by naming two approvers.
 func TestAPI_DecisionsUseTheAuthenticatedIdentity(t *testing.T) {
 	var applies atomic.Int64
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,6 +41,7 @@ tools:
 api_keys:
   - {name: ops, key: %s}
   - {name: relay, key: %s, act_for: true}
+  - {name: qa, key: %s}
 approvals:
   approvers: [ann, bob, ops]
   policies:
@@ -46,7 +49,7 @@ approvals:
       tool: deploy
       require: 2
       forbid_self: true
-`, target.URL, opsKey, relayKey), Options{})
+`, target.URL, opsKey, relayKey, qaKey), Options{})
 	propose := func(startedBy string) engine.Approval {
 		t.Helper()
 		var s engine.Session
@@ -82,9 +85,26 @@ approvals:
 		t.Fatalf("ops approving its own request: %d %s; want 403", status, body)
 	}
 
-	// One act_for key is one vote, whoever it names.
+	// An act_for key that started a session for carol approves it for
+	// nobody: it is the requester, whoever it names.
 	ta.key = relayKey
-	b := propose("carol")
+	c := propose("carol")
+	if c.RequestedBy != "carol" {
+		t.Fatalf("requested by %q, want the person the key acts for", c.RequestedBy)
+	}
+	for _, by := range []string{"bob", "ann", "relay"} {
+		if status, body := decide(c.ID, by); status != http.StatusForbidden || !strings.Contains(body, "may not approve its own request") {
+			t.Fatalf("relay approving for %s the session it started for carol: %d %s; want 403", by, status, body)
+		}
+	}
+	if got := ta.approval(c.ID); got.Status != engine.ApprovalPending || len(got.Votes) != 0 {
+		t.Fatalf("after the starting key's approvals: %+v; want pending without votes", got)
+	}
+
+	// One act_for key is one vote, whoever it names.
+	ta.key = opsKey
+	b := propose("")
+	ta.key = relayKey
 	if status, body := decide(b.ID, "ann"); status != http.StatusOK {
 		t.Fatalf("relay for ann: %d %s", status, body)
 	}
@@ -94,9 +114,9 @@ approvals:
 	if got := ta.approval(b.ID); got.Status != engine.ApprovalPending || len(got.Votes) != 1 || got.Votes[0].Key != "relay" || got.Votes[0].By != "ann" {
 		t.Fatalf("after one key's two votes: %+v; want pending with one vote recording both the key and the person", got)
 	}
-	ta.key = opsKey
+	ta.key = qaKey
 	if status, body := decide(b.ID, ""); status != http.StatusOK {
-		t.Fatalf("ops, the second authenticated voter: %d %s", status, body)
+		t.Fatalf("qa, the second authenticated voter: %d %s", status, body)
 	}
 	ta.waitApproval(b.ID, engine.ApprovalApplied)
 	if applies.Load() != 1 {

@@ -128,23 +128,32 @@ func alreadyDecided(a Approval) error {
 // configured, else the person who started the session; an API key holder
 // (who decides under the key's name) may decide for sessions started
 // through the API or the console. A policy's forbid_self then keeps the
-// requester from approving their own request.
+// requester from approving their own request, compared by authenticated
+// identity: the person the session was started by, and the API key that
+// started it (a key with act_for that started a session for alice cannot
+// approve it for bob).
 func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
-	if err := e.mayDecide(ctx, a, d); err != nil {
-		return err
-	}
-	if d.Approve && a.ForbidSelf && a.RequestedBy != "" && d.By == a.RequestedBy {
-		return Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
-	}
-	return nil
-}
-
-// mayDecide says whether d.By is someone who decides a's approvals.
-func (e *Engine) mayDecide(ctx context.Context, a Approval, d Decision) error {
 	s, err := e.store.Session(ctx, a.SessionID)
 	if err != nil {
 		return err
 	}
+	if err := e.mayDecide(ctx, a, s, d); err != nil {
+		return err
+	}
+	if !d.Approve || !a.ForbidSelf {
+		return nil
+	}
+	if a.RequestedBy != "" && d.By == a.RequestedBy {
+		return Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
+	}
+	if d.Key != "" && d.Key == s.StartedKey {
+		return Errorf(CodeForbidden, "the API key %s started this session, so it may not approve its own request, whoever it names: policy %q needs someone else", d.Key, a.Policy)
+	}
+	return nil
+}
+
+// mayDecide says whether d.By is someone who decides a's approvals in s.
+func (e *Engine) mayDecide(ctx context.Context, a Approval, s Session, d Decision) error {
 	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
 		return nil
 	}

@@ -100,7 +100,10 @@ type Config struct {
 // Engine runs sessions: it records input, schedules turns on a bounded pool
 // of workers, runs the tool loop and writes every step to the Store.
 type Engine struct {
-	store  Store
+	store Store
+	// outage is the store waiting out outages (e.store is it too); lease
+	// claims wait through it.
+	outage outageStore
 	log    *slog.Logger
 	now    func() time.Time
 	newID  func(prefix string) string
@@ -206,7 +209,8 @@ func New(cfg Config) (*Engine, error) {
 	if e.log == nil {
 		e.log = slog.New(slog.DiscardHandler)
 	}
-	e.store = outageStore{Store: e.store, grace: outageGrace(cfg.OutageGrace), log: e.log}
+	e.outage = outageStore{Store: e.store, grace: outageGrace(cfg.OutageGrace), log: e.log}
+	e.store = e.outage
 	if e.toolTimeout <= 0 {
 		e.toolTimeout = DefaultToolTimeout
 	}

@@ -69,6 +69,15 @@ type outageStore struct {
 	log   *slog.Logger
 }
 
+// claimAfterOutage claims a session's lease with claim, waiting out an
+// unreachable store as a turn's reads and commits do. A claim refused
+// because the database is down would otherwise leave the session's queued
+// input with no turn: nothing kicks it again (on PostgreSQL input committed
+// just before or during a restart then waited forever).
+func (o outageStore) claimAfterOutage(ctx context.Context, claim func() (bool, error)) (bool, error) {
+	return retry(ctx, o, "claim session lease", claim)
+}
+
 // retry runs call until it succeeds, fails otherwise than unreachable, or
 // the store has been unreachable for grace (then its last error).
 func retry[T any](ctx context.Context, o outageStore, what string, call func() (T, error)) (T, error) {

@@ -66,12 +66,14 @@ func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bo
 // commits by the lease.
 func (e *Engine) holdSession(ctx context.Context, id string, stop context.CancelCauseFunc) (context.Context, bool) {
 	key := lease.SessionKey(id)
-	held, err := e.leases.AcquireStoppable(ctx, key, func() { stop(errLeaseLost) }, func(r StopRequest) {
-		if r == StopCancel {
-			stop(errCancelled)
-		} else if r == StopInterrupt {
-			stop(errInterrupted)
-		}
+	held, err := e.outage.claimAfterOutage(ctx, func() (bool, error) {
+		return e.leases.AcquireStoppable(ctx, key, func() { stop(errLeaseLost) }, func(r StopRequest) {
+			if r == StopCancel {
+				stop(errCancelled)
+			} else if r == StopInterrupt {
+				stop(errInterrupted)
+			}
+		})
 	})
 	if err != nil {
 		e.log.Error("claim session lease; the input waits for the next attempt", logSession, id, logErr, err)

@@ -19,6 +19,9 @@ type NewSession struct {
 	// Interactive is true when a person can answer questions and approvals.
 	Interactive bool
 	StartedBy   string
+	// StartedKey is the name of the API key the starter authenticated
+	// with, if any.
+	StartedKey string
 	// IdempotencyKey makes creation safe to retry: the same key returns the
 	// session created the first time.
 	IdempotencyKey string
@@ -48,6 +51,7 @@ func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool
 		ThreadKey:   n.ThreadKey,
 		Interactive: n.Interactive,
 		StartedBy:   n.StartedBy,
+		StartedKey:  n.StartedKey,
 		Status:      StatusIdle,
 		CreatedAt:   now,
 		UpdatedAt:   now,

@@ -74,15 +74,19 @@ const (
 
 // Session is one conversation with an agent.
 type Session struct {
-	ID          string    `json:"id"`
-	Agent       string    `json:"agent"`
-	Origin      Origin    `json:"origin"`
-	ThreadKey   string    `json:"thread_key,omitempty"`
-	Interactive bool      `json:"interactive"`
-	StartedBy   string    `json:"started_by,omitempty"`
-	Status      Status    `json:"status"`
-	CreatedAt   time.Time `json:"created_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
+	ID          string `json:"id"`
+	Agent       string `json:"agent"`
+	Origin      Origin `json:"origin"`
+	ThreadKey   string `json:"thread_key,omitempty"`
+	Interactive bool   `json:"interactive"`
+	StartedBy   string `json:"started_by,omitempty"`
+	// StartedKey is the name of the API key that started the session, when
+	// one did (StartedBy may name someone else for a key with act_for):
+	// forbid_self keeps that key from approving the session's requests.
+	StartedKey string    `json:"started_key,omitempty"`
+	Status     Status    `json:"status"`
+	CreatedAt  time.Time `json:"created_at"`
+	UpdatedAt  time.Time `json:"updated_at"`
 	// LastSeq is the sequence number of the newest event.
 	LastSeq int64 `json:"last_seq"`
 	// InputCursor is the seq of the newest user.message taken into a turn;

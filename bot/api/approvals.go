@@ -79,7 +79,7 @@ func (a *Server) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, engine.Errorf(engine.CodeInvalid, `decision must be "approve" or "deny"`))
 		return
 	}
-	by, key, err := a.decider(r, req.By)
+	by, key, err := a.decider(r, req.By, "decides")
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return
@@ -102,7 +102,7 @@ func (a *Server) retry(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, a.log, err)
 		return
 	}
-	by, key, err := a.decider(r, req.By)
+	by, key, err := a.decider(r, req.By, "decides")
 	if err != nil {
 		writeError(w, r, a.log, err)
 		return

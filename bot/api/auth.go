@@ -2,33 +2,41 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"math"
 	"net/http"
 	"net/netip"
 	"strconv"
 	"strings"
+	"time"
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/internal/keyguard"
 )
+
+// NewKeyGuard is the guard of the configured keys, for the API and the
+// console to share; now is the clock (nil: time.Now).
+func NewKeyGuard(keys []config.APIKey, now func() time.Time) *keyguard.Guard {
+	gk := make([]keyguard.Key, len(keys))
+	for i, k := range keys {
+		gk[i] = keyguard.Key{Name: k.Name, Secret: k.Key, ActFor: k.ActFor}
+	}
+	return keyguard.New(gk, now)
+}
 
 // caller is the key holder a request authenticated as. Requests served
 // without keys (loopback, no proxy) carry none.
-type caller struct {
-	name   string
-	actFor bool
-}
+type caller = keyguard.Caller
 
 // auth guards /v1 and /metrics. With keys it requires one of them, and
-// throttles client addresses that send wrong ones (throttle.go). Without,
+// throttles client addresses that send wrong ones (internal/keyguard,
+// shared with the console's key sign-in). Without,
 // it serves only callers on the loopback interface whose request no proxy
 // relayed, so a reverse proxy on the same host cannot open the API to the
 // network by accident.
 func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if a.keys.empty() {
+		if a.keys.Empty() {
 			if err := localCaller(r); err != nil {
 				writeError(w, r, a.log, err)
 				return
@@ -36,23 +44,22 @@ func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			next(w, r)
 			return
 		}
-		addr := clientAddr(r.RemoteAddr)
-		if wait := a.throttle.wait(addr); wait > 0 {
-			a.authFailures.Inc("throttled")
+		token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		if token == r.Header.Get("Authorization") {
+			token = "" // no bearer scheme: no key
+		}
+		c, wait, ok := a.keys.Check(r.RemoteAddr, token)
+		if wait > 0 {
 			secs := int(math.Ceil(wait.Seconds()))
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			writeError(w, r, a.log, engine.Errorf(engine.CodeOverloaded, "too many wrong API keys from this address; try again in %d s", secs))
 			return
 		}
-		c, ok := a.keys.find(r.Header.Get("Authorization"))
 		if !ok {
-			a.throttle.fail(addr)
-			a.authFailures.Inc("invalid_key")
 			w.Header().Set("WWW-Authenticate", `Bearer realm="brain"`)
 			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
 			return
 		}
-		a.throttle.succeed(addr)
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
 	}
 }
@@ -75,15 +82,15 @@ func localCaller(r *http.Request) error {
 	return nil
 }
 
-// decider is who a decision or retry is recorded as: by, and the key the
+// decider is who a session start, decision or retry is recorded as: by, and the key the
 // caller authenticated with (empty without keys). A key holder decides as
 // the key's name; only a key with act_for may name someone else, and the
 // decision keeps which key did, so one key is one vote whoever it names.
 // Without keys the caller is on this host and by is taken as given.
-func (a *Server) decider(r *http.Request, by string) (who, key string, err error) {
-	who, err = a.actingAs(r, by, "decides")
+func (a *Server) decider(r *http.Request, by, does string) (who, key string, err error) {
+	who, err = a.actingAs(r, by, does)
 	if c, ok := r.Context().Value(callerKey).(caller); ok {
-		key = c.name
+		key = c.Name
 	}
 	return who, key, err
 }
@@ -97,48 +104,11 @@ func (a *Server) actingAs(r *http.Request, named, does string) (string, error) {
 	switch {
 	case !ok:
 		return named, nil
-	case named == "" || named == c.name:
-		return c.name, nil
-	case c.actFor:
-		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.name, logBy, named)
+	case named == "" || named == c.Name:
+		return c.Name, nil
+	case c.ActFor:
+		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.Name, logBy, named)
 		return named, nil
 	}
-	return "", engine.Errorf(engine.CodeForbidden, "the API key %s %s as %q, not %q; give it act_for: true to act for others", c.name, does, c.name, named)
-}
-
-// keyring checks bearer keys in constant time. Keys are compared by their
-// SHA-256 so neither length nor content leaks through timing; every key
-// is compared, whichever matches.
-type keyring struct {
-	hashes  [][32]byte
-	callers []caller
-}
-
-func newKeyring(keys []config.APIKey) keyring {
-	var k keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key.Key)))
-		k.callers = append(k.callers, caller{name: key.Name, actFor: key.ActFor})
-	}
-	return k
-}
-
-func (k keyring) empty() bool { return len(k.hashes) == 0 }
-
-func (k keyring) find(header string) (caller, bool) {
-	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || token == "" {
-		return caller{}, false
-	}
-	h := sha256.Sum256([]byte(token))
-	found := -1
-	for i, want := range k.hashes {
-		if subtle.ConstantTimeCompare(h[:], want[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return caller{}, false
-	}
-	return k.callers[found], true
+	return "", engine.Errorf(engine.CodeForbidden, "the API key %s %s as %q, not %q; give it act_for: true to act for others", c.Name, does, c.Name, named)
 }

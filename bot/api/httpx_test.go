@@ -5,38 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"brain/bot/config"
 	"brain/engine"
 )
-
-func TestKeyring(t *testing.T) {
-	k := newKeyring([]config.APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
-	cases := []struct {
-		header string
-		want   string // the caller's name; "" = refused
-	}{
-		{"Bearer key-one", "one"},
-		{"Bearer key-two", "two"},
-		{"Bearer key-three", ""},
-		{"Bearer key-on", ""},
-		{"Bearer ", ""},
-		{"bearer key-one", ""},
-		{"key-one", ""},
-		{"", ""},
-	}
-	for _, c := range cases {
-		got, ok := k.find(c.header)
-		if ok != (c.want != "") || got.name != c.want {
-			t.Errorf("find(%q) = %+v, %v, want %q", c.header, got, ok, c.want)
-		}
-	}
-	if two, _ := k.find("Bearer key-two"); !two.actFor {
-		t.Error("key two lost act_for")
-	}
-	if k.empty() || !newKeyring(nil).empty() {
-		t.Fatal("empty() is wrong")
-	}
-}
 
 func TestDecodeJSON(t *testing.T) {
 	type body struct {

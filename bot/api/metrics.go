@@ -14,8 +14,12 @@ import (
 // status, the worker pool's gauges and the engine's counters.
 func (a *Server) registerMetrics(reg *telemetry.Registry) {
 	a.requests = reg.Counter("brain_http_requests_total", "HTTP requests answered, by status code.", "code")
-	a.authFailures = reg.Counter("brain_auth_failures_total",
-		"Requests refused for their API key, by reason: invalid_key (wrong or missing), throttled (refused unread after repeated wrong keys).", "reason")
+	reg.CounterFunc("brain_auth_failures_total",
+		"Requests and console sign-ins refused for their API key, by reason: invalid_key (wrong or missing), throttled (refused unread after repeated wrong keys).",
+		[]string{"reason"}, func() []telemetry.Sample {
+			invalid, throttled := a.keys.Refused()
+			return []telemetry.Sample{{Labels: []string{"invalid_key"}, Value: float64(invalid)}, {Labels: []string{"throttled"}, Value: float64(throttled)}}
+		})
 	gauge := func(name, help string, v func(engine.Stats) int) {
 		reg.GaugeFunc(name, help, nil, func() []telemetry.Sample {
 			return []telemetry.Sample{{Value: float64(v(a.engine.Stats()))}}

@@ -57,7 +57,7 @@ var apiSchemas = map[string]any{
 	"CreateSession": obj(map[string]any{"agent": str(), "interactive": boolean(), "started_by": str(), "message": str()}),
 	"Session": obj(map[string]any{
 		"id": str(), "agent": str(), "origin": str(), "status": enum("idle", "running", "awaiting_input", "interrupted", "failed"),
-		"interactive": boolean(), "started_by": str(), "last_seq": integer(), "checkpoint": integer(),
+		"interactive": boolean(), "started_by": str(), "started_key": str(), "last_seq": integer(), "checkpoint": integer(),
 		"created_at": datetime(), "updated_at": datetime(), "question": ref("Object"), "result": ref("Object"),
 	}, "id", "agent", "origin", "status"),
 	"SessionWithEvent": map[string]any{"allOf": []any{ref("Session"), obj(map[string]any{"event": ref("Event")})}},

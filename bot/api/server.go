@@ -21,6 +21,7 @@ import (
 	"brain/bot/config"
 	"brain/bot/telemetry"
 	"brain/engine"
+	"brain/internal/keyguard"
 	"brain/tools"
 )
 
@@ -62,6 +63,10 @@ type Config struct {
 	// APIKeys are the bearer keys /v1 and /metrics accept. With none, no key
 	// is asked, and only loopback callers no proxy forwarded are served.
 	APIKeys []config.APIKey
+	// Keys checks APIKeys and throttles wrong ones; the console's key
+	// sign-in shares it (one budget of guesses, one metric). Nil: a guard
+	// of APIKeys of the API's own.
+	Keys *keyguard.Guard
 	// MaxBodyBytes caps every request body (413 too_large above it).
 	MaxBodyBytes int64
 	// WriteTimeout is the HTTP server's write timeout (0 = none). Event
@@ -87,7 +92,7 @@ type Server struct {
 	engine       Engine
 	schedules    Schedules
 	log          *slog.Logger
-	keys         keyring
+	keys         *keyguard.Guard
 	maxBody      int64
 	writeTimeout time.Duration
 	defaultAgent string
@@ -96,10 +101,8 @@ type Server struct {
 	mux          *http.ServeMux
 	handler      http.Handler
 
-	registry     *telemetry.Registry
-	requests     *telemetry.Counter
-	authFailures *telemetry.Counter
-	throttle     *throttle
+	registry *telemetry.Registry
+	requests *telemetry.Counter
 
 	checksMu sync.Mutex
 	checks   []ReadinessCheck
@@ -113,7 +116,7 @@ func New(cfg Config) *Server {
 		engine:       cfg.Engine,
 		schedules:    cfg.Schedules,
 		log:          cfg.Logger,
-		keys:         newKeyring(cfg.APIKeys),
+		keys:         cfg.Keys,
 		maxBody:      cfg.MaxBodyBytes,
 		writeTimeout: cfg.WriteTimeout,
 		defaultAgent: cfg.DefaultAgent,
@@ -124,7 +127,9 @@ func New(cfg Config) *Server {
 	if clock == nil {
 		clock = time.Now
 	}
-	s.throttle = newThrottle(clock)
+	if s.keys == nil {
+		s.keys = NewKeyGuard(cfg.APIKeys, clock)
+	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -46,7 +46,10 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 	}
 	// The requester of the session's approvals is who authenticated:
 	// forbid_self compares deciders with it.
-	if req.StartedBy, err = a.actingAs(r, req.StartedBy, "starts sessions"); err != nil {
+	// The key is recorded too: a key with act_for that started a session
+	// for someone may not approve its requests for someone else.
+	var startedKey string
+	if req.StartedBy, startedKey, err = a.decider(r, req.StartedBy, "starts sessions"); err != nil {
 		writeError(w, r, a.log, err)
 		return
 	}
@@ -55,6 +58,7 @@ func (a *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		Origin:         engine.OriginAPI,
 		Interactive:    req.Interactive == nil || *req.Interactive,
 		StartedBy:      req.StartedBy,
+		StartedKey:     startedKey,
 		IdempotencyKey: key,
 	}
 	var resp SessionResponse

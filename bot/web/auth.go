@@ -2,18 +2,18 @@ package web
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"fmt"
+	"math"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
-
-	"brain/bot/config"
 )
 
 // cookieName carries the console session's token; the session itself
@@ -138,41 +138,6 @@ func (st *sessionStore) pruneLocked() {
 	}
 }
 
-// keyring checks API keys in constant time, by their SHA-256, comparing
-// every key whichever matches (as bot/api does for bearer keys).
-type keyring struct {
-	hashes [][32]byte
-	names  []string
-}
-
-func newKeyring(keys []config.APIKey) keyring {
-	var k keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key.Key)))
-		k.names = append(k.names, key.Name)
-	}
-	return k
-}
-
-func (k keyring) empty() bool { return len(k.hashes) == 0 }
-
-func (k keyring) find(key string) (string, bool) {
-	if key == "" {
-		return "", false
-	}
-	h := sha256.Sum256([]byte(key))
-	found := -1
-	for i, want := range k.hashes {
-		if subtle.ConstantTimeCompare(h[:], want[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return "", false
-	}
-	return k.names[found], true
-}
-
 // forwardedHeaders are what reverse proxies add to name the client they
 // relay; any of them means the loopback peer is not the caller.
 var forwardedHeaders = []string{"Forwarded", "X-Forwarded-For", "X-Real-IP"}
@@ -193,7 +158,7 @@ func local(r *http.Request) bool {
 
 // open reports whether the console lets r in without a sign-in: no
 // api_keys and a caller on this host, as the API does.
-func (s *Server) open(r *http.Request) bool { return s.keys.empty() && local(r) }
+func (s *Server) open(r *http.Request) bool { return s.keys.Empty() && local(r) }
 
 // visitorOf returns r's visitor, if its cookie names a live one.
 func (s *Server) visitorOf(r *http.Request) (visitor, bool) {
@@ -314,7 +279,7 @@ func (s *Server) guestForm(h handler) http.HandlerFunc {
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request, v visitor) {
 	s.render(w, r, http.StatusOK, "login", v, loginView{
 		Next: safeNext(r.URL.Query().Get("next")), Slack: s.cfg.SlackSignIn != nil,
-		Keys: !s.keys.empty(), Open: s.open(r), Error: r.URL.Query().Get("error"),
+		Keys: !s.keys.Empty(), Open: s.open(r), Error: r.URL.Query().Get("error"),
 	})
 }
 
@@ -328,14 +293,22 @@ type loginView struct {
 // login signs in with an API key: a new session replaces the guest one.
 func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 	next := safeNext(r.PostForm.Get("next"))
-	name, ok := s.keys.find(strings.TrimSpace(r.PostForm.Get("key")))
+	// The API's guard: the same key check, and wrong keys throttled per
+	// client address with the API's (one budget of guesses for both).
+	c, wait, ok := s.keys.Check(r.RemoteAddr, strings.TrimSpace(r.PostForm.Get("key")))
 	if !ok {
 		s.log.Info("console sign-in refused", logPath, r.URL.Path)
-		s.render(w, r, http.StatusUnauthorized, "login", v, loginView{Next: next, Slack: s.cfg.SlackSignIn != nil,
-			Keys: !s.keys.empty(), Open: s.open(r), Error: "That is not one of brain's API keys."})
+		status, msg := http.StatusUnauthorized, "That is not one of brain's API keys."
+		if wait > 0 {
+			secs := int(math.Ceil(wait.Seconds()))
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			status, msg = http.StatusTooManyRequests, fmt.Sprintf("Too many wrong keys from this address; try again in %d s.", secs)
+		}
+		s.render(w, r, status, "login", v, loginView{Next: next, Slack: s.cfg.SlackSignIn != nil,
+			Keys: !s.keys.Empty(), Open: s.open(r), Error: msg})
 		return
 	}
-	s.signIn(w, r, v, visitor{signedIn: true, name: name, by: name, viaKey: true, admin: true}, next)
+	s.signIn(w, r, v, visitor{signedIn: true, name: c.Name, by: c.Name, viaKey: true, admin: true}, next)
 }
 
 // signIn replaces old with the signed-in v and sends the browser to next.

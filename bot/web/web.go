@@ -20,6 +20,7 @@ import (
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
+	"brain/internal/keyguard"
 	"brain/tools"
 )
 
@@ -95,6 +96,10 @@ type Config struct {
 	// APIKeys sign people in (then a cookie carries a server-side session).
 	// With none, callers on this host are let in as the API lets them.
 	APIKeys []config.APIKey
+	// Keys checks APIKeys and throttles wrong ones, shared with the API
+	// (one budget of guesses, one metric). Nil: a guard of APIKeys of the
+	// console's own.
+	Keys *keyguard.Guard
 	// Admins are the Slack user ids who, signed in with Slack, see and act
 	// on everything (console.admins); a key sign-in is always an admin.
 	Admins []string
@@ -135,7 +140,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	now     func() time.Time
-	keys    keyring
+	keys    *keyguard.Guard
 	auth    *sessionStore
 	states  stateSigner
 	authors authorSets
@@ -147,12 +152,19 @@ type Server struct {
 
 // New builds the console; Routes lists what to mount.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: newKeyring(cfg.APIKeys), states: newStateSigner()}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: cfg.Keys, states: newStateSigner()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.keys == nil {
+		keys := make([]keyguard.Key, len(cfg.APIKeys))
+		for i, k := range cfg.APIKeys {
+			keys[i] = keyguard.Key{Name: k.Name, Secret: k.Key, ActFor: k.ActFor}
+		}
+		s.keys = keyguard.New(keys, s.now)
 	}
 	if s.cfg.SessionTTL <= 0 {
 		s.cfg.SessionTTL = 12 * time.Hour

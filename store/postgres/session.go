@@ -19,7 +19,7 @@ const scopeSession = "session"
 // sessionColumns is the column list every session query selects, in the
 // order scanSession reads them.
 const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, status,
-	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result`
+	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
 
 // CreateSession inserts s. A reused idempotency key, or a thread key that is
 // already bound, returns the existing session with created=false and writes
@@ -74,13 +74,13 @@ func (s *Store) createSession(ctx context.Context, sess engine.Session, idempote
 	// Returned as stored, so the caller gets exactly what Session will
 	// return; no row when the thread key is bound already.
 	out, err := scanSession(tx.QueryRow(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 0)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0)
 		ON CONFLICT (thread_key) WHERE thread_key <> '' DO NOTHING
 		RETURNING `+sessionColumns,
 		sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
 		string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
 		sess.LastSeq, sess.InputCursor, sess.Checkpoint,
-		nullJSON(sess.Question), nullJSON(sess.Result)))
+		nullJSON(sess.Question), nullJSON(sess.Result), sess.StartedKey))
 	if isConstraint(err) {
 		return engine.Session{}, false, engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
 	}
@@ -174,7 +174,7 @@ func scanSession(r pgx.Row, extra ...any) (engine.Session, error) {
 		question, resultJS *string
 	)
 	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
-		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS}
+		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey}
 	if err := r.Scan(append(dest, extra...)...); err != nil {
 		return engine.Session{}, err
 	}

@@ -17,7 +17,7 @@ const scopeSession = "session"
 // sessionColumns is the column list every session query selects, in the
 // order scanSession reads them.
 const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, status,
-	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result`
+	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
 
 // CreateSession inserts s. A reused idempotency key, or a thread key that is
 // already bound, returns the existing session with created=false and writes
@@ -66,11 +66,11 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 		}
 
 		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
 			sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
 			string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
 			sess.LastSeq, sess.InputCursor, sess.Checkpoint,
-			nullJSON(sess.Question), nullJSON(sess.Result))
+			nullJSON(sess.Question), nullJSON(sess.Result), sess.StartedKey)
 		if isConstraint(err) {
 			return engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
 		}
@@ -189,7 +189,7 @@ func scanSession(r scanner, extra ...any) (engine.Session, error) {
 		question, resultJS []byte
 	)
 	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
-		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS}
+		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey}
 	err := r.Scan(append(dest, extra...)...)
 	if err != nil {
 		return engine.Session{}, err

@@ -26,6 +26,7 @@ func testCreateAndGetSession(t *testing.T, open func() store.Store) {
 		ThreadKey:   "slack:T1:C1:1700000000.000100",
 		Interactive: true,
 		StartedBy:   "U42",
+		StartedKey:  "relay",
 		Status:      engine.StatusIdle,
 		CreatedAt:   T0,
 		UpdatedAt:   T0.Add(time.Nanosecond),

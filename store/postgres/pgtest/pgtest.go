@@ -40,11 +40,14 @@ type Server struct {
 	exited  chan struct{} // closed when the postgres process ends
 	bin     string
 	cred    *syscall.Credential
-	durable bool // commits are acknowledged once written (see StartDurable)
 
 	mu    sync.Mutex // serialises admin; a pgx.Conn is not concurrency-safe
 	admin *pgx.Conn
 	next  int // numbers databases
+
+	// durable: commits are acknowledged only once their WAL reached the
+	// kernel (synchronous_commit on), so Restart loses none (StartDurable).
+	durable bool
 }
 
 // port names the socket file (.s.PGSQL.port); nothing listens on TCP.
@@ -54,11 +57,13 @@ const port = 5432
 // socket inside it, returning once it accepts connections.
 func Start(ctx context.Context) (*Server, error) { return startServer(ctx, false) }
 
-// StartDurable is Start for a server that tests survive a crash of
-// (Restart): a commit is acknowledged only once its WAL is written, so an
-// acknowledged commit outlives the postgres process. Start's server
-// acknowledges commits before that (synchronous_commit off) and loses the
-// last ones in a crash, which is fine where durability is not under test.
+// StartDurable is Start for a server that Restart will stop: its commits
+// are acknowledged only once their WAL was written. Start's servers run
+// with synchronous_commit off, which acknowledges a commit before the WAL
+// writer (every 200 ms) writes it; an immediate shutdown then loses the
+// last acknowledged commits, and a test of outages would see acknowledged
+// input vanish from the log, a loss a real server (synchronous_commit on)
+// never makes.
 func StartDurable(ctx context.Context) (*Server, error) { return startServer(ctx, true) }
 
 func startServer(ctx context.Context, durable bool) (*Server, error) {
@@ -114,11 +119,9 @@ func (s *Server) launch(ctx context.Context) error {
 		return fmt.Errorf("pgtest: %w", err)
 	}
 	defer logFile.Close()
-	// Durability against power loss is not under test: fsync off makes
-	// CREATE DATABASE and commits cheap (what was written survives a crash
-	// of postgres alone, in the OS's cache). Commits are acknowledged before
-	// their WAL is written unless the server is durable: those are lost
-	// when postgres crashes. max_connections covers every pool of a run.
+	// Durability against a machine crash is not under test: fsync off
+	// makes CREATE DATABASE and commits cheap (the kernel keeps what a
+	// killed server wrote). max_connections covers every pool of a test run.
 	syncCommit := "synchronous_commit=off"
 	if s.durable {
 		syncCommit = "synchronous_commit=on"

@@ -1,4 +1,4 @@
-package api
+package keyguard
 
 import (
 	"net/netip"
