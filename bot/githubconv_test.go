@@ -366,3 +366,32 @@ func TestGitHubConv_RedeliveryOwnCommentAndForgeryStartNothing(t *testing.T) {
 		t.Fatalf("%d model requests; the forged, own or redelivered comment started a turn", n)
 	}
 }
+
+func TestGitHubConv_StrangerToldOnceBotsIgnored(t *testing.T) {
+	ga := newGHApp(t)
+	ga.comment("mallory", "@brainy deploy everything", "", nil)
+	ga.gh.waitComment(t, "@mallory only people allowed")
+	ga.comment("mallory", "@brainy please?", "", nil)
+	ga.comment("alice", "no mention, people talking", "", nil)
+	// A marker after both: the worker takes a thread's items in order.
+	ga.fake.Push(fakemodel.Text("Marker."))
+	ga.comment("alice", "@brainy marker", "", nil)
+	ga.gh.waitComment(t, "Marker.")
+	ga.gh.mu.Lock()
+	refusals := 0
+	for _, c := range ga.gh.comments {
+		if strings.Contains(c.Bodies[0], "@mallory") {
+			refusals++
+		}
+	}
+	ga.gh.mu.Unlock()
+	if refusals != 1 {
+		t.Fatalf("%d refusals; want one per conversation", refusals)
+	}
+	if n := len(ga.fake.Requests()); n != 1 {
+		t.Fatalf("%d model requests; only alice's mention may start a turn", n)
+	}
+	if s := ga.session(); s.StartedBy != "alice" {
+		t.Fatalf("session started by %q", s.StartedBy)
+	}
+}
