@@ -395,3 +395,26 @@ func TestGitHubConv_StrangerToldOnceBotsIgnored(t *testing.T) {
 		t.Fatalf("session started by %q", s.StartedBy)
 	}
 }
+
+func TestGitHubConv_StopCancelsTheTurn(t *testing.T) {
+	ga := newGHApp(t)
+	ga.fake.Push(fakemodel.Hold())
+	ga.comment("alice", "@brainy long job", "", nil)
+	if _, err := ga.fake.WaitRequests(context.Background(), 1); err != nil {
+		t.Fatal(err)
+	}
+	ga.comment("mallory", "/stop", "", nil)
+	ga.gh.waitComment(t, "@mallory only the person who started this session")
+	ga.comment("alice", "/stop", "", nil)
+	s := ga.session()
+	_, evs := ga.waitTurns(s.ID, 1)
+	cancelled := false
+	for _, ev := range evs {
+		if ev.Type == engine.EventTurnCompleted && strings.Contains(string(ev.Data), "cancelled") {
+			cancelled = true
+		}
+	}
+	if !cancelled {
+		t.Fatal("/stop did not cancel the turn")
+	}
+}
