@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 )
 
@@ -22,16 +23,9 @@ type example struct {
 // action ("" any), as raw JSON.
 func examples(t testing.TB, event, action string) []example {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.FromSlash(examplesFile))
+	all, err := loadExamples()
 	if err != nil {
 		t.Fatalf("GitHub's example payloads are missing (run make test-deps): %v", err)
-	}
-	var all []struct {
-		Name     string            `json:"name"`
-		Examples []json.RawMessage `json:"examples"`
-	}
-	if err := json.Unmarshal(raw, &all); err != nil {
-		t.Fatal(err)
 	}
 	var out []example
 	for _, e := range all {
@@ -72,3 +66,18 @@ func exampleWith(t testing.TB, event, action string, edit func(map[string]any)) 
 	}
 	return b
 }
+
+type exampleEvent struct {
+	Name     string            `json:"name"`
+	Examples []json.RawMessage `json:"examples"`
+}
+
+// loadExamples reads the examples file once (it is a few megabytes).
+var loadExamples = sync.OnceValues(func() ([]exampleEvent, error) {
+	raw, err := os.ReadFile(filepath.FromSlash(examplesFile))
+	if err != nil {
+		return nil, err
+	}
+	var all []exampleEvent
+	return all, json.Unmarshal(raw, &all)
+})
