@@ -307,8 +307,14 @@ func TestSlack_FallsBackToTheFinalPost(t *testing.T) {
 	sa := newSlackApp(t)
 	sa.slack.Fail("chat.startStream", -1, "feature_not_enabled")
 	sa.slack.Fail("chat.postMessage", 1, "invalid_blocks")
-	sa.fake.Push(fakemodel.Text(longAnswer).Slowly(40, 0))
+	// The model waits after its first words until the live message was
+	// tried (and refused), so the refused post is the live one, never the
+	// final one, however the machine schedules the turn.
+	pause := make(chan struct{})
+	sa.fake.Push(fakemodel.Text(longAnswer).Slowly(40, 0).PauseAfter(2, pause))
 	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> explain", "")
+	waitFor(t, "the live message tried", func() bool { return len(sa.slack.Calls("chat.postMessage")) >= 1 })
+	close(pause)
 	s := sa.session(ts)
 	sa.waitTurns(s.ID, 1)
 	sa.waitThread(ts, "about the question.")

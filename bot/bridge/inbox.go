@@ -101,15 +101,17 @@ func (b *Inbox) run(ctx context.Context) {
 			items[i] = r.item
 		}
 		dup, err := b.store.RecordInbound(context.Background(), b.now(), items)
+		// The worker is woken before the callers hear back, so a Record
+		// that returned has always woken it.
+		if err == nil && b.onSave != nil {
+			b.onSave()
+		}
 		for i, r := range batch {
 			if err != nil {
 				r.reply <- inboxReply{err: err}
 			} else {
 				r.reply <- inboxReply{duplicate: dup[i]}
 			}
-		}
-		if err == nil && b.onSave != nil {
-			b.onSave()
 		}
 	}
 }

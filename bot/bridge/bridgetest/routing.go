@@ -7,7 +7,6 @@ package bridgetest
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"brain/engine"
@@ -99,13 +98,15 @@ func inputs(t *testing.T, h Harness, sessionID string) []string {
 	return out
 }
 
-// Agent is the agent a harness's engine runs, "default"; its model
-// refuses, since the suite never starts the engine (input is recorded,
-// no turn runs).
-func Agent() *engine.Agent { return &engine.Agent{Name: "default", Model: unstarted{}} }
+// Agent is the agent a harness's engine runs, "default". A bridge may
+// start a turn for what it sends even before the engine's Start; its model
+// answers at once, so that turn ends with the session idle, and a later
+// message of the same thread is never refused by a session the turn left
+// interrupted.
+func Agent() *engine.Agent { return &engine.Agent{Name: "default", Model: answers{}} }
 
-type unstarted struct{}
+type answers struct{}
 
-func (unstarted) Generate(context.Context, engine.ModelRequest) (engine.ModelResponse, error) {
-	return engine.ModelResponse{}, errors.New("bridgetest: the engine is not started; no model is called")
+func (answers) Generate(context.Context, engine.ModelRequest) (engine.ModelResponse, error) {
+	return engine.ModelResponse{Text: "ok", StopReason: "end_turn"}, nil
 }
