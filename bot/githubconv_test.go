@@ -18,6 +18,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/internal/contracts"
 	"brain/tools"
 	"brain/webhooks/githubhook"
 )
@@ -94,17 +95,20 @@ func newGHFake(t *testing.T) *ghFake {
 			writeGitHub(w, http.StatusNotFound, map[string]any{"message": "Not Found"})
 			return
 		}
-		writeGitHub(w, http.StatusOK, map[string]any{"permission": p, "user": map[string]any{"login": r.PathValue("login")}})
+		writeGitHub(w, http.StatusOK, map[string]any{"permission": p, "role_name": p})
 	})
 	mux.HandleFunc("GET /rate_limit", func(w http.ResponseWriter, r *http.Request) {
 		writeGitHub(w, http.StatusOK, map[string]any{"resources": map[string]any{}})
 	})
+	// Every request the go-github client sends, and every answer, is
+	// checked against GitHub's published description.
+	api := contracts.LoadGitHub(t).Checked(mux, func(v string) { t.Error(v) }, nil)
 	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		g.requests++
 		g.auths = append(g.auths, r.Header.Get("Authorization"))
 		g.mu.Unlock()
-		mux.ServeHTTP(w, r)
+		api.ServeHTTP(w, r)
 	}))
 	t.Cleanup(g.srv.Close)
 	return g
