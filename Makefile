@@ -60,6 +60,7 @@ deps:
 PEER := tools/mcp/testdata/peer
 CONFORMANCE := tools/mcp/testdata/conformance
 CONTRACTS := testdata/contracts
+GHEXAMPLES := webhooks/githubhook/testdata/examples
 test-deps:
 	@command -v bwrap >/dev/null || (apt-get update && apt-get install -y bubblewrap)
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
@@ -70,6 +71,8 @@ test-deps:
 		(npm ci --prefix $(CONFORMANCE) --no-audit --no-fund --engine-strict=false && cp $(CONFORMANCE)/package-lock.json $(CONFORMANCE)/node_modules/.installed-lock.json)
 	@cmp -s $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json 2>/dev/null || \
 		(npm ci --prefix $(CONTRACTS) --no-audit --no-fund && cp $(CONTRACTS)/package-lock.json $(CONTRACTS)/node_modules/.installed-lock.json)
+	@cmp -s $(GHEXAMPLES)/package-lock.json $(GHEXAMPLES)/node_modules/.installed-lock.json 2>/dev/null || \
+		(npm ci --prefix $(GHEXAMPLES) --no-audit --no-fund && cp $(GHEXAMPLES)/package-lock.json $(GHEXAMPLES)/node_modules/.installed-lock.json)
 
 # staticcheck, pinned; installed into GOBIN on first use.
 STATICCHECK_VERSION := v0.8.2
@@ -89,6 +92,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/slackhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/linearhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/linearhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzParseEvent$$' -fuzztime $(FUZZTIME) ./webhooks/githubhook/
+	$(GO) test -run '^$$' -fuzz '^FuzzVerify$$' -fuzztime $(FUZZTIME) ./webhooks/githubhook/
 	$(GO) test -run '^$$' -fuzz '^FuzzScrub$$' -fuzztime $(FUZZTIME) ./tools/
 	$(GO) test -run '^$$' -fuzz '^FuzzExtractHTML$$' -fuzztime $(FUZZTIME) ./tools/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzCheckHost$$' -fuzztime $(FUZZTIME) ./tools/web/

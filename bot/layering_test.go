@@ -65,6 +65,7 @@ var layers = []struct {
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/linearbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/linear", "brain/webhooks/linearhook", "brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/githubbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/channels/github", "brain/webhooks/githubhook", "brain/engine", "brain/store", "brain/tools"}},
 	// The context benchmarks drive the real engine, store and adapters.
 	{"brain/bench/context", []string{"brain/engine", "brain/store", "brain/engine/model/anthropic", "brain/engine/model/fakemodel", "brain/store/sqlite", "brain/tools"}},
 	// brain migrate copies between the two stores, so it sees both.

@@ -10,6 +10,7 @@ import (
 
 	"brain/bot/bridge"
 	"brain/bot/config"
+	"brain/bot/githubbridge"
 	"brain/bot/linearbridge"
 	"brain/bot/schedule"
 	"brain/bot/slackbridge"
@@ -54,6 +55,7 @@ type Platform interface {
 var (
 	_ Platform = (*slackbridge.Platform)(nil)
 	_ Platform = (*linearbridge.Platform)(nil)
+	_ Platform = (*githubbridge.Platform)(nil)
 )
 
 // newPlatforms is the one list of conversation platforms: those the config
@@ -69,6 +71,9 @@ func newPlatforms(cfg *config.Config, clock func() time.Time, extra []Platform) 
 	}
 	if cfg.Linear != nil {
 		out = append(out, linearbridge.NewPlatform(cfg))
+	}
+	if cfg.GitHub != nil {
+		out = append(out, githubbridge.NewPlatform(cfg, nil))
 	}
 	out = append(out, extra...)
 	seen := map[string]bool{}

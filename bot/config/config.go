@@ -24,6 +24,7 @@ type Config struct {
 	Agents     []AgentConfig          `yaml:"agents"`
 	Slack      *SlackConfig           `yaml:"slack"`
 	Linear     *LinearConfig          `yaml:"linear"`
+	GitHub     *GitHubChatConfig      `yaml:"github"`
 	Schedules  []ScheduleConfig       `yaml:"schedules"`
 	Tools      ToolsConfig            `yaml:"tools"`
 	MCPServers []MCPServerConfig      `yaml:"mcp_servers"`
@@ -190,6 +191,37 @@ type ScheduleConfig struct {
 type PostToConfig struct {
 	SlackChannel string `yaml:"slack_channel" json:"slack_channel,omitempty"`
 	LinearIssue  string `yaml:"linear_issue" json:"linear_issue,omitempty"`
+	// GitHubIssue is an issue or pull request, "owner/repo#number".
+	GitHubIssue string `yaml:"github_issue" json:"github_issue,omitempty"`
+}
+
+// GitHubChatConfig is the github block: conversations with brain on
+// GitHub issues and pull requests (webhooks at /github/webhook).
+type GitHubChatConfig struct {
+	WebhookSecret string `yaml:"webhook_secret"`
+	// Token is what brain comments with: a GitHub App installation token
+	// or a bot account's fine-grained token.
+	Token   string `yaml:"token"`
+	BaseURL string `yaml:"base_url"` // the REST API root; empty = https://api.github.com
+	// Login is the app's login: what a mention names (@login) and whose
+	// own comments are never answered.
+	Login string `yaml:"login"`
+	Agent string `yaml:"agent"`
+	// Repos says who may start a session, per repository glob; the first
+	// matching entry counts. Empty: every repository, people with write
+	// permission.
+	Repos []GitHubRepoAccess `yaml:"repos"`
+	// ApproversNeedWrite adds a rule for deciding approvals on GitHub:
+	// the decider must also have write permission on the repository.
+	ApproversNeedWrite bool `yaml:"approvers_need_write"`
+}
+
+// GitHubRepoAccess is one entry of github.repos.
+type GitHubRepoAccess struct {
+	Repo string `yaml:"repo"` // owner/name; either may be a glob (acme/*)
+	// Users are the logins who may start sessions ("*" anyone); empty =
+	// people with write permission on the repository.
+	Users []string `yaml:"users"`
 }
 
 // ToolsConfig declares tools; built-ins stay off until their block is present.

@@ -153,6 +153,9 @@ func (c *Config) ApplyDefaults() {
 			ln.MoveToStarted = ptr(true)
 		}
 	}
+	if g := c.GitHub; g != nil {
+		setDefault(&g.Agent, DefaultAgent)
+	}
 	for i := range c.Schedules {
 		s := &c.Schedules[i]
 		setDefault(&s.Timezone, "UTC")

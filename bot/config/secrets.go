@@ -28,6 +28,9 @@ func (c *Config) Secrets() []string {
 	if l := c.Linear; l != nil {
 		s = append(s, l.WebhookSecret, l.AccessToken, l.ClientSecret)
 	}
+	if g := c.GitHub; g != nil {
+		s = append(s, g.WebhookSecret, g.Token)
+	}
 	for _, m := range c.MCPServers {
 		s = append(s, m.BearerToken)
 		for _, v := range m.Env {

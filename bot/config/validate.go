@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -313,6 +314,22 @@ func (c *Config) validateChannels(p *problems) {
 		checkURL(p, "linear.token_url", l.TokenURL, false)
 		c.checkAgent(p, "linear.agent", l.Agent)
 	}
+	if g := c.GitHub; g != nil {
+		p.required("github.webhook_secret", g.WebhookSecret)
+		p.required("github.token", g.Token)
+		p.required("github.login", g.Login)
+		checkURL(p, "github.base_url", g.BaseURL, false)
+		c.checkAgent(p, "github.agent", g.Agent)
+		for i, r := range g.Repos {
+			key := fmt.Sprintf("github.repos[%d].repo", i)
+			owner, name, ok := strings.Cut(r.Repo, "/")
+			_, err1 := path.Match(owner, "")
+			_, err2 := path.Match(name, "")
+			if !ok || owner == "" || name == "" || strings.Contains(name, "/") || err1 != nil || err2 != nil {
+				p.add(key, "%q is not owner/name (either may be a glob)", r.Repo)
+			}
+		}
+	}
 }
 
 func (c *Config) checkAgent(p *problems, key, name string) {
@@ -352,6 +369,15 @@ func (c *Config) validateSchedules(p *problems) {
 		}
 		if s.PostTo.LinearIssue != "" && c.Linear == nil {
 			p.add(key+".post_to.linear_issue", "needs the linear block")
+		}
+		if g := s.PostTo.GitHubIssue; g != "" {
+			if c.GitHub == nil {
+				p.add(key+".post_to.github_issue", "needs the github block")
+			}
+			repo, num, ok := strings.Cut(g, "#")
+			if n, err := strconv.Atoi(num); !ok || err != nil || n <= 0 || strings.Count(repo, "/") != 1 {
+				p.add(key+".post_to.github_issue", "%q is not owner/repo#number", g)
+			}
 		}
 	}
 }

@@ -54,6 +54,13 @@ var GitHubOperations = []string{
 	"GET /repos/{owner}/{repo}/commits/{ref}/check-runs",
 	"GET /repos/{owner}/{repo}/commits/{ref}/status",
 	"GET /repos/{owner}/{repo}/contents/{path}",
+	// GitHub conversations (bot/githubbridge).
+	"PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}",
+	"POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions",
+	"POST /repos/{owner}/{repo}/issues/{issue_number}/reactions",
+	"POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions",
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission",
+	"GET /rate_limit",
 }
 
 // GitHub validates requests to, and responses from, GitHub's REST API
@@ -74,6 +81,8 @@ var exampleRepairs = map[string]any{
 	"GET /repos/{owner}/{repo}/pulls":               []any{map[string]any{"requested_teams": []any{}}},
 	"POST /repos/{owner}/{repo}/pulls":              map[string]any{"requested_teams": []any{}},
 	"GET /repos/{owner}/{repo}/pulls/{pull_number}": map[string]any{"requested_teams": []any{}},
+	// The collaborator permission example's user lacks role_name.
+	"GET /repos/{owner}/{repo}/collaborators/{username}/permission": map[string]any{"user": map[string]any{"role_name": "write"}},
 }
 
 type githubPath struct {
