@@ -43,12 +43,12 @@ func (e *Engine) HoldsSession(id string) bool { return e.leases.Holds(lease.Sess
 // long a dead replica's work waits before another takes it over.
 func (e *Engine) LeaseTTL() time.Duration { return e.leases.TTL }
 
-// Lease claims the lease on key for work done outside turns (a session's
-// delivery to its platform: key names the platform and session), renewed
-// by the engine's heartbeat until release is called. held is false when
-// another replica, or another goroutine here, holds it.
-func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bool, err error) {
-	k := lease.DeliveryKey(key)
+// LeaseDelivery claims the lease on delivering the session to origin's
+// platform, work done outside turns, renewed by the engine's heartbeat
+// until release is called. held is false when another replica, or
+// another goroutine here, holds it.
+func (e *Engine) LeaseDelivery(ctx context.Context, origin Origin, sessionID string) (release func(), held bool, err error) {
+	k := lease.DeliveryKey(string(origin), sessionID)
 	held, err = e.leases.Acquire(ctx, k, nil)
 	if err != nil || !held {
 		return func() {}, false, err

@@ -111,7 +111,7 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	if err != nil || s.Origin != d.Origin || d.runsElsewhere(s) {
 		return err
 	}
-	release, held, err := d.Claims.Acquire(ctx, string(d.Origin)+":"+id)
+	release, held, err := d.Claims.Acquire(ctx, d.Origin, id)
 	if err != nil {
 		return err
 	}

@@ -58,13 +58,9 @@ type Live struct {
 	// Interval is the least time between two writes to one message
 	// (DefaultLiveInterval when zero).
 	Interval time.Duration
-	// Pin, when set, keeps the session's delivery on this replica from a
-	// reply's first live write until its turn ends, so that no other
-	// replica posts the reply whole while this one streams it (replicas
-	// sharing a store; nil alone). held is false while another replica is
-	// delivering the session; ErrDelivered means another replica has
-	// delivered the turn already (posted whole), so it must not stream.
-	Pin func(ctx context.Context, sessionID, turn string) (release func(), held bool, err error)
+	// Pin, when set, keeps the session's delivery here from a reply's
+	// first live write until its turn ends (nil: nothing else delivers).
+	Pin Pinner
 
 	mu      sync.Mutex
 	feed    *engine.DeltaFeed
