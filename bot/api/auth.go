@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"math"
 	"net/http"
 	"net/netip"
@@ -12,6 +10,9 @@ import (
 
 	"brain/bot/config"
 	"brain/engine"
+	"brain/tools"
+
+	"brain/internal/keyring"
 )
 
 // caller is the key holder a request authenticated as. Requests served
@@ -100,45 +101,40 @@ func (a *Server) actingAs(r *http.Request, named, does string) (string, error) {
 	case named == "" || named == c.name:
 		return c.name, nil
 	case c.actFor:
-		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.name, logBy, named)
+		a.log.Info("api key acts for another", tools.LogRequestID, requestID(r.Context()), tools.LogPath, r.URL.Path, tools.LogAPIKey, c.name, tools.LogBy, named)
 		return named, nil
 	}
 	return "", engine.Errorf(engine.CodeForbidden, "the API key %s %s as %q, not %q; give it act_for: true to act for others", c.name, does, c.name, named)
 }
 
-// keyring checks bearer keys in constant time. Keys are compared by their
-// SHA-256 so neither length nor content leaks through timing; every key
-// is compared, whichever matches.
-type keyring struct {
-	hashes  [][32]byte
+// callerKeys checks bearer keys (internal/keyring's one check) and names
+// the caller of each.
+type callerKeys struct {
+	keys    keyring.Keyring
 	callers []caller
 }
 
-func newKeyring(keys []config.APIKey) keyring {
-	var k keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key.Key)))
+func newCallerKeys(keys []config.APIKey) callerKeys {
+	var k callerKeys
+	secrets := make([]string, len(keys))
+	for i, key := range keys {
+		secrets[i] = key.Key
 		k.callers = append(k.callers, caller{name: key.Name, actFor: key.ActFor})
 	}
+	k.keys = keyring.New(secrets)
 	return k
 }
 
-func (k keyring) empty() bool { return len(k.hashes) == 0 }
+func (k callerKeys) empty() bool { return k.keys.Empty() }
 
-func (k keyring) find(header string) (caller, bool) {
+func (k callerKeys) find(header string) (caller, bool) {
 	token, ok := strings.CutPrefix(header, "Bearer ")
-	if !ok || token == "" {
+	if !ok {
 		return caller{}, false
 	}
-	h := sha256.Sum256([]byte(token))
-	found := -1
-	for i, want := range k.hashes {
-		if subtle.ConstantTimeCompare(h[:], want[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
+	i, ok := k.keys.Find(token)
+	if !ok {
 		return caller{}, false
 	}
-	return k.callers[found], true
+	return k.callers[i], true
 }

@@ -10,7 +10,7 @@ import (
 )
 
 func TestKeyring(t *testing.T) {
-	k := newKeyring([]config.APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
+	k := newCallerKeys([]config.APIKey{{Name: "one", Key: "key-one"}, {Name: "two", Key: "key-two", ActFor: true}})
 	cases := []struct {
 		header string
 		want   string // the caller's name; "" = refused
@@ -33,7 +33,7 @@ func TestKeyring(t *testing.T) {
 	if two, _ := k.find("Bearer key-two"); !two.actFor {
 		t.Error("key two lost act_for")
 	}
-	if k.empty() || !newKeyring(nil).empty() {
+	if k.empty() || !newCallerKeys(nil).empty() {
 		t.Fatal("empty() is wrong")
 	}
 }

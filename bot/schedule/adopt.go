@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"brain/store"
+	"brain/tools"
 )
 
 // adoptEvery is how often the scheduler looks for running runs that no
@@ -56,7 +57,7 @@ func (s *Scheduler) adoptLoop() {
 		select {
 		case <-tick.C:
 			if err := s.adopt(s.ctx); err != nil && s.ctx.Err() == nil {
-				s.log.Error("adopt schedule runs", logErr, err)
+				s.log.Error("adopt schedule runs", tools.LogErr, err)
 			}
 		case <-s.ctx.Done():
 			return

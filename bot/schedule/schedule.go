@@ -26,15 +26,6 @@ import (
 	"brain/tools"
 )
 
-// Log attribute keys of the scheduler.
-const (
-	logSchedule = tools.LogSchedule
-	logFireTime = "fire_time"
-	logRunState = "run_status"
-	logSession  = tools.LogSession
-	logErr      = tools.LogErr
-)
-
 const (
 	// catchUpWindow bounds what a start-up catches up: the most recent
 	// occurrence missed while brain was down runs once if it is this recent.
@@ -216,7 +207,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			e.last = later(last.FireTime, now.Add(-catchUpWindow))
 		}
 		if e.cfg.IsEnabled() && (e.cfg.PostTo != config.PostToConfig{}) && s.outcomePoster() == nil {
-			s.log.Warn("schedule has post_to but nothing in this build posts outcomes there; runs are recorded only", logSchedule, e.cfg.Name)
+			s.log.Warn("schedule has post_to but nothing in this build posts outcomes there; runs are recorded only", tools.LogSchedule, e.cfg.Name)
 		}
 	}
 	if err := s.pickUp(ctx); err != nil {
@@ -275,7 +266,7 @@ func (s *Scheduler) loop() {
 		}
 		err := s.Tick(s.ctx, s.clock())
 		if failed = err != nil; failed && s.ctx.Err() == nil {
-			s.log.Error("schedule tick", logErr, err)
+			s.log.Error("schedule tick", tools.LogErr, err)
 		}
 	}
 }
@@ -318,7 +309,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) error {
 			continue
 		}
 		if n > 1 {
-			s.log.Warn("schedule occurrences were missed; only the most recent runs", logSchedule, e.cfg.Name, "missed", n-1)
+			s.log.Warn("schedule occurrences were missed; only the most recent runs", tools.LogSchedule, e.cfg.Name, tools.LogMissed, n-1)
 		}
 		if _, err := s.fire(ctx, e, at, store.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
 			errs = append(errs, fmt.Errorf("schedule %s at %s: %w", e.cfg.Name, at.In(e.loc).Format(time.RFC3339), err))
@@ -371,13 +362,13 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 	if !claimed {
 		return Run{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
 	}
-	log := s.log.With(logSchedule, e.cfg.Name, logFireTime, at.In(e.loc).Format(time.RFC3339))
+	log := s.log.With(tools.LogSchedule, e.cfg.Name, tools.LogFireTime, at.In(e.loc).Format(time.RFC3339))
 	if run.Status == store.RunSkipped {
 		log.Info("schedule occurrence skipped: the previous run is still in progress")
 		return viewRun(run, e.loc), nil
 	}
 	run = s.start(ctx, e, run)
-	log.Info("schedule run started", logSession, run.SessionID, "trigger", trigger, logRunState, run.Status)
+	log.Info("schedule run started", tools.LogSession, run.SessionID, tools.LogTrigger, trigger, tools.LogRunState, run.Status)
 	return viewRun(run, e.loc), nil
 }
 
@@ -405,7 +396,7 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run store.Sched
 		}
 		msg := engine.ErrorMessage(err)
 		if engine.CodeOf(err) == engine.CodeInternal {
-			s.log.Error("start schedule run", logSchedule, e.cfg.Name, logErr, err)
+			s.log.Error("start schedule run", tools.LogSchedule, e.cfg.Name, tools.LogErr, err)
 			msg = "internal error (see the brain log)"
 		}
 		return s.finish(ctx, e.cfg, run, store.RunFailed, "the run could not start: "+msg)

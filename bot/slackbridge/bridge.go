@@ -39,10 +39,7 @@ import (
 // InboxSource names Slack's items in the durable inbox.
 const InboxSource = "slack"
 
-// logErr is the log attribute key of errors.
-const logErr = "err"
-
-// Engine is what the Slack bridge asks of the engine; *engine.Engine has it.
+// tools.LogErr is the log attribute key of errors.
 type Engine interface {
 	bridge.Engine
 	slack.Approvals
@@ -199,19 +196,19 @@ func (b *Bridge) identify(ctx context.Context) {
 	id, err := b.poster.Identity(actx)
 	cancel()
 	if err != nil {
-		b.log.Error("slack auth.test failed; check slack.bot_token (own messages are still recognised by bot_id)", logErr, err)
+		b.log.Error("slack auth.test failed; check slack.bot_token (own messages are still recognised by bot_id)", tools.LogErr, err)
 		return
 	}
 	b.mu.Lock()
 	b.botUser, b.team, b.botID, b.url = id.UserID, id.TeamID, id.BotID, id.URL
 	b.mu.Unlock()
 	b.handler.BotUserID = id.UserID
-	b.log.Info("slack connected", "team", id.Team, "bot_user", id.UserID)
+	b.log.Info("slack connected", tools.LogTeam, id.Team, tools.LogBotUser, id.UserID)
 }
 
 func (b *Bridge) runSocket(ctx context.Context) {
 	if err := b.socket.Run(ctx, hookInbox{b.inbox}, b.botUserID(), b.log); err != nil && ctx.Err() == nil {
-		b.log.Error("slack socket mode stopped", logErr, err)
+		b.log.Error("slack socket mode stopped", tools.LogErr, err)
 	}
 }
 

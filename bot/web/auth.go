@@ -2,7 +2,6 @@ package web
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
 	"net/http"
@@ -14,6 +13,9 @@ import (
 	"unicode"
 
 	"brain/bot/config"
+	"brain/tools"
+
+	"brain/internal/keyring"
 )
 
 // cookieName carries the console session's token; the session itself
@@ -138,39 +140,32 @@ func (st *sessionStore) pruneLocked() {
 	}
 }
 
-// keyring checks API keys in constant time, by their SHA-256, comparing
-// every key whichever matches (as bot/api does for bearer keys).
-type keyring struct {
-	hashes [][32]byte
-	names  []string
+// consoleKeys checks API keys (internal/keyring's one check, as bot/api's
+// bearer keys) and names the key found.
+type consoleKeys struct {
+	keys  keyring.Keyring
+	names []string
 }
 
-func newKeyring(keys []config.APIKey) keyring {
-	var k keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key.Key)))
+func newConsoleKeys(keys []config.APIKey) consoleKeys {
+	var k consoleKeys
+	secrets := make([]string, len(keys))
+	for i, key := range keys {
+		secrets[i] = key.Key
 		k.names = append(k.names, key.Name)
 	}
+	k.keys = keyring.New(secrets)
 	return k
 }
 
-func (k keyring) empty() bool { return len(k.hashes) == 0 }
+func (k consoleKeys) empty() bool { return k.keys.Empty() }
 
-func (k keyring) find(key string) (string, bool) {
-	if key == "" {
+func (k consoleKeys) find(key string) (string, bool) {
+	i, ok := k.keys.Find(key)
+	if !ok {
 		return "", false
 	}
-	h := sha256.Sum256([]byte(key))
-	found := -1
-	for i, want := range k.hashes {
-		if subtle.ConstantTimeCompare(h[:], want[:]) == 1 {
-			found = i
-		}
-	}
-	if found < 0 {
-		return "", false
-	}
-	return k.names[found], true
+	return k.names[i], true
 }
 
 // forwardedHeaders are what reverse proxies add to name the client they
@@ -330,7 +325,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 	next := safeNext(r.PostForm.Get("next"))
 	name, ok := s.keys.find(strings.TrimSpace(r.PostForm.Get("key")))
 	if !ok {
-		s.log.Info("console sign-in refused", logPath, r.URL.Path)
+		s.log.Info("console sign-in refused", tools.LogPath, r.URL.Path)
 		s.render(w, r, http.StatusUnauthorized, "login", v, loginView{Next: next, Slack: s.cfg.SlackSignIn != nil,
 			Keys: !s.keys.empty(), Open: s.open(r), Error: "That is not one of brain's API keys."})
 		return
@@ -346,7 +341,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, old, v visitor, 
 	s.auth.drop(old.token)
 	v = s.auth.put(v)
 	s.setCookie(w, r, v)
-	s.log.Info("console sign-in", logWho, v.name)
+	s.log.Info("console sign-in", tools.LogWho, v.name)
 	s.render(w, r, http.StatusOK, "bounce", v, bounceView{Target: next})
 }
 

@@ -20,15 +20,6 @@ import (
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/engine"
-	"brain/tools"
-)
-
-// Log attribute keys.
-const (
-	logErr     = tools.LogErr
-	logPath    = tools.LogPath
-	logSession = tools.LogSession
-	logWho     = "who"
 )
 
 //go:embed templates/*.html
@@ -135,7 +126,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	now     func() time.Time
-	keys    keyring
+	keys    consoleKeys
 	auth    *sessionStore
 	states  stateSigner
 	authors authorSets
@@ -147,7 +138,7 @@ type Server struct {
 
 // New builds the console; Routes lists what to mount.
 func New(cfg Config) (*Server, error) {
-	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: newKeyring(cfg.APIKeys), states: newStateSigner()}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Clock, keys: newConsoleKeys(cfg.APIKeys), states: newStateSigner()}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"brain/tools"
 )
 
 // Pinner keeps a session's delivery with a live reply while it streams
@@ -60,7 +62,7 @@ func (l *Live) pin(ctx context.Context, r *liveReply, chunks []slack.StreamChunk
 		return false
 	}
 	if err != nil && ctx.Err() == nil {
-		l.Log.Warn("pin the session's delivery for a live reply", logSession, r.session, logError, err)
+		l.Log.Warn("pin the session's delivery for a live reply", tools.LogSession, r.session, tools.LogErr, err)
 	}
 	r.chunks = append(chunks, r.chunks...)
 	now := l.Poster.clock.Now()
