@@ -27,12 +27,10 @@ func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run store.ScheduleRun,
 	if s.stopped || !s.watching.add(run) {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.life.Go(func(ctx context.Context) {
 		defer s.watching.done(run)
-		s.watch(s.ctx, cfg, run, inputSeq)
-	}()
+		s.watch(ctx, cfg, run, inputSeq)
+	})
 }
 
 func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run store.ScheduleRun, inputSeq int64) {

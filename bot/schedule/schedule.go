@@ -24,6 +24,8 @@ import (
 	"brain/engine"
 	"brain/store"
 	"brain/tools"
+
+	"brain/internal/startstop"
 )
 
 const (
@@ -101,12 +103,9 @@ type Scheduler struct {
 	started bool
 	stopped bool
 
-	ctx    context.Context // ends watchers and the loop at Stop
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// ended is closed once the loop and every watcher are done, after Stop.
-	ended    chan struct{}
-	waitOnce sync.Once
+	// life runs the loop and the watchers, ends their context at Stop and
+	// waits for them.
+	life startstop.Lifecycle
 
 	posterMu sync.Mutex
 	poster   OutcomePoster
@@ -161,8 +160,6 @@ func New(cfg *config.Config, eng Engine, store store.Runs, log *slog.Logger, clo
 	for _, e := range entries {
 		s.byName[e.cfg.Name] = e
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.ended = make(chan struct{})
 	return s, nil
 }
 
@@ -195,6 +192,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return nil
 	}
 	s.started = true
+	return s.life.Start(ctx, s.begin)
+}
+
+// begin is Start's work, with s.mu held.
+func (s *Scheduler) begin(ctx context.Context) error {
 	now := s.clock()
 	for _, e := range s.entries {
 		e.last = now
@@ -213,9 +215,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err := s.pickUp(ctx); err != nil {
 		return fmt.Errorf("start schedules: %w", err)
 	}
-	s.wg.Add(2)
-	go s.loop()
-	go s.adoptLoop()
+	s.life.Go(s.loop)
+	s.life.Go(s.adoptLoop)
 	return nil
 }
 
@@ -225,32 +226,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // Scheduler once stopped does not start again.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
-	s.stopped = true
+	s.stopped = true // under mu: no watcher starts after this
 	s.mu.Unlock()
-	s.cancel()
-	s.waitOnce.Do(func() {
-		go func() {
-			s.wg.Wait()
-			close(s.ended)
-		}()
-	})
-	select {
-	case <-s.ended:
-		return nil
-	case <-ctx.Done():
+	if err := s.life.Stop(ctx, nil); err != nil {
+		return fmt.Errorf("stop schedules: %w", err)
 	}
-	select {
-	case <-s.ended: // both were ready
-		return nil
-	default:
-		return fmt.Errorf("stop schedules: %w", ctx.Err())
-	}
+	return nil
 }
 
 // loop calls Tick when the next occurrence is due (checking at least every
 // maxSleep) until Stop.
-func (s *Scheduler) loop() {
-	defer s.wg.Done()
+func (s *Scheduler) loop(ctx context.Context) {
 	var failed bool
 	for {
 		wait := s.untilNext(s.clock())
@@ -259,13 +245,13 @@ func (s *Scheduler) loop() {
 		}
 		timer := time.NewTimer(wait)
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
 		}
-		err := s.Tick(s.ctx, s.clock())
-		if failed = err != nil; failed && s.ctx.Err() == nil {
+		err := s.Tick(ctx, s.clock())
+		if failed = err != nil; failed && ctx.Err() == nil {
 			s.log.Error("schedule tick", tools.LogErr, err)
 		}
 	}
@@ -391,7 +377,7 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run store.Sched
 		input, _, err = s.engine.Send(ctx, sess.ID, engine.Input{Text: runInput(e, run), Author: e.cfg.Name, IdempotencyKey: key})
 	}
 	if err != nil {
-		if s.ctx.Err() != nil || ctx.Err() != nil {
+		if s.stopped || ctx.Err() != nil {
 			return run
 		}
 		msg := engine.ErrorMessage(err)
