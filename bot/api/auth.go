@@ -109,32 +109,23 @@ func (a *Server) actingAs(r *http.Request, named, does string) (string, error) {
 
 // callerKeys checks bearer keys (internal/keyring's one check) and names
 // the caller of each.
-type callerKeys struct {
-	keys    keyring.Keyring
-	callers []caller
-}
+type callerKeys struct{ keyring.Keyring[caller] }
 
 func newCallerKeys(keys []config.APIKey) callerKeys {
 	var k callerKeys
-	secrets := make([]string, len(keys))
-	for i, key := range keys {
-		secrets[i] = key.Key
-		k.callers = append(k.callers, caller{name: key.Name, actFor: key.ActFor})
+	for _, key := range keys {
+		k.Add(key.Key, caller{name: key.Name, actFor: key.ActFor})
 	}
-	k.keys = keyring.New(secrets)
 	return k
 }
 
-func (k callerKeys) empty() bool { return k.keys.Empty() }
+func (k callerKeys) empty() bool { return k.Empty() }
 
+// find reads the caller of an Authorization header's bearer key.
 func (k callerKeys) find(header string) (caller, bool) {
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	if !ok {
 		return caller{}, false
 	}
-	i, ok := k.keys.Find(token)
-	if !ok {
-		return caller{}, false
-	}
-	return k.callers[i], true
+	return k.Find(token)
 }

@@ -142,31 +142,19 @@ func (st *sessionStore) pruneLocked() {
 
 // consoleKeys checks API keys (internal/keyring's one check, as bot/api's
 // bearer keys) and names the key found.
-type consoleKeys struct {
-	keys  keyring.Keyring
-	names []string
-}
+type consoleKeys struct{ keyring.Keyring[string] }
 
 func newConsoleKeys(keys []config.APIKey) consoleKeys {
 	var k consoleKeys
-	secrets := make([]string, len(keys))
-	for i, key := range keys {
-		secrets[i] = key.Key
-		k.names = append(k.names, key.Name)
+	for _, key := range keys {
+		k.Add(key.Key, key.Name)
 	}
-	k.keys = keyring.New(secrets)
 	return k
 }
 
-func (k consoleKeys) empty() bool { return k.keys.Empty() }
+func (k consoleKeys) empty() bool { return k.Empty() }
 
-func (k consoleKeys) find(key string) (string, bool) {
-	i, ok := k.keys.Find(key)
-	if !ok {
-		return "", false
-	}
-	return k.names[i], true
-}
+func (k consoleKeys) find(key string) (string, bool) { return k.Find(key) }
 
 // forwardedHeaders are what reverse proxies add to name the client they
 // relay; any of them means the loopback peer is not the caller.

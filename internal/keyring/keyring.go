@@ -8,30 +8,29 @@ import (
 	"crypto/subtle"
 )
 
-// Keyring checks keys in constant time: keys are compared by their
-// SHA-256, so neither length nor content leaks through timing, and every
-// key is compared, whichever matches.
-type Keyring struct {
+// Keyring checks keys in constant time and answers what each key names
+// (a caller, a name): keys are compared by their SHA-256, so neither
+// length nor content leaks through timing, and every key is compared,
+// whichever matches. The zero value holds no key.
+type Keyring[T any] struct {
 	hashes [][32]byte
+	values []T
 }
 
-// New makes the keyring of keys; Find answers their indexes.
-func New(keys []string) Keyring {
-	var k Keyring
-	for _, key := range keys {
-		k.hashes = append(k.hashes, sha256.Sum256([]byte(key)))
-	}
-	return k
+// Add adds key, naming v.
+func (k *Keyring[T]) Add(key string, v T) {
+	k.hashes = append(k.hashes, sha256.Sum256([]byte(key)))
+	k.values = append(k.values, v)
 }
 
 // Empty reports whether no key is configured.
-func (k Keyring) Empty() bool { return len(k.hashes) == 0 }
+func (k Keyring[T]) Empty() bool { return len(k.hashes) == 0 }
 
-// Find returns the index of the key presented; ok is false for an empty
-// or unknown key.
-func (k Keyring) Find(key string) (i int, ok bool) {
+// Find returns what the key presented names; ok is false for an empty or
+// unknown key.
+func (k Keyring[T]) Find(key string) (v T, ok bool) {
 	if key == "" {
-		return 0, false
+		return v, false
 	}
 	h := sha256.Sum256([]byte(key))
 	found := -1
@@ -40,5 +39,8 @@ func (k Keyring) Find(key string) (i int, ok bool) {
 			found = i
 		}
 	}
-	return max(found, 0), found >= 0
+	if found < 0 {
+		return v, false
+	}
+	return k.values[found], true
 }
