@@ -385,7 +385,7 @@ func TestSlack_LiveReplyWaitsForTheSessionsDelivery(t *testing.T) {
 	// (The first reply's delivery may still be finishing.)
 	var release func()
 	waitFor(t, "the delivery lease", func() bool {
-		rel, held, err := sa.app.Engine().Lease(context.Background(), string(engine.OriginSlack)+":"+s.ID)
+		rel, held, err := sa.app.Engine().LeaseDelivery(context.Background(), engine.OriginSlack, s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"brain/engine/lease"
+	"brain/tools"
 )
 
 // holdApply claims the approval's apply lease; another holder means
@@ -45,6 +46,6 @@ func (e *Engine) holdApply(ctx context.Context, id string) error {
 
 func (e *Engine) releaseApply(ctx context.Context, id string) {
 	if err := e.leases.Release(ctx, lease.ApplyKey(id)); err != nil {
-		e.log.Warn("release apply lease; it expires on its own", "approval_id", id, logErr, err)
+		e.log.Warn("release apply lease; it expires on its own", tools.LogApprovalID, id, tools.LogErr, err)
 	}
 }

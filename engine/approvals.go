@@ -233,7 +233,7 @@ func (e *Engine) startApply(a Approval) {
 		e.mu.Unlock()
 		// Left applying; once the lease is released, the next start (or
 		// another replica) marks it unconfirmed for a person.
-		e.log.Warn("not starting an apply during shutdown", "approval_id", a.ID)
+		e.log.Warn("not starting an apply during shutdown", tools.LogApprovalID, a.ID)
 		e.releaseApply(context.Background(), a.ID)
 		return
 	}
@@ -248,7 +248,7 @@ func (e *Engine) startApply(a Approval) {
 
 // apply runs the approved write once and records what came of it.
 func (e *Engine) apply(ctx context.Context, a Approval) {
-	log := e.log.With(logSession, a.SessionID, "approval_id", a.ID)
+	log := e.log.With(tools.LogSession, a.SessionID, "approval_id", a.ID)
 	tool := e.approvalTool(a)
 	var out toolOutcome
 	var raw json.RawMessage
@@ -285,7 +285,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 	evs, err := e.events("", outcome)
 	if err != nil {
 		// Left applying: the next start marks it unconfirmed.
-		log.Error("record apply outcome", logErr, err)
+		log.Error("record apply outcome", tools.LogErr, err)
 		return
 	}
 	_, _, err = e.commitApproval(context.WithoutCancel(ctx), ApprovalCommit{
@@ -308,7 +308,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 	})
 	if err != nil {
 		// Left applying: the next start marks it unconfirmed.
-		log.Error("record apply outcome", logErr, err)
+		log.Error("record apply outcome", tools.LogErr, err)
 		return
 	}
 	e.count("approvals_" + string(status))
@@ -321,7 +321,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 func (e *Engine) messageOf(ctx context.Context, sessionID, callID string) string {
 	evs, err := e.store.Events(ctx, sessionID, 0, 0)
 	if err != nil {
-		e.log.Warn("read the log for an apply's message id", logSession, sessionID, logErr, err)
+		e.log.Warn("read the log for an apply's message id", tools.LogSession, sessionID, tools.LogErr, err)
 		return ""
 	}
 	start, prev := "", ""
@@ -385,7 +385,7 @@ func (e *Engine) ExpireApprovals(ctx context.Context) error {
 func (e *Engine) expire(ctx context.Context, id string) {
 	evs, err := e.events("", ApprovalExpiry{ApprovalID: id})
 	if err != nil {
-		e.log.Error("expire approval", "approval_id", id, logErr, err)
+		e.log.Error("expire approval", tools.LogApprovalID, id, tools.LogErr, err)
 		return
 	}
 	_, _, err = e.commitApproval(ctx, ApprovalCommit{
@@ -400,7 +400,7 @@ func (e *Engine) expire(ctx context.Context, id string) {
 		Events: evs,
 	})
 	if err != nil && !errors.Is(err, errNothingToDo) {
-		e.log.Error("expire approval", "approval_id", id, logErr, err)
+		e.log.Error("expire approval", tools.LogApprovalID, id, tools.LogErr, err)
 		return
 	}
 	if err == nil {
@@ -428,7 +428,7 @@ func (e *Engine) recoverApplies(ctx context.Context) error {
 		}
 		err = e.markUnconfirmed(ctx, a)
 		if rerr := e.leases.Release(ctx, key); rerr != nil {
-			e.log.Warn("release apply lease; it expires on its own", "approval_id", a.ID, logErr, rerr)
+			e.log.Warn("release apply lease; it expires on its own", tools.LogApprovalID, a.ID, tools.LogErr, rerr)
 		}
 		if err != nil {
 			return err
@@ -462,7 +462,7 @@ func (e *Engine) markUnconfirmed(ctx context.Context, a Approval) error {
 	if err != nil {
 		return fmt.Errorf("approval %s: %w", a.ID, err)
 	}
-	e.log.Warn("approval apply was interrupted; marked unconfirmed", logSession, a.SessionID, "approval_id", a.ID)
+	e.log.Warn("approval apply was interrupted; marked unconfirmed", tools.LogSession, a.SessionID, tools.LogApprovalID, a.ID)
 	return nil
 }
 

@@ -13,16 +13,6 @@ import (
 	"brain/tools"
 )
 
-// Log attribute keys.
-const (
-	logSession = tools.LogSession
-	logTurn    = tools.LogTurn
-	logErr     = tools.LogErr
-	logTool    = tools.LogTool
-	// logCauseKey: why a tool's calls fail (tools.Error.Cause).
-	logCauseKey = "cause"
-)
-
 // Config wires an Engine.
 type Config struct {
 	Store  Store
@@ -353,10 +343,10 @@ func (e *Engine) sweepApprovals() {
 		select {
 		case <-tick.C:
 			if err := e.ExpireApprovals(e.base); err != nil {
-				e.log.Error("expire approvals", logErr, err)
+				e.log.Error("expire approvals", tools.LogErr, err)
 			}
 			if err := e.RemindApprovals(e.base); err != nil {
-				e.log.Error("remind approvals", logErr, err)
+				e.log.Error("remind approvals", tools.LogErr, err)
 			}
 		case <-e.stopCh:
 			return

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"brain/tools"
 )
 
 // errLeaseTaken cancels a turn whose commit was fenced: another replica
@@ -68,7 +70,7 @@ func fenced(f *turnFence, err error) {
 func logLeaseLost(log *slog.Logger, cause, err error) {
 	if errors.Is(cause, errLeaseTaken) || errors.Is(err, ErrFenced) {
 		if err != nil {
-			log = log.With(logErr, err)
+			log = log.With(tools.LogErr, err)
 		}
 		log.Error("turn stopped: this replica lost the session's lease to another replica (its commit was fenced); nothing more is written here")
 		return

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+
+	"brain/tools"
 )
 
 // FileRef is a file a person shared with a message, as the user.message
@@ -80,7 +82,7 @@ func (e *Engine) attachment(ctx context.Context, ref FileRef) Attachment {
 	}
 	a, err := e.files.Load(ctx, ref)
 	if err != nil {
-		e.log.Warn("file left out of the context", logErr, err)
+		e.log.Warn("file left out of the context", tools.LogErr, err)
 		return note("it could not be loaded")
 	}
 	return a

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"brain/tools"
 )
 
 // CodeContextTooLarge is the error of a turn whose request cannot be made
@@ -116,7 +118,7 @@ func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target
 	}
 	msgs, unreadable := buildMessages(history)
 	if unreadable != nil {
-		e.log.Warn("unreadable events left out of the context", logSession, t.session.ID, logErr, unreadable)
+		e.log.Warn("unreadable events left out of the context", tools.LogSession, t.session.ID, tools.LogErr, unreadable)
 	}
 	e.attachFiles(ctx, msgs)
 	t.messages = msgs

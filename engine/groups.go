@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"brain/tools"
 )
 
 // Groups resolves approver entries that name a group of people (an entry
@@ -31,7 +33,7 @@ func (e *Engine) isApprover(ctx context.Context, approvers []string, by string) 
 		}
 		members, err := e.groups.Members(ctx, entry)
 		if err != nil {
-			e.log.Warn("approver group not readable", "group", entry, logErr, err)
+			e.log.Warn("approver group not readable", tools.LogGroup, entry, tools.LogErr, err)
 			continue
 		}
 		if slices.Contains(members, by) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"brain/tools"
 )
 
 // DefaultOutageGrace is how long a turn waits out an unreachable store
@@ -87,7 +89,7 @@ func retry[T any](ctx context.Context, o outageStore, what string, call func() (
 	}
 	deadline := time.Now().Add(o.grace)
 	wait := outageFirstWait
-	o.log.Warn("store unreachable; waiting for it", "call", what, logErr, err, "grace", o.grace)
+	o.log.Warn("store unreachable; waiting for it", tools.LogCall, what, tools.LogErr, err, tools.LogGrace, o.grace)
 	for time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
@@ -97,12 +99,12 @@ func retry[T any](ctx context.Context, o outageStore, what string, call func() (
 		wait = min(2*wait, outageMaxWait)
 		if v, err = call(); !storeUnreachable(err) {
 			if err == nil {
-				o.log.Info("store reachable again", "call", what)
+				o.log.Info("store reachable again", tools.LogCall, what)
 			}
 			return v, err
 		}
 	}
-	o.log.Error("store still unreachable after the outage grace", "call", what, logErr, err, "grace", o.grace)
+	o.log.Error("store still unreachable after the outage grace", tools.LogCall, what, tools.LogErr, err, tools.LogGrace, o.grace)
 	return v, err
 }
 

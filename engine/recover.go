@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"brain/engine/lease"
+	"brain/tools"
 )
 
 // recover repairs sessions that a crash left running: each gets an error
@@ -39,7 +40,7 @@ func (e *Engine) recover(ctx context.Context, changedBefore time.Time) error {
 		// it meanwhile (this one paused past the lease time) wins.
 		err = e.recoverHeld(e.withFence(ctx, key, nil), s.ID)
 		if rerr := e.leases.Release(ctx, key); rerr != nil {
-			e.log.Warn("release session lease; it expires on its own", logSession, s.ID, logErr, rerr)
+			e.log.Warn("release session lease; it expires on its own", tools.LogSession, s.ID, tools.LogErr, rerr)
 		}
 		if err != nil {
 			return fmt.Errorf("session %s: %w", s.ID, err)
@@ -61,7 +62,7 @@ func (e *Engine) recoverHeld(ctx context.Context, id string) error {
 	if err := e.recoverSession(ctx, s); err != nil {
 		return err
 	}
-	e.log.Warn("session interrupted by a crash or kill; resume it to continue", logSession, s.ID)
+	e.log.Warn("session interrupted by a crash or kill; resume it to continue", tools.LogSession, s.ID)
 	return nil
 }
 
@@ -102,7 +103,7 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 	}
 	if err := errors.Join(unreadable...); err != nil {
 		// Repair what can be read; the session still ends interrupted.
-		e.log.Warn("unreadable events skipped while recovering", logSession, s.ID, logErr, err)
+		e.log.Warn("unreadable events skipped while recovering", tools.LogSession, s.ID, tools.LogErr, err)
 	}
 	t := &turn{id: turnID, session: s}
 	for _, id := range order {

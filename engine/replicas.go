@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/engine/lease"
+	"brain/tools"
 )
 
 // errLeaseLost cancels a turn whose session lease expired under it (this
@@ -43,19 +44,19 @@ func (e *Engine) HoldsSession(id string) bool { return e.leases.Holds(lease.Sess
 // long a dead replica's work waits before another takes it over.
 func (e *Engine) LeaseTTL() time.Duration { return e.leases.TTL }
 
-// Lease claims the lease on key for work done outside turns (a session's
-// delivery to its platform: key names the platform and session), renewed
-// by the engine's heartbeat until release is called. held is false when
-// another replica, or another goroutine here, holds it.
-func (e *Engine) Lease(ctx context.Context, key string) (release func(), held bool, err error) {
-	k := lease.DeliveryKey(key)
+// LeaseDelivery claims the lease on delivering the session to origin's
+// platform, work done outside turns, renewed by the engine's heartbeat
+// until release is called. held is false when another replica, or
+// another goroutine here, holds it.
+func (e *Engine) LeaseDelivery(ctx context.Context, origin Origin, sessionID string) (release func(), held bool, err error) {
+	k := lease.DeliveryKey(string(origin), sessionID)
 	held, err = e.leases.Acquire(ctx, k, nil)
 	if err != nil || !held {
 		return func() {}, false, err
 	}
 	return func() {
 		if err := e.leases.Release(ctx, k); err != nil {
-			e.log.Warn("release lease; it expires on its own", "lease", k, logErr, err)
+			e.log.Warn("release lease; it expires on its own", tools.LogLease, k, tools.LogErr, err)
 		}
 	}, true, nil
 }
@@ -76,14 +77,14 @@ func (e *Engine) holdSession(ctx context.Context, id string, stop context.Cancel
 		})
 	})
 	if err != nil {
-		e.log.Error("claim session lease; the input waits for the next attempt", logSession, id, logErr, err)
+		e.log.Error("claim session lease; the input waits for the next attempt", tools.LogSession, id, tools.LogErr, err)
 	}
 	return e.withFence(ctx, key, func() { stop(errLeaseTaken) }), held
 }
 
 func (e *Engine) releaseSession(ctx context.Context, id string) {
 	if err := e.leases.Release(ctx, lease.SessionKey(id)); err != nil {
-		e.log.Warn("release session lease; it expires on its own", logSession, id, logErr, err)
+		e.log.Warn("release session lease; it expires on its own", tools.LogSession, id, tools.LogErr, err)
 	}
 }
 
@@ -101,7 +102,7 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 	if after > 0 {
 		evs, err := e.store.Events(ctx, id, after, 0)
 		if err != nil {
-			e.log.Warn("recheck session for input", logSession, id, logErr, err)
+			e.log.Warn("recheck session for input", tools.LogSession, id, tools.LogErr, err)
 			return
 		}
 		for _, ev := range evs {
@@ -114,7 +115,7 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 	}
 	s, err := e.store.Session(ctx, id)
 	if err != nil {
-		e.log.Warn("recheck session for input", logSession, id, logErr, err)
+		e.log.Warn("recheck session for input", tools.LogSession, id, tools.LogErr, err)
 		return
 	}
 	if (s.Status != StatusIdle && s.Status != StatusAwaitingInput) || s.OpenQuestion() != nil {
@@ -122,7 +123,7 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 	}
 	in, err := e.pendingInputs(ctx, s)
 	if err != nil {
-		e.log.Warn("recheck session for input", logSession, id, logErr, err)
+		e.log.Warn("recheck session for input", tools.LogSession, id, tools.LogErr, err)
 		return
 	}
 	if len(in) > 0 {
@@ -178,7 +179,7 @@ func (e *Engine) watchReplicas() {
 		select {
 		case <-beat.C:
 			if err := e.leases.Renew(e.base); err != nil {
-				e.log.Error("renew leases", logErr, err)
+				e.log.Error("renew leases", tools.LogErr, err)
 				if time.Since(lastBeat) > e.leases.TTL {
 					// The leases may have expired: stop what they guard
 					// before another replica takes it over.
@@ -200,13 +201,13 @@ func (e *Engine) sweep(ctx context.Context) {
 	// Sessions that changed within a lease time have a live turn, or one
 	// whose lease has not expired yet: claiming them would fail.
 	if err := e.recover(ctx, e.leases.Now().Add(-e.leases.TTL)); err != nil && ctx.Err() == nil {
-		e.log.Error("recover sessions of other replicas", logErr, err)
+		e.log.Error("recover sessions of other replicas", tools.LogErr, err)
 	}
 	if err := e.recoverApplies(ctx); err != nil && ctx.Err() == nil {
-		e.log.Error("recover applies of other replicas", logErr, err)
+		e.log.Error("recover applies of other replicas", tools.LogErr, err)
 	}
 	if err := e.kickPending(ctx); err != nil && ctx.Err() == nil {
-		e.log.Error("list sessions with queued input", logErr, err)
+		e.log.Error("list sessions with queued input", tools.LogErr, err)
 	}
 }
 
@@ -257,7 +258,7 @@ func (e *Engine) stopElsewhere(ctx context.Context, id string) (Session, error) 
 			notified = true
 			if err := e.peers.StopTurn(ctx, id, false); err != nil {
 				// The request on the lease still reaches it.
-				e.log.Warn("notify the replica running the turn to stop; it finds the request on its heartbeat", logSession, id, logErr, err)
+				e.log.Warn("notify the replica running the turn to stop; it finds the request on its heartbeat", tools.LogSession, id, tools.LogErr, err)
 			}
 		}
 		e.cancelRunning(id, errCancelled)
@@ -278,12 +279,12 @@ func (e *Engine) interruptElsewhere(ctx context.Context, id string) {
 		return
 	}
 	if err := e.leases.Store.RequestStop(ctx, lease.SessionKey(id), StopInterrupt); err != nil {
-		e.log.Warn("ask the replica running the turn to interrupt it", logSession, id, logErr, err)
+		e.log.Warn("ask the replica running the turn to interrupt it", tools.LogSession, id, tools.LogErr, err)
 	}
 	if e.peers == nil {
 		return
 	}
 	if err := e.peers.StopTurn(ctx, id, true); err != nil {
-		e.log.Warn("notify the replica running the turn to interrupt it", logSession, id, logErr, err)
+		e.log.Warn("notify the replica running the turn to interrupt it", tools.LogSession, id, tools.LogErr, err)
 	}
 }

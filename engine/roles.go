@@ -71,9 +71,10 @@ type Deltas interface {
 
 // Replica is this engine among the replicas sharing its store.
 type Replica interface {
-	// Lease claims key among the replicas sharing the store, renewed
-	// until release; held is false while another holds it.
-	Lease(ctx context.Context, key string) (release func(), held bool, err error)
+	// LeaseDelivery claims the delivery of the session to origin's
+	// platform among the replicas sharing the store, renewed until
+	// release; held is false while another holds it.
+	LeaseDelivery(ctx context.Context, origin Origin, sessionID string) (release func(), held bool, err error)
 	// SharesStore reports whether replicas share the store, and
 	// HoldsSession whether this one runs the session's turn (holds its
 	// lease).

@@ -132,7 +132,7 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 		select {
 		case a = <-ch:
 		case <-time.After(toolGrace):
-			e.log.Warn("tool did not stop at its deadline; abandoning it", logTool, name)
+			e.log.Warn("tool did not stop at its deadline; abandoning it", tools.LogTool, name)
 		}
 	}
 	// A tool's own error says best what happened, even at its deadline
@@ -179,7 +179,7 @@ func (e *Engine) logCause(tool, cause string) {
 	e.mu.Unlock()
 	if !seen {
 		e.log.Warn("a tool is misconfigured; its calls fail until the config is fixed (logged once per cause)",
-			logTool, tool, logCauseKey, e.scrub.String(cause))
+			tools.LogTool, tool, tools.LogCause, e.scrub.String(cause))
 	}
 }
 

@@ -54,16 +54,16 @@ func (e *Engine) runTurn(ctx context.Context, id string, seen *Session) (cursor 
 	t, err := e.beginTurn(wctx, id, seen)
 	if err != nil {
 		if errors.Is(err, ErrFenced) {
-			logLeaseLost(e.log.With(logSession, id), context.Cause(ctx), err)
+			logLeaseLost(e.log.With(tools.LogSession, id), context.Cause(ctx), err)
 		} else if !errors.Is(err, errNothingToDo) {
-			e.log.Error("start turn", logSession, id, logErr, err)
+			e.log.Error("start turn", tools.LogSession, id, tools.LogErr, err)
 		}
 		return 0
 	}
 	cursor = t.inputs[len(t.inputs)-1].Seq
 	e.count("turns")
 	e.observeTurnStart(t)
-	log := e.log.With(logSession, id, logTurn, t.id)
+	log := e.log.With(tools.LogSession, id, tools.LogTurn, t.id)
 	outcome, err := e.loop(ctx, t)
 	if errors.Is(context.Cause(ctx), errLeaseLost) || errors.Is(err, ErrFenced) {
 		// Another replica may be recovering the session: it records how
@@ -78,7 +78,7 @@ func (e *Engine) runTurn(ctx context.Context, id string, seen *Session) (cursor 
 	if err := e.endTurn(wctx, t, outcome, context.Cause(ctx)); errors.Is(err, ErrFenced) {
 		logLeaseLost(log, context.Cause(ctx), err)
 	} else if err != nil {
-		log.Error("end turn", logErr, err)
+		log.Error("end turn", tools.LogErr, err)
 	}
 	return cursor
 }
@@ -167,7 +167,7 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	t.messages, unreadable = buildMessages(history)
 	if unreadable != nil {
 		// The model's context is rebuilt without them, as if never written.
-		e.log.Warn("unreadable events left out of the context", logSession, id, logErr, unreadable)
+		e.log.Warn("unreadable events left out of the context", tools.LogSession, id, tools.LogErr, unreadable)
 	}
 	e.attachFiles(ctx, t.messages)
 	text, requestID := readInputs(inputs)
@@ -345,10 +345,10 @@ func (e *Engine) endTurn(ctx context.Context, t *turn, outcome Outcome, cause er
 // or shutdown: session.error for the turn's input and for each queued
 // input it cancels, then interrupted (transient) or failed (permanent).
 func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) {
-	log := e.log.With(logSession, t.session.ID, logTurn, t.id)
+	log := e.log.With(tools.LogSession, t.session.ID, tools.LogTurn, t.id)
 	if errors.Is(cause, errCancelled) || errors.Is(cause, errInterrupted) {
 		if err := e.endTurn(ctx, t, OutcomeCancelled, cause); err != nil {
-			log.Error("end cancelled turn", logErr, err)
+			log.Error("end cancelled turn", tools.LogErr, err)
 		}
 		return
 	}
@@ -364,11 +364,11 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 			status = StatusFailed
 		}
 	default:
-		log.Error("turn failed", logErr, e.scrub.String(err.Error()))
+		log.Error("turn failed", tools.LogErr, e.scrub.String(err.Error()))
 	}
 	e.count("turns_" + string(status))
 	if err := e.stopBroken(ctx, t.session.ID, t.id, t.inputs, status, code, msg); err != nil {
-		log.Error("record failed turn", logErr, err)
+		log.Error("record failed turn", tools.LogErr, err)
 		return
 	}
 	e.observeTurnEnd(t, OutcomeFailed, code)

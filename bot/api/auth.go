@@ -12,6 +12,7 @@ import (
 	"brain/bot/config"
 	"brain/engine"
 	"brain/internal/keyguard"
+	"brain/tools"
 )
 
 // NewKeyGuard is the guard of the configured keys, for the API and the
@@ -107,7 +108,7 @@ func (a *Server) actingAs(r *http.Request, named, does string) (string, error) {
 	case named == "" || named == c.Name:
 		return c.Name, nil
 	case c.ActFor:
-		a.log.Info("api key acts for another", logRequestID, requestID(r.Context()), logPath, r.URL.Path, logKey, c.Name, logBy, named)
+		a.log.Info("api key acts for another", tools.LogRequestID, requestID(r.Context()), tools.LogPath, r.URL.Path, tools.LogAPIKey, c.Name, tools.LogBy, named)
 		return named, nil
 	}
 	return "", engine.Errorf(engine.CodeForbidden, "the API key %s %s as %q, not %q; give it act_for: true to act for others", c.Name, does, c.Name, named)

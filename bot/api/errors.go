@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // httpStatus maps error codes to HTTP statuses; a code missing here is
@@ -42,7 +43,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		status, code = http.StatusInternalServerError, engine.CodeInternal
 	}
 	if status == http.StatusInternalServerError {
-		log.Error("request failed", logRequestID, requestID(r.Context()), logMethod, r.Method, logPath, r.URL.Path, logErr, err)
+		log.Error("request failed", tools.LogRequestID, requestID(r.Context()), tools.LogMethod, r.Method, tools.LogPath, r.URL.Path, tools.LogErr, err)
 		msg = "internal error"
 	}
 	if status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {

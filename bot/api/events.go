@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // sseHeartbeat keeps idle streams alive through proxies.
@@ -142,7 +143,7 @@ func (a *Server) streamEvents(w http.ResponseWriter, r *http.Request, id string,
 		evs, err := a.engine.Events(ctx, id, after, 500)
 		if err != nil {
 			if ctx.Err() == nil {
-				a.log.Error("stream events", logRequestID, requestID(ctx), logSession, id, logErr, err)
+				a.log.Error("stream events", tools.LogRequestID, requestID(ctx), tools.LogSession, id, tools.LogErr, err)
 			}
 			return
 		}

@@ -8,6 +8,7 @@ import (
 
 	"brain/bot/telemetry"
 	"brain/engine"
+	"brain/tools"
 )
 
 // registerMetrics adds the API's own metrics to reg: HTTP requests by
@@ -97,6 +98,6 @@ func (a *Server) countStatus(status int) {
 func (a *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	if err := a.registry.Write(w); err != nil {
-		a.log.Debug("write metrics", logErr, err)
+		a.log.Debug("write metrics", tools.LogErr, err)
 	}
 }

@@ -25,19 +25,6 @@ import (
 	"brain/tools"
 )
 
-// Log attribute keys.
-const (
-	logRequestID = tools.LogRequestID
-	logErr       = tools.LogErr
-	logMethod    = tools.LogMethod
-	logPath      = tools.LogPath
-	logSession   = tools.LogSession
-	logKey       = "api_key" // an API key's name, never the key
-	logBy        = "by"
-	logStatus    = "status"
-	logDuration  = "duration"
-)
-
 // Engine is what the handlers ask of the engine; *engine.Engine has it.
 type Engine interface {
 	Stats() engine.Stats
@@ -198,8 +185,8 @@ func (a *Server) middleware(mux *http.ServeMux) http.Handler {
 				writeError(rec, r, a.log, fmt.Errorf("panic: %v", p))
 			}
 			a.countStatus(rec.status)
-			a.log.Debug("request", logMethod, r.Method, logPath, r.URL.Path, logStatus, rec.status,
-				logDuration, time.Since(start).Round(time.Microsecond).String(), logRequestID, id)
+			a.log.Debug("request", tools.LogMethod, r.Method, tools.LogPath, r.URL.Path, tools.LogStatus, rec.status,
+				tools.LogDuration, time.Since(start).Round(time.Microsecond).String(), tools.LogRequestID, id)
 		}()
 		h, pattern := mux.Handler(r)
 		if pattern == "" {

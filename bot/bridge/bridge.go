@@ -16,14 +16,6 @@ import (
 	"errors"
 
 	"brain/engine"
-	"brain/tools"
-)
-
-// Log attribute keys of the bridge loops.
-const (
-	logErr     = tools.LogErr
-	logSession = tools.LogSession
-	logThread  = tools.LogThreadKey
 )
 
 // Engine is what the deliverer asks of the engine; *engine.Engine has it.

@@ -3,12 +3,15 @@ package bridge
 import (
 	"context"
 	"sync"
+
+	"brain/engine"
+	"brain/engine/lease"
 )
 
-// Leaser claims a lease among the replicas sharing the store; the
-// engine's Lease.
+// Leaser claims a session's delivery lease among the replicas sharing the
+// store; the engine's LeaseDelivery.
 type Leaser interface {
-	Lease(ctx context.Context, key string) (release func(), held bool, err error)
+	LeaseDelivery(ctx context.Context, origin engine.Origin, sessionID string) (release func(), held bool, err error)
 }
 
 // Claims shares this replica's claim on a lease among its own holders:
@@ -31,14 +34,16 @@ type claim struct {
 	release func()
 }
 
-// Acquire claims key, or joins this replica's claim on it; held is false
-// when another replica holds it. release must be called exactly once.
-func (c *Claims) Acquire(ctx context.Context, key string) (release func(), held bool, err error) {
+// Acquire claims the delivery of origin's session, or joins this
+// replica's claim on it; held is false when another replica holds it.
+// release must be called exactly once.
+func (c *Claims) Acquire(ctx context.Context, origin engine.Origin, sessionID string) (release func(), held bool, err error) {
+	key := lease.DeliveryKey(string(origin), sessionID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cl := c.held[key]
 	if cl == nil {
-		rel, held, err := c.Leaser.Lease(ctx, key)
+		rel, held, err := c.Leaser.LeaseDelivery(ctx, origin, sessionID)
 		if err != nil || !held {
 			return func() {}, false, err
 		}

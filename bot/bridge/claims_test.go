@@ -14,8 +14,8 @@ type countingLeaser struct {
 	taken            map[string]bool
 }
 
-func (c *countingLeaser) Lease(_ context.Context, key string) (func(), bool, error) {
-	if c.taken[key] {
+func (c *countingLeaser) LeaseDelivery(_ context.Context, origin engine.Origin, id string) (func(), bool, error) {
+	if c.taken[string(origin)+":"+id] {
 		return func() {}, false, nil
 	}
 	c.claims++
@@ -29,11 +29,11 @@ func TestClaims_ShareOneLeaseAmongHolders(t *testing.T) {
 	ctx := context.Background()
 	l := &countingLeaser{taken: map[string]bool{"slack:other": true}}
 	c := &Claims{Leaser: l}
-	stream, held, err := c.Acquire(ctx, "slack:s1")
+	stream, held, err := c.Acquire(ctx, engine.OriginSlack, "s1")
 	if err != nil || !held {
 		t.Fatalf("first holder: held=%v err=%v", held, err)
 	}
-	pass, held, err := c.Acquire(ctx, "slack:s1")
+	pass, held, err := c.Acquire(ctx, engine.OriginSlack, "s1")
 	if err != nil || !held {
 		t.Fatalf("second holder on the same replica: held=%v err=%v", held, err)
 	}
@@ -49,10 +49,10 @@ func TestClaims_ShareOneLeaseAmongHolders(t *testing.T) {
 	if l.releases != 1 {
 		t.Fatalf("%d releases after the last holder, want 1", l.releases)
 	}
-	if _, held, _ := c.Acquire(ctx, "slack:other"); held {
+	if _, held, _ := c.Acquire(ctx, engine.OriginSlack, "other"); held {
 		t.Fatal("a key another replica holds was granted")
 	}
-	again, held, _ := c.Acquire(ctx, "slack:s1")
+	again, held, _ := c.Acquire(ctx, engine.OriginSlack, "s1")
 	if !held || l.claims != 2 {
 		t.Fatalf("claim after release: held=%v claims=%d", held, l.claims)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"brain/engine"
 	"brain/store"
+	"brain/tools"
 )
 
 // Deliverer renders new events of one platform's sessions as they are
@@ -60,7 +61,7 @@ func (d Deliverer) Run(ctx context.Context) {
 	}
 	all, err := d.Engine.Sessions(ctx, engine.SessionFilter{})
 	if err != nil && ctx.Err() == nil {
-		d.Log.Error("list sessions to deliver", logErr, err)
+		d.Log.Error("list sessions to deliver", tools.LogErr, err)
 	}
 	for _, s := range all {
 		if s.Origin == d.Origin {
@@ -81,7 +82,7 @@ func (d Deliverer) Run(ctx context.Context) {
 			if errors.Is(err, errDeliveryHeld) {
 				wait = d.Engine.LeaseTTL()
 			} else {
-				d.Log.Warn("delivery failed; will retry", logSession, id, "retry_in", pause.String(), logErr, err)
+				d.Log.Warn("delivery failed; will retry", tools.LogSession, id, tools.LogRetryIn, pause.String(), tools.LogErr, err)
 			}
 			wg.Add(1)
 			go func() {
@@ -111,7 +112,7 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 	if err != nil || s.Origin != d.Origin || d.runsElsewhere(s) {
 		return err
 	}
-	release, held, err := d.Claims.Acquire(ctx, string(d.Origin)+":"+id)
+	release, held, err := d.Claims.Acquire(ctx, d.Origin, id)
 	if err != nil {
 		return err
 	}

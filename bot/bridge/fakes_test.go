@@ -76,7 +76,7 @@ var _ Engine = (*fakeEngine)(nil)
 func (f *fakeEngine) Watch() *engine.Watcher { return f.WatchFunc() }
 
 // Lease is always held: the fake is the only replica.
-func (f *fakeEngine) Lease(context.Context, string) (func(), bool, error) {
+func (f *fakeEngine) LeaseDelivery(context.Context, engine.Origin, string) (func(), bool, error) {
 	f.leases.Add(1)
 	return func() {}, true, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"brain/internal/startstop"
 	"brain/store"
+	"brain/tools"
 )
 
 // maxBatch bounds one group commit.
@@ -160,7 +161,7 @@ func (w Worker) Run(ctx context.Context) {
 		now := w.Now()
 		items, err := w.Store.ClaimInbound(ctx, w.Source, owner, now, now.Add(claimFor), 50)
 		if err != nil && ctx.Err() == nil {
-			w.Log.Error("read inbox", logErr, err)
+			w.Log.Error("read inbox", tools.LogErr, err)
 		}
 		backoff := false
 		// Outcomes are written in one transaction per batch. A crash before
@@ -176,17 +177,17 @@ func (w Worker) Run(ctx context.Context) {
 			f := store.Finished{ID: it.ID}
 			if err != nil {
 				f.Err = err.Error()
-				w.Log.Error("inbound event failed", logThread, it.ThreadKey, logErr, err)
+				w.Log.Error("inbound event failed", tools.LogThreadKey, it.ThreadKey, tools.LogErr, err)
 			}
 			done = append(done, f)
 		}
 		if err := w.Store.FinishInbound(context.WithoutCancel(ctx), w.Now(), done); err != nil {
-			w.Log.Error("finish inbox items", logErr, err)
+			w.Log.Error("finish inbox items", tools.LogErr, err)
 		}
 		if now := w.Now(); now.Sub(pruned) > time.Hour {
 			pruned = now
 			if err := w.Store.PruneInbound(ctx, now.Add(-24*time.Hour)); err != nil && ctx.Err() == nil {
-				w.Log.Error("prune inbox", logErr, err)
+				w.Log.Error("prune inbox", tools.LogErr, err)
 			}
 		}
 		switch {

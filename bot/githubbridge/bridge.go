@@ -36,11 +36,6 @@ const Name = "github"
 // Origin is the origin of sessions started on GitHub.
 const Origin engine.Origin = Name
 
-const (
-	logErr    = tools.LogErr
-	logThread = tools.LogThreadKey
-)
-
 // Engine is what the GitHub bridge asks of the engine; *engine.Engine has
 // it.
 type Engine interface {
@@ -176,7 +171,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 		}
 	}
 	if err := b.client.React(ctx, t, it.CommentSource, it.CommentID, "eyes"); err != nil {
-		b.log.Warn("react to github comment", logThread, t.Key(), logErr, err)
+		b.log.Warn("react to github comment", tools.LogThreadKey, t.Key(), tools.LogErr, err)
 	}
 	if !exists {
 		s, _, err = b.eng.CreateSession(ctx, engine.NewSession{Agent: b.cfg.Agent, Origin: Origin, ThreadKey: t.Key(),
@@ -258,7 +253,7 @@ func (b *Bridge) conversationContext(ctx context.Context, t ghc.Thread, it githu
 			fmt.Fprintf(&sb, "<base>%s</base>\n<head>%s</head>\n", it.BaseRef, it.HeadRef)
 		}
 		if files, err := b.client.Files(ctx, t); err != nil {
-			b.log.Warn("list pull request files", logThread, t.Key(), logErr, err)
+			b.log.Warn("list pull request files", tools.LogThreadKey, t.Key(), tools.LogErr, err)
 		} else if len(files) > 0 {
 			sb.WriteString("<changed-files>\n" + strings.Join(files, "\n") + "\n</changed-files>\n")
 		}

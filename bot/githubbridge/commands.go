@@ -1,6 +1,8 @@
 package githubbridge
 
 import (
+	"brain/tools"
+
 	"context"
 	"fmt"
 	"strings"
@@ -110,7 +112,7 @@ func (b *Bridge) say(ctx context.Context, t ghc.Thread, text string) error {
 // react acknowledges a command; a failed reaction is only logged.
 func (b *Bridge) react(ctx context.Context, t ghc.Thread, it githubhook.Item, content string) error {
 	if err := b.client.React(ctx, t, it.CommentSource, it.CommentID, content); err != nil {
-		b.log.Warn("react to github command", logThread, t.Key(), logErr, err)
+		b.log.Warn("react to github command", tools.LogThreadKey, t.Key(), tools.LogErr, err)
 	}
 	return nil
 }

@@ -33,10 +33,7 @@ import (
 // InboxSource names Linear's items in the durable inbox.
 const InboxSource = "linear"
 
-// logErr is the log attribute key of errors.
-const logErr = "err"
-
-// Engine is what the Linear bridge asks of the engine; *engine.Engine has
+// tools.LogErr is the log attribute key of errors.
 // it.
 type Engine interface {
 	bridge.Engine
@@ -236,7 +233,7 @@ func (b *Bridge) parked(ctx context.Context, org string) (bool, error) {
 // reinstall may have come just before a crash).
 func (b *Bridge) unparkLoop(ctx context.Context) {
 	if toks, err := b.store.LinearTokens(ctx); err != nil {
-		b.log.Error("list linear workspaces", logErr, err)
+		b.log.Error("list linear workspaces", tools.LogErr, err)
 	} else {
 		for _, tok := range toks {
 			if tok.Status == store.LinearConnected {
@@ -257,7 +254,7 @@ func (b *Bridge) unparkLoop(ctx context.Context) {
 func (b *Bridge) unpark(ctx context.Context, org string) {
 	items, err := b.store.ParkedLinearInbound(ctx, org)
 	if err != nil {
-		b.log.Error("list parked linear webhooks", logOrg, org, logErr, err)
+		b.log.Error("list parked linear webhooks", tools.LogOrg, org, tools.LogErr, err)
 		return
 	}
 	for _, it := range items {
@@ -266,16 +263,16 @@ func (b *Bridge) unpark(ctx context.Context, org string) {
 		in := store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: it.Payload,
 			DedupeKeys: []string{fmt.Sprintf("linear:unparked:%d", it.ID)}}
 		if _, err := b.inbox.Record(ctx, in); err != nil {
-			b.log.Error("requeue parked linear webhook", logOrg, org, logErr, err)
+			b.log.Error("requeue parked linear webhook", tools.LogOrg, org, tools.LogErr, err)
 			return
 		}
 		if err := b.store.UnparkLinearInbound(ctx, it.ID); err != nil {
-			b.log.Error("unpark linear webhook", logOrg, org, logErr, err)
+			b.log.Error("unpark linear webhook", tools.LogOrg, org, tools.LogErr, err)
 			return
 		}
 	}
 	if len(items) > 0 {
-		b.log.Info("linear workspace reconnected; running the webhooks kept meanwhile", logOrg, org, "count", len(items))
+		b.log.Info("linear workspace reconnected; running the webhooks kept meanwhile", tools.LogOrg, org, tools.LogCount, len(items))
 	}
 }
 
@@ -343,7 +340,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 		return err
 	} else if park {
 		b.log.Warn("linear workspace is not connected; webhook kept until it is (install the app at "+b.publicURL+InstallPath+")",
-			logOrg, it.OrganizationID, "thread", it.ThreadKey)
+			tools.LogOrg, it.OrganizationID, tools.LogThread, it.ThreadKey)
 		if err := b.store.ParkLinearInbound(ctx, b.now(), it.OrganizationID, rec); err != nil {
 			return err
 		}
@@ -366,7 +363,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 		// Linear shows the session as unresponsive without an activity
 		// within 10 s: acknowledge before the model is even asked.
 		if err := client.Thought(ctx, it.SessionID, ackID(it.SessionID), ackText, false); err != nil {
-			b.log.Error("acknowledge linear session", logErr, err)
+			b.log.Error("acknowledge linear session", tools.LogErr, err)
 		}
 	}
 	if it.Stop {

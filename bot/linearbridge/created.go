@@ -8,6 +8,7 @@ import (
 
 	"brain/channels/linear"
 	"brain/engine"
+	"brain/tools"
 	"brain/webhooks/linearhook"
 )
 
@@ -43,7 +44,7 @@ func (b *Bridge) ackEarly(it linearhook.Item) {
 			err = c.Thought(ctx, it.SessionID, ackID(it.SessionID), ackText, false)
 		}
 		if err != nil {
-			b.log.Warn("early acknowledgement of a linear session failed; the worker sends it again", logErr, err)
+			b.log.Warn("early acknowledgement of a linear session failed; the worker sends it again", tools.LogErr, err)
 		}
 	}()
 }
@@ -68,7 +69,7 @@ func (b *Bridge) startSession(ctx context.Context, c *linear.Client, it linearho
 	if b.publicURL != "" {
 		// The session's page in the web console.
 		if err := c.AddExternalURL(ctx, it.SessionID, "brain session", b.publicURL+"/sessions/"+s.ID); err != nil {
-			b.log.Warn("link linear session to brain", logErr, err)
+			b.log.Warn("link linear session to brain", tools.LogErr, err)
 		}
 	}
 	if !b.cfg.MovesToStarted() || it.IssueID == "" {
@@ -76,7 +77,7 @@ func (b *Bridge) startSession(ctx context.Context, c *linear.Client, it linearho
 	}
 	is, err := c.Issue(ctx, it.IssueID)
 	if err != nil {
-		b.log.Warn("read delegated linear issue", "issue", it.IssueIdentifier, logErr, err)
+		b.log.Warn("read delegated linear issue", tools.LogIssue, it.IssueIdentifier, tools.LogErr, err)
 		return
 	}
 	state, delegate := "", ""
@@ -87,7 +88,7 @@ func (b *Bridge) startSession(ctx context.Context, c *linear.Client, it linearho
 		delegate = b.appUser(ctx, it.OrganizationID)
 	}
 	if err := c.UpdateIssue(ctx, is.ID, state, delegate); err != nil {
-		b.log.Warn("move delegated linear issue to started", "issue", it.IssueIdentifier, logErr, err)
+		b.log.Warn("move delegated linear issue to started", tools.LogIssue, it.IssueIdentifier, tools.LogErr, err)
 	}
 }
 
@@ -99,7 +100,7 @@ func (b *Bridge) appUser(ctx context.Context, org string) string {
 	}
 	tok, err := b.store.LinearToken(ctx, org)
 	if err != nil && !errors.Is(err, engine.ErrNotFound) {
-		b.log.Warn("read linear workspace", logOrg, org, logErr, err)
+		b.log.Warn("read linear workspace", tools.LogOrg, org, tools.LogErr, err)
 	}
 	return tok.AppUserID
 }

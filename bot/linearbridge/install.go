@@ -12,6 +12,7 @@ import (
 
 	"brain/channels/linear"
 	"brain/store"
+	"brain/tools"
 )
 
 // Install paths, under public_url.
@@ -57,7 +58,7 @@ func (in *Installer) Install(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := in.Store.SaveOAuthState(r.Context(), now, state, now.Add(stateTTL)); err != nil {
-		in.Log.Error("save linear install state", logErr, err)
+		in.Log.Error("save linear install state", tools.LogErr, err)
 		page(w, http.StatusInternalServerError, "Could not start the install", "brain could not record the install request; see its log.")
 		return
 	}
@@ -73,7 +74,7 @@ func (in *Installer) Callback(w http.ResponseWriter, r *http.Request) {
 	if state != "" {
 		ok, err := in.Store.ConsumeOAuthState(ctx, in.Now(), state)
 		if err != nil {
-			in.Log.Error("check linear install state", logErr, err)
+			in.Log.Error("check linear install state", tools.LogErr, err)
 			page(w, http.StatusInternalServerError, "Install failed", "brain could not check the install request; see its log.")
 			return
 		}
@@ -94,13 +95,13 @@ func (in *Installer) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	g, err := in.OAuth.Exchange(ctx, q.Get("code"), in.redirectURI())
 	if err != nil {
-		in.Log.Warn("linear install: code exchange failed", logErr, err)
+		in.Log.Warn("linear install: code exchange failed", tools.LogErr, err)
 		page(w, http.StatusBadGateway, "Install failed", "Linear refused the code exchange ("+err.Error()+"). Check linear.client_id and linear.client_secret, and that the OAuth app's callback URL is "+in.redirectURI()+". Nothing was stored. "+again)
 		return
 	}
 	v, err := linear.New(in.APIURL, g.AccessToken, nil, in.Log).Viewer(ctx)
 	if err != nil {
-		in.Log.Warn("linear install: viewer query failed", logErr, err)
+		in.Log.Warn("linear install: viewer query failed", tools.LogErr, err)
 		page(w, http.StatusBadGateway, "Install failed", "Linear did not say which workspace this is ("+err.Error()+"). Nothing was stored. "+again)
 		return
 	}
@@ -114,11 +115,11 @@ func (in *Installer) Callback(w http.ResponseWriter, r *http.Request) {
 		tok.ExpiresAt = now.Add(g.ExpiresIn)
 	}
 	if err := in.Store.SaveLinearToken(ctx, tok); err != nil {
-		in.Log.Error("store linear tokens", logOrg, v.OrganizationID, logErr, err)
+		in.Log.Error("store linear tokens", tools.LogOrg, v.OrganizationID, tools.LogErr, err)
 		page(w, http.StatusInternalServerError, "Install failed", "brain could not store the workspace's tokens; see its log. "+again)
 		return
 	}
-	in.Log.Info("linear workspace connected", logOrg, v.OrganizationID, logOrgName, v.OrganizationName, "expires_at", tok.ExpiresAt)
+	in.Log.Info("linear workspace connected", tools.LogOrg, v.OrganizationID, tools.LogWorkspace, v.OrganizationName, tools.LogExpiresAt, tok.ExpiresAt)
 	if in.Connected != nil {
 		in.Connected(context.WithoutCancel(ctx), v.OrganizationID)
 	}

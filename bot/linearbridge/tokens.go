@@ -11,12 +11,7 @@ import (
 	"brain/channels/linear"
 	"brain/engine"
 	"brain/store"
-)
-
-// Log attribute keys of the token manager.
-const (
-	logOrg     = "organization_id"
-	logOrgName = "workspace"
+	"brain/tools"
 )
 
 // ErrDisconnected is a Linear workspace brain has no working token for:
@@ -219,9 +214,9 @@ func (t *Tokens) exchange(ctx context.Context, tok store.LinearToken) (string, e
 	if !swapped {
 		// Our lease ran out and another process stored its own pair:
 		// both access tokens are valid, ours for this call.
-		t.Log.Warn("linear token refreshed twice; keeping the other process's pair", logOrg, org)
+		t.Log.Warn("linear token refreshed twice; keeping the other process's pair", tools.LogOrg, org)
 	}
-	t.Log.Info("linear token refreshed", logOrg, org, logOrgName, tok.OrganizationName, "expires_at", next.ExpiresAt)
+	t.Log.Info("linear token refreshed", tools.LogOrg, org, tools.LogWorkspace, tok.OrganizationName, tools.LogExpiresAt, next.ExpiresAt)
 	return next.AccessToken, nil
 }
 
@@ -236,6 +231,6 @@ func (t *Tokens) warnOnce(tok store.LinearToken, err error) {
 	t.mu.Unlock()
 	if !seen {
 		t.Log.Error("Linear refused to refresh a workspace's token; its webhooks are kept and run once it is reconnected: install the app again",
-			logOrg, tok.OrganizationID, logOrgName, tok.OrganizationName, "install", t.Install, logErr, err)
+			tools.LogOrg, tok.OrganizationID, tools.LogWorkspace, tok.OrganizationName, tools.LogInstall, t.Install, tools.LogErr, err)
 	}
 }

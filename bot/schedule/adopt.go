@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"brain/store"
+	"brain/tools"
 )
 
 // adoptEvery is how often the scheduler looks for running runs that no
@@ -48,17 +49,16 @@ func (w *watched) has(r store.ScheduleRun) bool {
 }
 
 // adoptLoop adopts orphaned runs every adoptEvery until Stop.
-func (s *Scheduler) adoptLoop() {
-	defer s.wg.Done()
+func (s *Scheduler) adoptLoop(ctx context.Context) {
 	tick := time.NewTicker(adoptEvery)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-			if err := s.adopt(s.ctx); err != nil && s.ctx.Err() == nil {
-				s.log.Error("adopt schedule runs", logErr, err)
+			if err := s.adopt(ctx); err != nil && ctx.Err() == nil {
+				s.log.Error("adopt schedule runs", tools.LogErr, err)
 			}
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		}
 	}

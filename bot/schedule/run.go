@@ -9,6 +9,7 @@ import (
 	"brain/bot/config"
 	"brain/engine"
 	"brain/store"
+	"brain/tools"
 )
 
 const (
@@ -26,12 +27,10 @@ func (s *Scheduler) watchAsync(cfg config.ScheduleConfig, run store.ScheduleRun,
 	if s.stopped || !s.watching.add(run) {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.life.Go(func(ctx context.Context) {
 		defer s.watching.done(run)
-		s.watch(s.ctx, cfg, run, inputSeq)
-	}()
+		s.watch(ctx, cfg, run, inputSeq)
+	})
 }
 
 func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run store.ScheduleRun, inputSeq int64) {
@@ -48,7 +47,7 @@ func (s *Scheduler) watch(ctx context.Context, cfg config.ScheduleConfig, run st
 			if ctx.Err() != nil {
 				return
 			}
-			s.log.Error("watch schedule run", logSchedule, run.Schedule, logSession, run.SessionID, logErr, err)
+			s.log.Error("watch schedule run", tools.LogSchedule, run.Schedule, tools.LogSession, run.SessionID, tools.LogErr, err)
 		}
 		if changed == nil {
 			changed = s.engine.Changed(run.SessionID)
@@ -96,7 +95,7 @@ func (s *Scheduler) summary(ctx context.Context, sess engine.Session, inputSeq i
 		p, err := ev.Decode()
 		if err != nil {
 			// The run still ends; its outcome is read from the rest.
-			s.log.Warn("schedule run: unreadable event left out of the outcome", logSession, sess.ID, logErr, err)
+			s.log.Warn("schedule run: unreadable event left out of the outcome", tools.LogSession, sess.ID, tools.LogErr, err)
 			continue
 		}
 		payloads = append(payloads, p)
@@ -163,21 +162,21 @@ func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run s
 	first, err := s.store.FinishRun(ctx, run)
 	if err != nil {
 		if ctx.Err() == nil {
-			s.log.Error("record schedule run", logSchedule, run.Schedule, logErr, err)
+			s.log.Error("record schedule run", tools.LogSchedule, run.Schedule, tools.LogErr, err)
 		}
 		return run
 	}
 	if !first {
 		return run
 	}
-	s.log.Info("schedule run finished", logSchedule, run.Schedule, logFireTime, run.FireTime.Format(time.RFC3339),
-		logSession, run.SessionID, logRunState, status)
+	s.log.Info("schedule run finished", tools.LogSchedule, run.Schedule, tools.LogFireTime, run.FireTime.Format(time.RFC3339),
+		tools.LogSession, run.SessionID, tools.LogRunState, status)
 	if (cfg.PostTo == config.PostToConfig{}) {
 		return run
 	}
 	poster := s.outcomePoster()
 	if poster == nil {
-		s.log.Warn("schedule outcome not posted: nothing in this build posts to post_to", logSchedule, run.Schedule)
+		s.log.Warn("schedule outcome not posted: nothing in this build posts to post_to", tools.LogSchedule, run.Schedule)
 		return run
 	}
 	pctx, cancel := context.WithTimeout(ctx, postTimeout)
@@ -187,7 +186,7 @@ func (s *Scheduler) finish(ctx context.Context, cfg config.ScheduleConfig, run s
 		loc = e.loc
 	}
 	if err := poster.PostScheduleOutcome(pctx, cfg, viewRun(run, loc), outcome); err != nil {
-		s.log.Error("post schedule outcome", logSchedule, run.Schedule, logSession, run.SessionID, logErr, err)
+		s.log.Error("post schedule outcome", tools.LogSchedule, run.Schedule, tools.LogSession, run.SessionID, tools.LogErr, err)
 	}
 	return run
 }

@@ -24,15 +24,8 @@ import (
 	"brain/engine"
 	"brain/store"
 	"brain/tools"
-)
 
-// Log attribute keys of the scheduler.
-const (
-	logSchedule = tools.LogSchedule
-	logFireTime = "fire_time"
-	logRunState = "run_status"
-	logSession  = tools.LogSession
-	logErr      = tools.LogErr
+	"brain/internal/startstop"
 )
 
 const (
@@ -110,12 +103,9 @@ type Scheduler struct {
 	started bool
 	stopped bool
 
-	ctx    context.Context // ends watchers and the loop at Stop
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	// ended is closed once the loop and every watcher are done, after Stop.
-	ended    chan struct{}
-	waitOnce sync.Once
+	// life runs the loop and the watchers, ends their context at Stop and
+	// waits for them.
+	life startstop.Lifecycle
 
 	posterMu sync.Mutex
 	poster   OutcomePoster
@@ -170,8 +160,6 @@ func New(cfg *config.Config, eng Engine, store store.Runs, log *slog.Logger, clo
 	for _, e := range entries {
 		s.byName[e.cfg.Name] = e
 	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	s.ended = make(chan struct{})
 	return s, nil
 }
 
@@ -204,6 +192,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		return nil
 	}
 	s.started = true
+	return s.life.Start(ctx, s.begin)
+}
+
+// begin is Start's work, with s.mu held.
+func (s *Scheduler) begin(ctx context.Context) error {
 	now := s.clock()
 	for _, e := range s.entries {
 		e.last = now
@@ -216,15 +209,14 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			e.last = later(last.FireTime, now.Add(-catchUpWindow))
 		}
 		if e.cfg.IsEnabled() && (e.cfg.PostTo != config.PostToConfig{}) && s.outcomePoster() == nil {
-			s.log.Warn("schedule has post_to but nothing in this build posts outcomes there; runs are recorded only", logSchedule, e.cfg.Name)
+			s.log.Warn("schedule has post_to but nothing in this build posts outcomes there; runs are recorded only", tools.LogSchedule, e.cfg.Name)
 		}
 	}
 	if err := s.pickUp(ctx); err != nil {
 		return fmt.Errorf("start schedules: %w", err)
 	}
-	s.wg.Add(2)
-	go s.loop()
-	go s.adoptLoop()
+	s.life.Go(s.loop)
+	s.life.Go(s.adoptLoop)
 	return nil
 }
 
@@ -234,32 +226,17 @@ func (s *Scheduler) Start(ctx context.Context) error {
 // Scheduler once stopped does not start again.
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
-	s.stopped = true
+	s.stopped = true // under mu: no watcher starts after this
 	s.mu.Unlock()
-	s.cancel()
-	s.waitOnce.Do(func() {
-		go func() {
-			s.wg.Wait()
-			close(s.ended)
-		}()
-	})
-	select {
-	case <-s.ended:
-		return nil
-	case <-ctx.Done():
+	if err := s.life.Stop(ctx, nil); err != nil {
+		return fmt.Errorf("stop schedules: %w", err)
 	}
-	select {
-	case <-s.ended: // both were ready
-		return nil
-	default:
-		return fmt.Errorf("stop schedules: %w", ctx.Err())
-	}
+	return nil
 }
 
 // loop calls Tick when the next occurrence is due (checking at least every
 // maxSleep) until Stop.
-func (s *Scheduler) loop() {
-	defer s.wg.Done()
+func (s *Scheduler) loop(ctx context.Context) {
 	var failed bool
 	for {
 		wait := s.untilNext(s.clock())
@@ -268,14 +245,14 @@ func (s *Scheduler) loop() {
 		}
 		timer := time.NewTimer(wait)
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-timer.C:
 		}
-		err := s.Tick(s.ctx, s.clock())
-		if failed = err != nil; failed && s.ctx.Err() == nil {
-			s.log.Error("schedule tick", logErr, err)
+		err := s.Tick(ctx, s.clock())
+		if failed = err != nil; failed && ctx.Err() == nil {
+			s.log.Error("schedule tick", tools.LogErr, err)
 		}
 	}
 }
@@ -318,7 +295,7 @@ func (s *Scheduler) Tick(ctx context.Context, now time.Time) error {
 			continue
 		}
 		if n > 1 {
-			s.log.Warn("schedule occurrences were missed; only the most recent runs", logSchedule, e.cfg.Name, "missed", n-1)
+			s.log.Warn("schedule occurrences were missed; only the most recent runs", tools.LogSchedule, e.cfg.Name, tools.LogMissed, n-1)
 		}
 		if _, err := s.fire(ctx, e, at, store.TriggerCron); err != nil && !errors.Is(err, engine.ErrConflict) {
 			errs = append(errs, fmt.Errorf("schedule %s at %s: %w", e.cfg.Name, at.In(e.loc).Format(time.RFC3339), err))
@@ -371,13 +348,13 @@ func (s *Scheduler) fire(ctx context.Context, e *scheduleEntry, at time.Time, tr
 	if !claimed {
 		return Run{}, engine.Errorf(engine.CodeConflict, "the run of schedule %q for %s was already claimed", e.cfg.Name, at.In(e.loc).Format(time.RFC3339Nano))
 	}
-	log := s.log.With(logSchedule, e.cfg.Name, logFireTime, at.In(e.loc).Format(time.RFC3339))
+	log := s.log.With(tools.LogSchedule, e.cfg.Name, tools.LogFireTime, at.In(e.loc).Format(time.RFC3339))
 	if run.Status == store.RunSkipped {
 		log.Info("schedule occurrence skipped: the previous run is still in progress")
 		return viewRun(run, e.loc), nil
 	}
 	run = s.start(ctx, e, run)
-	log.Info("schedule run started", logSession, run.SessionID, "trigger", trigger, logRunState, run.Status)
+	log.Info("schedule run started", tools.LogSession, run.SessionID, tools.LogTrigger, trigger, tools.LogRunState, run.Status)
 	return viewRun(run, e.loc), nil
 }
 
@@ -400,12 +377,12 @@ func (s *Scheduler) start(ctx context.Context, e *scheduleEntry, run store.Sched
 		input, _, err = s.engine.Send(ctx, sess.ID, engine.Input{Text: runInput(e, run), Author: e.cfg.Name, IdempotencyKey: key})
 	}
 	if err != nil {
-		if s.ctx.Err() != nil || ctx.Err() != nil {
+		if s.stopped || ctx.Err() != nil {
 			return run
 		}
 		msg := engine.ErrorMessage(err)
 		if engine.CodeOf(err) == engine.CodeInternal {
-			s.log.Error("start schedule run", logSchedule, e.cfg.Name, logErr, err)
+			s.log.Error("start schedule run", tools.LogSchedule, e.cfg.Name, tools.LogErr, err)
 			msg = "internal error (see the brain log)"
 		}
 		return s.finish(ctx, e.cfg, run, store.RunFailed, "the run could not start: "+msg)

@@ -8,6 +8,7 @@ import (
 	"brain/bot/bridge"
 	"brain/channels/slack"
 	"brain/engine"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -55,7 +56,7 @@ func (b *Bridge) onThreadStarted(ctx context.Context, a slackhook.Agent) error {
 		return nil
 	}
 	if err := b.poster.SetSuggestedPrompts(ctx, a.Channel, a.ThreadTS, b.prompts); err != nil {
-		b.log.Warn("slack refused suggested prompts", logErr, err)
+		b.log.Warn("slack refused suggested prompts", tools.LogErr, err)
 	}
 	return nil
 }
@@ -63,6 +64,6 @@ func (b *Bridge) onThreadStarted(ctx context.Context, a slackhook.Agent) error {
 // titleThread names a new assistant thread after its first request.
 func (b *Bridge) titleThread(ctx context.Context, m slackhook.Message) {
 	if err := b.poster.SetTitle(ctx, m.Channel, m.ThreadTS, m.Text); err != nil {
-		b.log.Debug("slack refused the thread title", logErr, err)
+		b.log.Debug("slack refused the thread title", tools.LogErr, err)
 	}
 }

@@ -39,10 +39,7 @@ import (
 // InboxSource names Slack's items in the durable inbox.
 const InboxSource = "slack"
 
-// logErr is the log attribute key of errors.
-const logErr = "err"
-
-// Engine is what the Slack bridge asks of the engine; *engine.Engine has it.
+// tools.LogErr is the log attribute key of errors.
 type Engine interface {
 	bridge.Engine
 	slack.Approvals
@@ -78,7 +75,7 @@ type Bridge struct {
 	reader   *slack.Reader
 	files    *filestore.Store // nil: shared files are named, not kept
 	live     *slack.Live
-	claims   *bridge.Claims // the session delivery leases, shared by the deliverer and live replies
+	pins     *bridge.Pins // the session delivery leases, shared by the deliverer and live replies
 	router   bridge.Router
 	// prompts are offered in new assistant threads (the agent's
 	// slack.suggested_prompts).
@@ -129,8 +126,8 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 	// Streamed text exists only in the replica running the turn: the live
 	// reply pins the session's delivery there (claims shared with the
 	// deliverer) until the turn's end is rendered.
-	b.claims = &bridge.Claims{Leaser: eng}
-	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log, Pin: b.pinDelivery}
+	b.pins = bridge.NewPins(eng, store, engine.OriginSlack)
+	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log, Pin: b.pins}
 	b.renderer.Live = b.live
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
@@ -175,7 +172,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
 			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
-		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery, Claims: b.claims}
+		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery, Claims: b.pins.Claims}
 		if b.live != nil {
 			b.live.Start() // before any turn can run, so no first words are missed
 		}
@@ -199,19 +196,19 @@ func (b *Bridge) identify(ctx context.Context) {
 	id, err := b.poster.Identity(actx)
 	cancel()
 	if err != nil {
-		b.log.Error("slack auth.test failed; check slack.bot_token (own messages are still recognised by bot_id)", logErr, err)
+		b.log.Error("slack auth.test failed; check slack.bot_token (own messages are still recognised by bot_id)", tools.LogErr, err)
 		return
 	}
 	b.mu.Lock()
 	b.botUser, b.team, b.botID, b.url = id.UserID, id.TeamID, id.BotID, id.URL
 	b.mu.Unlock()
 	b.handler.BotUserID = id.UserID
-	b.log.Info("slack connected", "team", id.Team, "bot_user", id.UserID)
+	b.log.Info("slack connected", tools.LogTeam, id.Team, tools.LogBotUser, id.UserID)
 }
 
 func (b *Bridge) runSocket(ctx context.Context) {
 	if err := b.socket.Run(ctx, hookInbox{b.inbox}, b.botUserID(), b.log); err != nil && ctx.Err() == nil {
-		b.log.Error("slack socket mode stopped", logErr, err)
+		b.log.Error("slack socket mode stopped", tools.LogErr, err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"brain/channels/slack"
 	"brain/engine"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -29,7 +30,7 @@ func (b *Bridge) openDecisionForm(ctx context.Context, a slackhook.Action, appro
 	f := slack.DecisionForm{Approval: ap.ID, Approve: approve, Channel: a.Channel, ThreadTS: a.ThreadTS}
 	if err := b.poster.OpenDecisionForm(ctx, a.TriggerID, ap, f); err != nil {
 		// The trigger lasts about 3 seconds; a slow inbox can miss it.
-		b.log.Warn("slack decision form not opened", "approval_id", ap.ID, logErr, err)
+		b.log.Warn("slack decision form not opened", tools.LogApprovalID, ap.ID, tools.LogErr, err)
 		return notify("The form could not be opened in time; click the button again.")
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"brain/bot/filestore"
 	"brain/channels/slack"
 	"brain/engine"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -87,7 +88,7 @@ func (b *Bridge) keep(ref *engine.FileRef, data []byte, err error) {
 		ref.Error = fmt.Sprintf("it is larger than the limit of %s", filestore.Size(b.cfg.Files.MaxFileBytes))
 		return
 	case err != nil:
-		b.log.Warn("slack file download failed", "file", ref.SourceID, logErr, err)
+		b.log.Warn("slack file download failed", tools.LogFile, ref.SourceID, tools.LogErr, err)
 		ref.Error = downloadFailed + clip(err.Error(), 160) + ")"
 		return
 	}
@@ -99,7 +100,7 @@ func (b *Bridge) keep(ref *engine.FileRef, data []byte, err error) {
 	}
 	hash, err := b.files.Put(data)
 	if err != nil {
-		b.log.Error("slack file not stored", "file", ref.SourceID, logErr, err)
+		b.log.Error("slack file not stored", tools.LogFile, ref.SourceID, tools.LogErr, err)
 		ref.Error = "it could not be stored"
 		return
 	}

@@ -7,6 +7,7 @@ import (
 
 	"brain/channels/slack"
 	"brain/engine"
+	"brain/tools"
 )
 
 // Bounds of the Home tab's reads.
@@ -155,7 +156,7 @@ func (h homeRefresher) Render(ctx context.Context, s engine.Session, ev engine.E
 			continue
 		}
 		if err := h.b.publishHome(ctx, u); err != nil {
-			h.b.log.Warn("slack home tab not refreshed", "user", u, logErr, err)
+			h.b.log.Warn("slack home tab not refreshed", tools.LogUser, u, tools.LogErr, err)
 		}
 	}
 	return nil

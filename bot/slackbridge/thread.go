@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"brain/channels/slack"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -31,7 +32,7 @@ func (b *Bridge) threadContext(ctx context.Context, m slackhook.Message) (string
 	}
 	if err != nil {
 		// The session still starts; the model is told what it misses.
-		b.log.Warn("slack thread not read", logErr, err)
+		b.log.Warn("slack thread not read", tools.LogErr, err)
 		return "You were mentioned in an existing Slack thread, but its earlier messages could not be read (" +
 			clip(err.Error(), 200) + "). Ask if you need them.", nil
 	}

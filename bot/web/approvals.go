@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // maxComment caps an approver's comment or reason.
@@ -94,7 +95,7 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v visitor) {
 		s.engineError(w, r, v, err)
 		return
 	}
-	s.log.Info("console decided an approval", logSession, a.SessionID, "approval", id, "decision", decision, logWho, by)
+	s.log.Info("console decided an approval", tools.LogSession, a.SessionID, tools.LogApproval, id, tools.LogDecision, decision, tools.LogWho, by)
 	s.backTo(w, r, "/approvals/"+url.PathEscape(id), decision+"d")
 }
 

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"brain/tools"
 )
 
 // cookieName carries the console session's token; the session itself
@@ -297,7 +299,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 	// client address with the API's (one budget of guesses for both).
 	c, wait, ok := s.keys.Check(r.RemoteAddr, strings.TrimSpace(r.PostForm.Get("key")))
 	if !ok {
-		s.log.Info("console sign-in refused", logPath, r.URL.Path)
+		s.log.Info("console sign-in refused", tools.LogPath, r.URL.Path)
 		status, msg := http.StatusUnauthorized, "That is not one of brain's API keys."
 		if wait > 0 {
 			secs := int(math.Ceil(wait.Seconds()))
@@ -319,7 +321,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, old, v visitor, 
 	s.auth.drop(old.token)
 	v = s.auth.put(v)
 	s.setCookie(w, r, v)
-	s.log.Info("console sign-in", logWho, v.name)
+	s.log.Info("console sign-in", tools.LogWho, v.name)
 	s.render(w, r, http.StatusOK, "bounce", v, bounceView{Target: next})
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // liveHeartbeat keeps idle streams (and proxies) alive.
@@ -63,7 +64,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		evs, err := s.cfg.Engine.Events(ctx, id, after, 500)
 		if err != nil {
 			if ctx.Err() == nil {
-				s.log.Error("console live timeline", logSession, id, logErr, err)
+				s.log.Error("console live timeline", tools.LogSession, id, tools.LogErr, err)
 			}
 			return
 		}
@@ -75,7 +76,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		for _, ev := range evs {
 			after = ev.Seq
 			if err := s.writeItem(&buf, ev); err != nil {
-				s.log.Error("render console timeline item", logSession, id, logErr, err)
+				s.log.Error("render console timeline item", tools.LogSession, id, tools.LogErr, err)
 				return
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"brain/tools"
 )
 
 // SlackCallbackPath is the redirect URL to register with the Slack app,
@@ -76,7 +78,7 @@ func (s *Server) slackCallback(w http.ResponseWriter, r *http.Request, v visitor
 	}
 	q := r.URL.Query()
 	refuse := func(status int, msg string) {
-		s.log.Info("console slack sign-in refused", "reason", msg)
+		s.log.Info("console slack sign-in refused", tools.LogReason, msg)
 		s.fail(w, r, v, status, "Sign in with Slack failed: "+msg)
 	}
 	if e := q.Get("error"); e != "" {
@@ -116,7 +118,7 @@ func (s *Server) slackCallback(w http.ResponseWriter, r *http.Request, v visitor
 	}
 	tok, err := slack.GetOpenIDConnectTokenContext(ctx, client, sc.ClientID, sc.ClientSecret, code, sc.RedirectURL, opts...)
 	if err != nil {
-		s.log.Warn("slack openid.connect.token", logErr, err)
+		s.log.Warn("slack openid.connect.token", tools.LogErr, err)
 		refuse(http.StatusBadGateway, "Slack did not accept the sign-in ("+clip(err.Error(), 200)+").")
 		return
 	}

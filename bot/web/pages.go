@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // pageNames are the templates/NAME.html pages; each defines "content"
@@ -66,7 +67,7 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	var buf bytes.Buffer
 	vw := view{Page: name, SignedIn: v.signedIn, Who: v.name, Open: !v.signedIn && s.open(r), Admin: s.admin(r, v), CSRF: v.csrf, Data: data}
 	if err := s.pages.byName[name].ExecuteTemplate(&buf, "layout", vw); err != nil {
-		s.log.Error("render console page", logPath, r.URL.Path, logErr, err)
+		s.log.Error("render console page", tools.LogPath, r.URL.Path, tools.LogErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}

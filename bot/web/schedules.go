@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"brain/bot/schedule"
+	"brain/tools"
 )
 
 type schedulesView struct {
@@ -36,7 +37,7 @@ func (s *Server) runSchedule(w http.ResponseWriter, r *http.Request, v visitor) 
 		s.engineError(w, r, v, err)
 		return
 	}
-	s.log.Info("console ran a schedule", "schedule", run.Schedule, logWho, v.name)
+	s.log.Info("console ran a schedule", tools.LogSchedule, run.Schedule, tools.LogWho, v.name)
 	if run.SessionID != "" {
 		http.Redirect(w, r, "/sessions/"+url.PathEscape(run.SessionID), http.StatusSeeOther)
 		return

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // Sessions list limits.
@@ -286,7 +287,7 @@ func (s *Server) cancel(w http.ResponseWriter, r *http.Request, v visitor) {
 		s.engineError(w, r, v, err)
 		return
 	}
-	s.log.Info("console cancelled a session", logSession, id, logWho, v.name)
+	s.log.Info("console cancelled a session", tools.LogSession, id, tools.LogWho, v.name)
 	http.Redirect(w, r, "/sessions/"+url.PathEscape(id)+"?notice=cancelled", http.StatusSeeOther)
 }
 
@@ -335,6 +336,6 @@ func (s *Server) engineError(w http.ResponseWriter, r *http.Request, v visitor, 
 }
 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, v visitor, err error) {
-	s.log.Error("console request failed", logPath, r.URL.Path, logErr, err)
+	s.log.Error("console request failed", tools.LogPath, r.URL.Path, tools.LogErr, err)
 	s.fail(w, r, v, http.StatusInternalServerError, "Internal error; the log has the details.")
 }

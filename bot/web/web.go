@@ -21,15 +21,6 @@ import (
 	"brain/bot/schedule"
 	"brain/engine"
 	"brain/internal/keyguard"
-	"brain/tools"
-)
-
-// Log attribute keys.
-const (
-	logErr     = tools.LogErr
-	logPath    = tools.LogPath
-	logSession = tools.LogSession
-	logWho     = "who"
 )
 
 //go:embed templates/*.html

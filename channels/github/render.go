@@ -1,6 +1,8 @@
 package github
 
 import (
+	"brain/tools"
+
 	"context"
 	"fmt"
 	"log/slog"
@@ -60,7 +62,7 @@ type card struct {
 func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
 	t, err := Parse(s.ThreadKey)
 	if err != nil {
-		r.Log.Warn("not a github thread; event skipped", "session_id", s.ID, "err", err)
+		r.Log.Warn("not a github thread; event skipped", tools.LogSession, s.ID, tools.LogErr, err)
 		return nil
 	}
 	payload, err := ev.Decode()

@@ -22,14 +22,6 @@ const maxResponse = 1 << 20
 // maxBackoff caps the wait between two tries (before jitter).
 const maxBackoff = 30 * time.Second
 
-// Log attribute keys.
-const (
-	logOp      = "op"
-	logAttempt = "attempt"
-	logWait    = tools.LogRetryAfter
-	logErr     = tools.LogErr
-)
-
 // APIError is a call Linear answered with an error: GraphQL errors (which
 // Linear sends with HTTP 200 as well as 4xx), a non-2xx status, or a
 // mutation that reported success false.
@@ -146,7 +138,7 @@ func (c *Client) do(ctx context.Context, op, query string, vars map[string]any, 
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
 			return nil, err // no time left to wait it out
 		}
-		c.log.DebugContext(ctx, "linear call retrying", logOp, op, logAttempt, attempt, logWait, wait, logErr, err)
+		c.log.DebugContext(ctx, "linear call retrying", tools.LogOp, op, tools.LogAttempt, attempt, tools.LogRetryAfter, wait, tools.LogErr, err)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

@@ -8,12 +8,10 @@ import (
 	"sync"
 
 	"brain/engine"
+	"brain/tools"
 )
 
-// logSession is the log attribute key of a session id.
-const logSession = "session_id"
-
-// Events is what the renderer reads of the engine; *engine.Engine has it.
+// tools.LogSession is the log attribute key of a session id.
 type Events interface {
 	engine.Log
 	engine.ApprovalReader
@@ -43,7 +41,10 @@ type Renderer struct {
 
 // Render renders one of the session's events as an activity.
 func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
-	agentSession := strings.TrimPrefix(s.ThreadKey, "linear:")
+	agentSession := s.ThreadKey
+	if t, ok := ParseThread(s.ThreadKey); ok {
+		agentSession = t.Session
+	}
 	c := r.Client
 	if r.ClientFor != nil {
 		var err error
@@ -86,7 +87,7 @@ func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s
 	payload, err := ev.Decode()
 	if err != nil {
 		// Retrying cannot make it readable: skip it rather than stall the thread.
-		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		r.Log.Warn("not delivering an unreadable event", tools.LogSession, s.ID, tools.LogErr, err)
 		return nil
 	}
 	note := func(approvalID, detail string) error {

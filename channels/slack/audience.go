@@ -10,6 +10,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"brain/engine"
+	"brain/tools"
 )
 
 // Audience is who gets an approval's card besides the session's thread
@@ -76,7 +77,7 @@ func (r *Renderer) postApproval(ctx context.Context, s engine.Session, channel, 
 		to := t.channel
 		if strings.HasPrefix(to, "@") {
 			if to, err = r.Poster.OpenDM(ctx, to[1:]); err != nil {
-				r.Log.Warn("no DM for an approval card", logSession, s.ID, logErr, err)
+				r.Log.Warn("no DM for an approval card", tools.LogSession, s.ID, tools.LogErr, err)
 				continue // one unreachable approver does not stall the thread
 			}
 		}
@@ -88,7 +89,7 @@ func (r *Renderer) postApproval(ctx context.Context, s engine.Session, channel, 
 			if i == 0 {
 				return err
 			}
-			r.Log.Warn("approval card copy not posted", logSession, s.ID, logErr, err)
+			r.Log.Warn("approval card copy not posted", tools.LogSession, s.ID, tools.LogErr, err)
 			continue
 		}
 		copies = append(copies, cardCopy{to, ts})
@@ -136,7 +137,7 @@ func (r *Renderer) updateApproval(ctx context.Context, channel, id string) error
 		}
 	}
 	for _, err := range errs {
-		r.Log.Warn("approval card copy not updated", "approval_id", id, logErr, err)
+		r.Log.Warn("approval card copy not updated", tools.LogApprovalID, id, tools.LogErr, err)
 	}
 	return nil
 }
@@ -169,7 +170,7 @@ func (r *Renderer) remindApproval(ctx context.Context, channel, threadTS string,
 			if i == 0 {
 				return fmt.Errorf("post approval reminder: %w", err)
 			}
-			r.Log.Warn("approval reminder copy not posted", "approval_id", a.ID, logErr, err)
+			r.Log.Warn("approval reminder copy not posted", tools.LogApprovalID, a.ID, tools.LogErr, err)
 		}
 	}
 	return nil

@@ -10,12 +10,6 @@ import (
 	"brain/tools"
 )
 
-// Log attribute keys of the renderer.
-const (
-	logSession = tools.LogSession
-	logErr     = tools.LogErr
-)
-
 // Approvals is what the renderer reads of the engine; *engine.Engine has it.
 type Approvals interface {
 	engine.ApprovalReader
@@ -64,7 +58,7 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 	payload, err := ev.Decode()
 	if err != nil {
 		// Retrying cannot make it readable: skip it rather than stall the thread.
-		r.Log.Warn("not delivering an unreadable event", logSession, s.ID, logErr, err)
+		r.Log.Warn("not delivering an unreadable event", tools.LogSession, s.ID, tools.LogErr, err)
 		return nil
 	}
 	team, _, _, _ := threadParts(s.ThreadKey)

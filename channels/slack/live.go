@@ -12,6 +12,7 @@ import (
 
 	"brain/engine"
 	"brain/store"
+	"brain/tools"
 )
 
 // How a workspace shows a turn's text while it is written, best first.
@@ -58,13 +59,9 @@ type Live struct {
 	// Interval is the least time between two writes to one message
 	// (DefaultLiveInterval when zero).
 	Interval time.Duration
-	// Pin, when set, keeps the session's delivery on this replica from a
-	// reply's first live write until its turn ends, so that no other
-	// replica posts the reply whole while this one streams it (replicas
-	// sharing a store; nil alone). held is false while another replica is
-	// delivering the session; ErrDelivered means another replica has
-	// delivered the turn already (posted whole), so it must not stream.
-	Pin func(ctx context.Context, sessionID, turn string) (release func(), held bool, err error)
+	// Pin, when set, keeps the session's delivery here from a reply's
+	// first live write until its turn ends (nil: nothing else delivers).
+	Pin Pinner
 
 	mu      sync.Mutex
 	feed    *engine.DeltaFeed
@@ -271,7 +268,7 @@ func (l *Live) Message(ctx context.Context, s engine.Session, turn, text string)
 		// and let the recorded text be posted whole.
 		r.dead = true
 		l.mu.Unlock()
-		l.Log.Warn("live text differs from the recorded answer; posting it whole", logSession, s.ID)
+		l.Log.Warn("live text differs from the recorded answer; posting it whole", tools.LogSession, s.ID)
 		return false
 	}
 	l.mu.Unlock()
@@ -343,7 +340,7 @@ func (l *Live) modeLocked(ctx context.Context, team string) liveMode {
 	if l.Modes != nil && team != "" {
 		name, ok, err := l.Modes.WorkspaceMode(ctx, string(engine.OriginSlack), team)
 		if err != nil {
-			l.Log.Warn("read workspace mode", logError, err)
+			l.Log.Warn("read workspace mode", tools.LogErr, err)
 			return m // ask again next time
 		}
 		for k, v := range modeNames {
@@ -369,7 +366,7 @@ func (l *Live) fallBack(ctx context.Context, r *liveReply, from liveMode, err er
 	if !moved {
 		return
 	}
-	l.Log.Info("slack refused a live reply; falling back", logChannel, r.channel, logError, err, "mode", modeNames[from+1])
+	l.Log.Info("slack refused a live reply; falling back", tools.LogSlackChan, r.channel, tools.LogErr, err, tools.LogMode, modeNames[from+1])
 	if l.Modes == nil || r.team == "" {
 		return
 	}
@@ -378,7 +375,7 @@ func (l *Live) fallBack(ctx context.Context, r *liveReply, from liveMode, err er
 		now = l.Now
 	}
 	if err := l.Modes.SetWorkspaceMode(ctx, now(), string(engine.OriginSlack), r.team, modeNames[from+1]); err != nil {
-		l.Log.Warn("remember workspace mode", logError, err)
+		l.Log.Warn("remember workspace mode", tools.LogErr, err)
 	}
 }
 
@@ -430,7 +427,7 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 		}
 		if err != nil {
 			if !errors.Is(err, ErrClosed) && ctx.Err() == nil {
-				l.Log.Warn("live reply write failed", logChannel, r.channel, logError, err)
+				l.Log.Warn("live reply write failed", tools.LogSlackChan, r.channel, tools.LogErr, err)
 			}
 			l.mu.Lock()
 			r.chunks = append(chunks, r.chunks...) // try again after an interval
@@ -452,14 +449,14 @@ func (l *Live) flush(ctx context.Context, r *liveReply, final bool) {
 			l.mu.Unlock()
 			if mode == modeStream && done != "" && (full || final) {
 				if err := l.Poster.stopStream(ctx, r.channel, done, tail...); err != nil {
-					l.Log.Warn("stop stream failed", logChannel, r.channel, logError, err)
+					l.Log.Warn("stop stream failed", tools.LogSlackChan, r.channel, tools.LogErr, err)
 				}
 			}
 			if mode == modeUpdate && done != "" && len(tail) > 0 {
 				// The posted-and-updated message gets the tail (feedback
 				// buttons) in its last update, like a stream's stop.
 				if err := l.Poster.update(ctx, r.channel, done, liveOptions("", text, tail...)...); err != nil {
-					l.Log.Warn("live reply tail failed", logChannel, r.channel, logError, err)
+					l.Log.Warn("live reply tail failed", tools.LogSlackChan, r.channel, tools.LogErr, err)
 				}
 			}
 			if full {

@@ -2,15 +2,23 @@ package slack
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"brain/tools"
 )
 
-// ErrDelivered is Live.Pin's answer for a turn another replica has
-// delivered already.
-var ErrDelivered = errors.New("the turn was delivered by another replica")
+// Pinner keeps a session's delivery with a live reply while it streams
+// into its thread, so that nothing else posts the reply whole meanwhile
+// (bot/bridge.Pins, which knows the replicas).
+type Pinner interface {
+	// Pin pins the session's delivery for turn's reply. release is nil
+	// when it is not pinned: delivered then means the turn was posted
+	// whole already, so the reply must not stream; otherwise Pin may be
+	// asked again later.
+	Pin(ctx context.Context, sessionID, turn string) (release func(), delivered bool, err error)
+}
 
 // A reply whose session another replica is delivering (a pass that began
 // before the turn) tries to pin it again after pinRetry, for at most
@@ -42,19 +50,19 @@ func (l *Live) pin(ctx context.Context, r *liveReply, chunks []slack.StreamChunk
 	if pinned {
 		return true
 	}
-	release, held, err := l.Pin(ctx, r.session, r.turn)
+	release, delivered, err := l.Pin.Pin(ctx, r.session, r.turn)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err == nil && held {
+	if err == nil && release != nil {
 		r.unpin = release
 		return true
 	}
-	if errors.Is(err, ErrDelivered) {
+	if delivered {
 		r.dead = true // its text is in the thread already
 		return false
 	}
 	if err != nil && ctx.Err() == nil {
-		l.Log.Warn("pin the session's delivery for a live reply", logSession, r.session, logError, err)
+		l.Log.Warn("pin the session's delivery for a live reply", tools.LogSession, r.session, tools.LogErr, err)
 	}
 	r.chunks = append(chunks, r.chunks...)
 	now := l.Poster.clock.Now()

@@ -34,14 +34,6 @@ var ErrClosed = errors.New("slack poster closed")
 // maxRateLimitRetries bounds how often one call is retried after a 429.
 const maxRateLimitRetries = 8
 
-// Log attribute keys.
-const (
-	logChannel = tools.LogSlackChan
-	logThread  = tools.LogSlackTS
-	logError   = tools.LogErr
-	logWait    = tools.LogRetryAfter
-)
-
 // Clock is the time source of the status throttle.
 type Clock interface {
 	Now() time.Time
@@ -250,7 +242,7 @@ func (p *Poster) call(ctx context.Context, channel string, fn func(ctx context.C
 		if !limited || attempt >= maxRateLimitRetries {
 			return err
 		}
-		p.log.DebugContext(ctx, "slack rate limited", logChannel, channel, logWait, wait)
+		p.log.DebugContext(ctx, "slack rate limited", tools.LogSlackChan, channel, tools.LogRetryAfter, wait)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():

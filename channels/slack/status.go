@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"brain/tools"
 )
 
 // maxStatusText bounds a status line.
@@ -116,7 +118,7 @@ func (p *Poster) fallBack(ctx context.Context, channel string, err error) bool {
 	p.plain[channel] = true
 	p.mu.Unlock()
 	if first {
-		p.log.InfoContext(ctx, "assistant status refused, using a status message", logChannel, channel, logError, refused.Err)
+		p.log.InfoContext(ctx, "assistant status refused, using a status message", tools.LogSlackChan, channel, tools.LogErr, refused.Err)
 	}
 	return true
 }
@@ -215,6 +217,6 @@ func (p *Poster) flushStatus(k threadKey, st *statusLine) {
 		return
 	}
 	if err := p.writeStatus(p.base, k.channel, st); err != nil && !errors.Is(err, ErrClosed) {
-		p.log.Warn("status update failed", logChannel, k.channel, logThread, k.thread, logError, err)
+		p.log.Warn("status update failed", tools.LogSlackChan, k.channel, tools.LogSlackTS, k.thread, tools.LogErr, err)
 	}
 }

@@ -115,18 +115,18 @@ func (f *Deltas) WatchDeltas(sessionID string) *engine.DeltaFeed { return f.Watc
 // Replica is a fake engine.Replica. Unlike the other fakes its zero value
 // works: the only replica, alone on its store, whose every lease is held.
 type Replica struct {
-	LeaseFunc        func(ctx context.Context, key string) (func(), bool, error)
+	LeaseFunc        func(ctx context.Context, origin engine.Origin, sessionID string) (func(), bool, error)
 	Shared           bool
 	HoldsSessionFunc func(id string) bool
 	ID               string
 	TTL              time.Duration
 }
 
-func (f *Replica) Lease(ctx context.Context, key string) (func(), bool, error) {
+func (f *Replica) LeaseDelivery(ctx context.Context, origin engine.Origin, sessionID string) (func(), bool, error) {
 	if f.LeaseFunc == nil {
 		return func() {}, true, nil
 	}
-	return f.LeaseFunc(ctx, key)
+	return f.LeaseFunc(ctx, origin, sessionID)
 }
 
 func (f *Replica) SharesStore() bool { return f.Shared }

@@ -80,9 +80,11 @@ func SessionKey(id string) string { return "session:" + id }
 // ApplyKey is the lease on an approval's apply.
 func ApplyKey(id string) string { return "apply:" + id }
 
-// DeliveryKey is the lease on delivering k (a platform's session) to its
-// platform.
-func DeliveryKey(k string) string { return "deliver:" + k }
+// DeliveryKey is the lease on delivering a session to a platform (its
+// origin, e.g. "slack").
+func DeliveryKey(platform, sessionID string) string {
+	return "deliver:" + platform + ":" + sessionID
+}
 
 // Memory is the Store of an engine that is alone on its store (an
 // embedded engine, tests, SQLite under its file lock): the same claims,

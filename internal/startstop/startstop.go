@@ -54,11 +54,15 @@ func (l *Lifecycle) Start(ctx context.Context, start func(ctx context.Context) e
 	return nil
 }
 
-// Go runs f in a goroutine with a context that ends at Stop. Call it only
-// from the start function given to Start.
+// Go runs f in a goroutine with a context that ends at Stop. Call it from
+// the start function given to Start, or while the service runs when the
+// service's own lock orders the call before Stop (a service that starts a
+// goroutine per job: it marks itself stopped under that lock before it
+// calls Stop, and checks the mark before Go, so Go never races Stop's
+// wait).
 func (l *Lifecycle) Go(f func(ctx context.Context)) {
 	run := l.run
-	l.wg.Add(1) // under mu, inside start, so it never races Stop's Wait
+	l.wg.Add(1) // inside start or ordered before Stop, so it never races Stop's Wait
 	go func() {
 		defer l.wg.Done()
 		f(run)

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"brain/store"
+	"brain/tools"
 )
 
 // notifyChannel is the channel migration 0010's trigger notifies;
@@ -60,7 +61,7 @@ func (s *Store) changes(ctx context.Context, poll time.Duration, log *slog.Logge
 		if ctx.Err() != nil {
 			return
 		}
-		log.Warn("live updates: LISTEN failed; polling until it is back", "retry_in", backoff.String(), "err", err)
+		log.Warn("live updates: LISTEN failed; polling until it is back", tools.LogRetryIn, backoff.String(), tools.LogErr, err)
 		// Poll until the next attempt to listen.
 		deadline := time.Now().Add(backoff)
 		for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -118,7 +119,7 @@ type poller struct {
 
 func (p *poller) poll(ctx context.Context, changed func(string), log *slog.Logger) {
 	if err := p.pollOnce(ctx, changed); err != nil && ctx.Err() == nil && !errors.Is(err, context.Canceled) {
-		log.Warn("live updates: poll sessions", "err", err)
+		log.Warn("live updates: poll sessions", tools.LogErr, err)
 	}
 }
 

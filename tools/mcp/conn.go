@@ -124,7 +124,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	}
 	c.resources = init.Capabilities.Resources != nil
 	c.version = c.client.ProtocolVersion()
-	s.log.Debug("mcp protocol negotiated", keyProtocol, c.version)
+	s.log.Debug("mcp protocol negotiated", tools.LogProtocol, c.version)
 	listed, err := c.listTools(ctx)
 	if err != nil {
 		c.close()

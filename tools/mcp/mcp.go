@@ -52,16 +52,6 @@ const (
 // up in the child's PATH, not in brain's.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 
-// Log attribute keys.
-const (
-	keyServer   = "mcp_server"
-	keyTool     = tools.LogTool
-	keyErr      = tools.LogErr
-	keyStderr   = "stderr"
-	keyCount    = "tools"
-	keyProtocol = "protocol"
-)
-
 // ServerConfig is one MCP server to connect to.
 type ServerConfig struct {
 	// ID names the server; its tools are offered as "<ID>__<tool>". Letters,
@@ -178,11 +168,11 @@ func Connect(ctx context.Context, servers []ServerConfig, log *slog.Logger, opts
 	seen := map[string]bool{}
 	for _, cfg := range servers {
 		if err := cfg.Validate(); err != nil {
-			log.Warn("mcp server skipped: invalid config", keyServer, cfg.ID, keyErr, err.Error())
+			log.Warn("mcp server skipped: invalid config", tools.LogMCPServer, cfg.ID, tools.LogErr, err.Error())
 			continue
 		}
 		if seen[cfg.ID] {
-			log.Warn("mcp server skipped: id used twice", keyServer, cfg.ID)
+			log.Warn("mcp server skipped: id used twice", tools.LogMCPServer, cfg.ID)
 			continue
 		}
 		seen[cfg.ID] = true

@@ -100,13 +100,13 @@ func (s *server) dropOnce(tool, why string) {
 	s.dropped[tool] = why
 	s.mu.Unlock()
 	if !seen {
-		s.log.Warn("mcp tool skipped: invalid x-mcp-header", keyTool, tool, keyErr, why)
+		s.log.Warn("mcp tool skipped: invalid x-mcp-header", tools.LogTool, tool, tools.LogErr, why)
 	}
 }
 
 func newServer(b *Bridge, cfg ServerConfig) *server {
 	s := &server{b: b, cfg: cfg, scrub: tools.NewScrubber(secretsOf(cfg)...), kick: make(chan struct{}, 1)}
-	s.log = slog.New(tools.RedactHandler(b.log.Handler(), s.scrub)).With(keyServer, cfg.ID)
+	s.log = slog.New(tools.RedactHandler(b.log.Handler(), s.scrub)).With(tools.LogMCPServer, cfg.ID)
 	return s
 }
 
@@ -169,7 +169,7 @@ func (s *server) sync(ctx context.Context, timer bool) {
 			return
 		}
 		if !c.lost.Load() {
-			s.log.Warn("mcp tool list refresh failed; keeping the previous list", keyErr, err.Error())
+			s.log.Warn("mcp tool list refresh failed; keeping the previous list", tools.LogErr, err.Error())
 			return
 		}
 	}
@@ -190,10 +190,10 @@ func (s *server) reconnect(ctx context.Context) {
 		if s.b.life.Err() != nil {
 			return
 		}
-		attrs := []any{keyErr, err.Error()}
+		attrs := []any{tools.LogErr, err.Error()}
 		if c != nil && c.stderr != nil {
 			if tail := c.stderr.String(); tail != "" {
-				attrs = append(attrs, keyStderr, tail)
+				attrs = append(attrs, tools.LogStderr, tail)
 			}
 		}
 		s.log.Warn("mcp server skipped: connect failed", attrs...)
@@ -208,7 +208,7 @@ func (s *server) reconnect(ctx context.Context) {
 	s.conn = c
 	s.mu.Unlock()
 	n := s.install(c, listed)
-	s.log.Info("mcp server connected", keyCount, n)
+	s.log.Info("mcp server connected", tools.LogTools, n)
 }
 
 // drop forgets a lost connection and its tools.
@@ -278,11 +278,11 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 	taken := map[string]bool{}
 	add := func(d tools.Definition, from string) {
 		if taken[d.Name] {
-			s.log.Warn("mcp tool skipped: its name clashes with another tool of the server", keyTool, from)
+			s.log.Warn("mcp tool skipped: its name clashes with another tool of the server", tools.LogTool, from)
 			return
 		}
 		if _, err := tools.Compile(d); err != nil {
-			s.log.Warn("mcp tool skipped: invalid definition", keyTool, from, keyErr, err.Error())
+			s.log.Warn("mcp tool skipped: invalid definition", tools.LogTool, from, tools.LogErr, err.Error())
 			return
 		}
 		taken[d.Name] = true
@@ -299,7 +299,7 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 		}
 		if t.Execution.TaskSupport == "required" {
 			// Only callable as a task, which the bridge does not do.
-			s.log.Debug("mcp tool skipped: it must run as a task", keyTool, t.Name)
+			s.log.Debug("mcp tool skipped: it must run as a task", tools.LogTool, t.Name)
 			continue
 		}
 		if why := headerProblem(t.InputSchema); why != "" {

@@ -14,17 +14,6 @@ import (
 // (GitHub caps payloads at 25 MB; conversations are far smaller).
 const DefaultMaxBody = 1 << 20
 
-// Log attribute keys.
-const (
-	logErr        = tools.LogErr
-	logPath       = tools.LogPath
-	logDelivery   = "delivery"
-	logEvent      = "event"
-	logIgnored    = tools.LogIgnored
-	logKind       = tools.LogKind
-	logDuplicated = "duplicate"
-)
-
 // Handler serves POST /github/webhook: it reads the raw body under a cap,
 // verifies X-Hub-Signature-256 before parsing anything, records the Item
 // in the Inbox and answers 200 (202 for a duplicate). Work happens after
@@ -71,13 +60,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := Verify(h.Secret, r.Header.Get(HeaderSignature), body); err != nil {
-		h.logger().Warn("github webhook rejected", append(reqAttrs(r), logErr, err)...)
+		h.logger().Warn("github webhook rejected", append(reqAttrs(r), tools.LogErr, err)...)
 		http.Error(w, "invalid X-Hub-Signature-256", http.StatusUnauthorized)
 		return
 	}
 	it, ignored, err := ParseEvent(r.Header.Get(HeaderEvent), body)
 	if err != nil {
-		h.logger().Warn("github webhook unparseable", append(reqAttrs(r), logErr, err)...)
+		h.logger().Warn("github webhook unparseable", append(reqAttrs(r), tools.LogErr, err)...)
 		http.Error(w, "the body is not a valid "+r.Header.Get(HeaderEvent)+" webhook", http.StatusBadRequest)
 		return
 	}
@@ -85,7 +74,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		ignored = "written by brain"
 	}
 	if ignored != "" {
-		h.logger().Debug("github webhook ignored", append(reqAttrs(r), logIgnored, ignored)...)
+		h.logger().Debug("github webhook ignored", append(reqAttrs(r), tools.LogIgnored, ignored)...)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -99,11 +88,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dup, err := h.Inbox.Record(r.Context(), it)
 	if err != nil {
-		h.logger().Error("github item not recorded", append(reqAttrs(r), logErr, err)...)
+		h.logger().Error("github item not recorded", append(reqAttrs(r), tools.LogErr, err)...)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h.logger().Debug("github item recorded", append(reqAttrs(r), logKind, it.Kind, logDuplicated, dup)...)
+	h.logger().Debug("github item recorded", append(reqAttrs(r), tools.LogKind, it.Kind, tools.LogDuplicate, dup)...)
 	if dup {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -114,12 +103,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // reqAttrs are the log attributes naming a request (header values are
 // quoted: they are the sender's text).
 func reqAttrs(r *http.Request) []any {
-	attrs := []any{logPath, r.URL.Path}
+	attrs := []any{tools.LogPath, r.URL.Path}
 	if d := r.Header.Get(HeaderDelivery); d != "" {
-		attrs = append(attrs, logDelivery, quoteShort(d))
+		attrs = append(attrs, tools.LogDelivery, quoteShort(d))
 	}
 	if e := r.Header.Get(HeaderEvent); e != "" {
-		attrs = append(attrs, logEvent, quoteShort(e))
+		attrs = append(attrs, tools.LogEvent, quoteShort(e))
 	}
 	return attrs
 }

@@ -13,18 +13,6 @@ import (
 // DefaultMaxBody caps a request body when Handler.MaxBody is not set.
 const DefaultMaxBody = 1 << 20
 
-// Log attribute keys.
-const (
-	logErr        = tools.LogErr
-	logPath       = tools.LogPath
-	logDelivery   = "delivery"
-	logEvent      = "event"
-	logIgnored    = tools.LogIgnored
-	logThreadKey  = tools.LogThreadKey
-	logKind       = tools.LogKind
-	logDuplicated = "duplicate"
-)
-
 // Handler serves Linear's webhook endpoint (/linear/webhook): it reads the
 // raw body under a cap, verifies signature and timestamp before parsing
 // anything, records the Item in the Inbox and answers an empty 200. Work on
@@ -63,18 +51,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		now = h.Clock
 	}
 	if err := Verify(h.Secret, r.Header.Get(HeaderSignature), body, now()); err != nil {
-		h.logger().Warn("linear webhook rejected", append(reqAttrs(r), logErr, err)...)
+		h.logger().Warn("linear webhook rejected", append(reqAttrs(r), tools.LogErr, err)...)
 		http.Error(w, "invalid Linear-Signature or stale webhookTimestamp", http.StatusUnauthorized)
 		return
 	}
 	it, ignored, err := ParseEvent(body)
 	if err != nil {
-		h.logger().Warn("linear webhook unparseable", append(reqAttrs(r), logErr, err)...)
+		h.logger().Warn("linear webhook unparseable", append(reqAttrs(r), tools.LogErr, err)...)
 		http.Error(w, "the body is not a valid AgentSessionEvent webhook", http.StatusBadRequest)
 		return
 	}
 	if ignored != "" {
-		h.logger().Debug("linear webhook ignored", append(reqAttrs(r), logIgnored, ignored)...)
+		h.logger().Debug("linear webhook ignored", append(reqAttrs(r), tools.LogIgnored, ignored)...)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
@@ -88,11 +76,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	dup, err := h.Inbox.Record(r.Context(), it)
 	if err != nil {
-		h.logger().Error("linear item not recorded", append(reqAttrs(r), logThreadKey, it.ThreadKey, logErr, err)...)
+		h.logger().Error("linear item not recorded", append(reqAttrs(r), tools.LogThreadKey, it.ThreadKey, tools.LogErr, err)...)
 		http.Error(w, "internal error", http.StatusInternalServerError)
 		return
 	}
-	h.logger().Debug("linear item recorded", append(reqAttrs(r), logThreadKey, it.ThreadKey, logKind, it.Kind, logDuplicated, dup)...)
+	h.logger().Debug("linear item recorded", append(reqAttrs(r), tools.LogThreadKey, it.ThreadKey, tools.LogKind, it.Kind, tools.LogDuplicate, dup)...)
 	w.WriteHeader(http.StatusOK)
 }
 
@@ -121,12 +109,12 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 
 // reqAttrs are the log attributes naming a request.
 func reqAttrs(r *http.Request) []any {
-	attrs := []any{logPath, r.URL.Path}
+	attrs := []any{tools.LogPath, r.URL.Path}
 	if d := r.Header.Get(HeaderDelivery); d != "" {
-		attrs = append(attrs, logDelivery, quote(d))
+		attrs = append(attrs, tools.LogDelivery, quote(d))
 	}
 	if e := r.Header.Get(HeaderEvent); e != "" {
-		attrs = append(attrs, logEvent, quote(e))
+		attrs = append(attrs, tools.LogEvent, quote(e))
 	}
 	return attrs
 }

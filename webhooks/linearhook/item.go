@@ -12,6 +12,8 @@ package linearhook
 import (
 	"context"
 	"strings"
+
+	"brain/internal/threadkey"
 )
 
 // Item kinds: the AgentSessionEvent actions we act on.
@@ -121,7 +123,7 @@ type Inbox interface {
 }
 
 // ThreadKey is the Item.ThreadKey of an agent session.
-func ThreadKey(sessionID string) string { return "linear:" + sessionID }
+func ThreadKey(sessionID string) string { return threadkey.Linear{Session: sessionID}.Key() }
 
 // validID reports whether s looks like a Linear id (a UUID) or another
 // short token: non-empty, at most 128 bytes of letters, digits, '-', '_' or

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"brain/internal/threadkey"
 )
 
 // EventResult is what one Events API envelope amounts to: a challenge to
@@ -178,7 +180,7 @@ func homeOpened(res EventResult, env envelope, ev messageEvent) EventResult {
 	res.Item = &Item{
 		Kind:       KindHome,
 		DedupeKeys: []string{"event:" + env.EventID},
-		ThreadKey:  homeKey(team, ev.User),
+		ThreadKey:  threadkey.SlackHome(team, ev.User),
 		Home:       &Home{User: ev.User, Team: team},
 	}
 	return res

@@ -21,19 +21,6 @@ const (
 	HeaderRetryReason = "X-Slack-Retry-Reason"
 )
 
-// Log attribute keys.
-const (
-	logErr         = tools.LogErr
-	logPath        = tools.LogPath
-	logEventID     = "event_id"
-	logEnvelopeID  = "envelope_id"
-	logRetryNum    = "retry_num"
-	logRetryReason = "retry_reason"
-	logIgnored     = tools.LogIgnored
-	logThreadKey   = tools.LogThreadKey
-	logType        = "type"
-)
-
 // Handler serves Slack's Events API and interactivity requests: it reads the
 // raw body under a cap, verifies the signature before parsing anything,
 // records each Item in the Inbox and acks with an empty 200. Work on the
@@ -85,7 +72,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	res, err := ParseEvent(body, h.BotUserID)
 	if err != nil {
-		h.logger().Warn("slack event unparseable", append(reqAttrs(r, ""), logErr, err)...)
+		h.logger().Warn("slack event unparseable", append(reqAttrs(r, ""), tools.LogErr, err)...)
 		http.Error(w, "the body is not a Slack Events API request", http.StatusBadRequest)
 		return
 	}
@@ -97,7 +84,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	case res.Item == nil:
-		h.logger().Debug("slack event ignored", append(reqAttrs(r, res.EventID), logIgnored, res.Ignored)...)
+		h.logger().Debug("slack event ignored", append(reqAttrs(r, res.EventID), tools.LogIgnored, res.Ignored)...)
 		w.WriteHeader(http.StatusOK)
 	default:
 		h.record(w, r, res.EventID, []Item{*res.Item})
@@ -111,7 +98,7 @@ func (h *Handler) serveInteractions(w http.ResponseWriter, r *http.Request) {
 	}
 	items, err := ParseInteraction(body)
 	if err != nil {
-		h.logger().Warn("slack interaction unparseable", append(reqAttrs(r, ""), logErr, err)...)
+		h.logger().Warn("slack interaction unparseable", append(reqAttrs(r, ""), tools.LogErr, err)...)
 		http.Error(w, "the body is not a Slack interaction payload", http.StatusBadRequest)
 		return
 	}
@@ -148,7 +135,7 @@ func (h *Handler) receive(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 		now = h.Clock
 	}
 	if err := Verify(h.SigningSecret, r.Header, body, now()); err != nil {
-		h.logger().Warn("slack request rejected", append(reqAttrs(r, ""), logErr, err)...)
+		h.logger().Warn("slack request rejected", append(reqAttrs(r, ""), tools.LogErr, err)...)
 		http.Error(w, "invalid or stale Slack request signature", http.StatusUnauthorized)
 		return nil, false
 	}
@@ -166,12 +153,12 @@ func (h *Handler) record(w http.ResponseWriter, r *http.Request, eventID string,
 	for _, it := range items {
 		dup, err := h.Inbox.Record(r.Context(), it)
 		if err != nil {
-			h.logger().Error("slack item not recorded", append(reqAttrs(r, eventID), logThreadKey, it.ThreadKey, logErr, err)...)
+			h.logger().Error("slack item not recorded", append(reqAttrs(r, eventID), tools.LogThreadKey, it.ThreadKey, tools.LogErr, err)...)
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}
 		if dup {
-			h.logger().Debug("slack item was a duplicate", append(reqAttrs(r, eventID), logThreadKey, it.ThreadKey)...)
+			h.logger().Debug("slack item was a duplicate", append(reqAttrs(r, eventID), tools.LogThreadKey, it.ThreadKey)...)
 		}
 	}
 	w.WriteHeader(http.StatusOK)
@@ -180,12 +167,12 @@ func (h *Handler) record(w http.ResponseWriter, r *http.Request, eventID string,
 // reqAttrs are the log attributes naming a request; built only when a
 // line is logged.
 func reqAttrs(r *http.Request, eventID string) []any {
-	attrs := []any{logPath, r.URL.Path}
+	attrs := []any{tools.LogPath, r.URL.Path}
 	if eventID != "" {
-		attrs = append(attrs, logEventID, eventID)
+		attrs = append(attrs, tools.LogEventID, eventID)
 	}
 	if n := r.Header.Get(HeaderRetryNum); n != "" {
-		attrs = append(attrs, logRetryNum, n, logRetryReason, r.Header.Get(HeaderRetryReason))
+		attrs = append(attrs, tools.LogRetryNum, n, tools.LogRetryReason, r.Header.Get(HeaderRetryReason))
 	}
 	return attrs
 }

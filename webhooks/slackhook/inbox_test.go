@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"brain/internal/threadkey"
 )
 
 // fakeInbox is an Inbox whose behaviour a test sets.
@@ -83,13 +85,13 @@ func checkWellFormed(t testing.TB, it Item) {
 		}
 	case KindHome:
 		h := it.Home
-		if h == nil || it.Message != nil || it.Action != nil || h.User == "" || it.ThreadKey != homeKey(h.Team, h.User) {
+		if h == nil || it.Message != nil || it.Action != nil || h.User == "" || it.ThreadKey != threadkey.SlackHome(h.Team, h.User) {
 			t.Fatalf("bad home item: %+v", it)
 		}
 	case KindAction:
 		a := it.Action
 		if a != nil && a.Home {
-			if it.Message != nil || a.User == "" || a.ActionID == "" || it.ThreadKey != homeKey(a.Team, a.User) {
+			if it.Message != nil || a.User == "" || a.ActionID == "" || it.ThreadKey != threadkey.SlackHome(a.Team, a.User) {
 				t.Fatalf("bad home action item: %+v", it)
 			}
 			return

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+
+	"brain/internal/threadkey"
 )
 
 // interaction holds the fields of a block_actions payload we use.
@@ -139,7 +141,7 @@ func homeClicks(in interaction, team string) []Item {
 		items = append(items, Item{
 			Kind:       KindAction,
 			DedupeKeys: []string{"action:home:" + a.ActionTS + ":" + in.User.ID + ":" + a.ActionID},
-			ThreadKey:  homeKey(team, in.User.ID),
+			ThreadKey:  threadkey.SlackHome(team, in.User.ID),
 			Action: &Action{
 				ActionID: a.ActionID, BlockID: a.BlockID, Value: firstNonEmpty(a.Value, a.SelectedOption.Value),
 				ActionTS: a.ActionTS, User: in.User.ID, Team: team, TriggerID: in.TriggerID, Home: true,

@@ -9,7 +9,11 @@
 // bot/slackbridge satisfies.
 package slackhook
 
-import "context"
+import (
+	"context"
+
+	"brain/internal/threadkey"
+)
 
 // Item kinds.
 const (
@@ -111,13 +115,8 @@ type Inbox interface {
 
 // threadKey builds an Item.ThreadKey.
 func threadKey(team, channel, root string) string {
-	return "slack:" + team + ":" + channel + ":" + root
+	return threadkey.Slack{Team: team, Channel: channel, TS: root}.Key()
 }
-
-// homeKey is the ThreadKey of a person's Home tab items, so they are
-// worked in order: "slack:<team>:home:<user>" (channel ids are never
-// "home").
-func homeKey(team, user string) string { return "slack:" + team + ":home:" + user }
 
 // validID reports whether s looks like a Slack id or timestamp: short,
 // non-empty, letters, digits, '.', '_' or '-'. Keys are built from these, so

@@ -9,6 +9,8 @@ import (
 
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
+
+	"brain/tools"
 )
 
 // socketReadLimit caps one Socket Mode frame, as DefaultMaxBody caps an
@@ -93,38 +95,38 @@ func (sr *socketRunner) handleEvent(ctx context.Context, evt socketmode.Event) {
 		}
 		var req socketmode.Request
 		if err := json.Unmarshal(bad.Message, &req); err != nil || req.EnvelopeID == "" {
-			sr.log.Warn("slack socket mode: unreadable frame", logErr, bad.Cause)
+			sr.log.Warn("slack socket mode: unreadable frame", tools.LogErr, bad.Cause)
 			return
 		}
 		sr.handleRequest(ctx, &req)
 	case socketmode.EventTypeInvalidAuth:
 		sr.log.Error("slack socket mode: invalid app token")
 	case socketmode.EventTypeConnectionError, socketmode.EventTypeIncomingError, socketmode.EventTypeErrorWriteFailed:
-		sr.log.Warn("slack socket mode: connection trouble", logType, string(evt.Type), logErr, eventError(evt.Data))
+		sr.log.Warn("slack socket mode: connection trouble", tools.LogType, string(evt.Type), tools.LogErr, eventError(evt.Data))
 	default: // connecting, connected, hello, disconnect
-		sr.log.Debug("slack socket mode", logType, string(evt.Type))
+		sr.log.Debug("slack socket mode", tools.LogType, string(evt.Type))
 	}
 }
 
 // handleRequest records a request's Items, then acks it.
 func (sr *socketRunner) handleRequest(ctx context.Context, req *socketmode.Request) {
-	log := sr.log.With(logEnvelopeID, req.EnvelopeID, logType, req.Type)
+	log := sr.log.With(tools.LogEnvelopeID, req.EnvelopeID, tools.LogType, req.Type)
 	if req.RetryAttempt > 0 {
-		log = log.With(logRetryNum, req.RetryAttempt, logRetryReason, req.RetryReason)
+		log = log.With(tools.LogRetryNum, req.RetryAttempt, tools.LogRetryReason, req.RetryReason)
 	}
 	items, err := socketItems(req, sr.botUserID)
 	if err != nil {
 		// Redelivery would fail the same way: ack it away.
-		log.Warn("slack socket mode: request unparseable", logErr, err)
+		log.Warn("slack socket mode: request unparseable", tools.LogErr, err)
 	}
 	for _, it := range items {
 		if _, err := sr.inbox.Record(ctx, it); err != nil {
-			log.Error("slack item not recorded; leaving unacked", logThreadKey, it.ThreadKey, logErr, err)
+			log.Error("slack item not recorded; leaving unacked", tools.LogThreadKey, it.ThreadKey, tools.LogErr, err)
 			return
 		}
 	}
 	if err := sr.client.AckCtx(ctx, req.EnvelopeID, nil); err != nil {
-		log.Warn("slack socket mode: ack failed", logErr, err)
+		log.Warn("slack socket mode: ack failed", tools.LogErr, err)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+
+	"brain/internal/threadkey"
 )
 
 // KindSubmission is an Item holding a submitted modal (view_submission).
@@ -82,7 +84,7 @@ func parseSubmission(payload []byte) ([]Item, error) {
 	return []Item{{
 		Kind:       KindSubmission,
 		DedupeKeys: []string{"view:" + v.ID + ":" + in.User.ID},
-		ThreadKey:  "slack:" + team + ":view:" + in.User.ID,
+		ThreadKey:  threadkey.SlackView(team, in.User.ID),
 		Submission: &Submission{CallbackID: v.CallbackID, Metadata: v.PrivateMetadata, ViewID: v.ID, User: in.User.ID, Team: team, Values: values},
 	}}, nil
 }

@@ -38,12 +38,7 @@ const maxBody = 32 << 20
 // Log messages and attribute keys. Every line names the test double so
 // nobody mistakes demo output for a real model.
 const (
-	logPrefix      = "fake model server (test double): "
-	logKeyProvider = "provider"
-	logKeyModel    = "model"
-	logKeyStream   = "stream"
-	logKeyPath     = tools.LogPath
-	logKeyErr      = tools.LogErr
+	logPrefix = "fake model server (test double): "
 )
 
 // Request is one request the fake model server (test double) received,
@@ -324,17 +319,17 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if err != nil {
 		h.record(req, false)
-		h.log.DebugContext(ctx, logPrefix+"bad request", logKeyPath, r.URL.Path, logKeyErr, err)
+		h.log.DebugContext(ctx, logPrefix+"bad request", tools.LogPath, r.URL.Path, tools.LogErr, err)
 		p.writeError(w, http.StatusBadRequest, "fake model server (test double): "+err.Error())
 		return
 	}
 	step := h.record(req, true)
 	h.log.DebugContext(ctx, logPrefix+"request",
-		logKeyProvider, req.Provider, logKeyModel, req.Model, logKeyStream, req.Stream)
+		tools.LogProvider, req.Provider, tools.LogModel, req.Model, tools.LogStream, req.Stream)
 
 	step, ok := h.resolve(ctx, step, req)
 	if !ok {
-		h.log.DebugContext(ctx, logPrefix+"request ended while held", logKeyProvider, req.Provider)
+		h.log.DebugContext(ctx, logPrefix+"request ended while held", tools.LogProvider, req.Provider)
 		p.writeError(w, http.StatusServiceUnavailable, "fake model server (test double): request ended while held")
 		return
 	}
