@@ -102,7 +102,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzMarkdown$$' -fuzztime $(FUZZTIME) ./bot/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseIDToken$$' -fuzztime $(FUZZTIME) ./bot/web/
 	$(GO) test -run '^$$' -fuzz '^FuzzBuildMessages_Compaction$$' -fuzztime $(FUZZTIME) ./engine/
-	$(GO) test -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME) ./engine/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsePath$$' -fuzztime $(FUZZTIME) ./engine/policy/
 	$(GO) test -run '^$$' -fuzz '^FuzzCanonicalArgsMeetPolicies$$' -fuzztime $(FUZZTIME) ./engine/
 	$(GO) test -run '^$$' -fuzz '^FuzzClassify$$' -fuzztime $(FUZZTIME) ./bot/filestore/
 	$(GO) test -run '^$$' -fuzz '^FuzzParseApprovalReply$$' -fuzztime $(FUZZTIME) ./channels/linear/
