@@ -26,15 +26,7 @@ func (d *Daemon) CreateSession(ctx context.Context, agent, startedBy string) (en
 // SessionApprovals lists one session's approvals with status ("" = all),
 // newest first.
 func (d *Daemon) SessionApprovals(ctx context.Context, sessionID, status string) ([]engine.Approval, error) {
-	q := url.Values{"session_id": {sessionID}}
-	if status != "" {
-		q.Set("status", status)
-	}
-	var out struct {
-		Approvals []engine.Approval `json:"approvals"`
-	}
-	err := d.call(ctx, http.MethodGet, "/v1/approvals?"+q.Encode(), nil, &out)
-	return out.Approvals, err
+	return d.listApprovals(ctx, url.Values{"session_id": {sessionID}}, status)
 }
 
 // Session returns one session.

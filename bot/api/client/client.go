@@ -92,7 +92,11 @@ func (d *Daemon) call(ctx context.Context, method, path string, in, out any) err
 // Approvals lists approvals, newest first; status may be "" (all) or a
 // comma-separated list such as "pending,unconfirmed".
 func (d *Daemon) Approvals(ctx context.Context, status string) ([]engine.Approval, error) {
-	q := url.Values{}
+	return d.listApprovals(ctx, url.Values{}, status)
+}
+
+// listApprovals is GET /v1/approvals with q and status ("" = all).
+func (d *Daemon) listApprovals(ctx context.Context, q url.Values, status string) ([]engine.Approval, error) {
 	if status != "" {
 		q.Set("status", status)
 	}
