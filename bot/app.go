@@ -219,7 +219,7 @@ func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.
 // hooks, and the live feed of other replicas' commits with PostgreSQL.
 func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, clock func() time.Time, newID func(string) string) error {
 	cfg := a.cfg
-	policies, err := approvalPolicies(cfg)
+	policies, err := cfg.ApprovalPolicies()
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@ import (
 // CheckConfig checks what config.Load cannot check alone, without opening
 // the database, binding a port, starting a sandbox or connecting anywhere:
 // the tools declared in config compile, the built-ins configure, every
-// tool an agent names exists, and the approval policies compile. It returns every problem at once.
+// tool an agent names exists (config validation compiles the approval
+// policies). It returns every problem at once.
 func CheckConfig(cfg *config.Config, opts Options) error {
 	var errs []error
 	declared, err := httpTools(cfg)
@@ -22,8 +23,6 @@ func CheckConfig(cfg *config.Config, opts Options) error {
 	builtins, _, err := builtinTools(cfg, false)
 	errs = append(errs, err)
 	errs = append(errs, checkAgentTools(cfg, withPlanTool(slices.Concat(declared, builtins, opts.Tools))))
-	_, err = approvalPolicies(cfg)
-	errs = append(errs, err)
 	return errors.Join(errs...)
 }
 

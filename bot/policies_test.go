@@ -23,26 +23,6 @@ func loadPolicies(t *testing.T, yaml string) *config.Config {
 	return cfg
 }
 
-// TestCheckConfig_ApprovalPolicies: what only the matcher can check is
-// reported by brain config check (and at start-up) with the policy's key.
-func TestCheckConfig_ApprovalPolicies(t *testing.T) {
-	tests := []struct{ name, policies, want string }{
-		{"bad glob", `[{name: a, tool: "[", auto_approve: true}]`, "approvals.policies[0].tool (line 4): bad glob"},
-		{"bad path", `[{name: a, tool: t, auto_approve: true}, {name: b, tool: t, auto_approve: true, when: [{path: "$.a[", equals: 1}]}]`, "approvals.policies[1].when[0].path"},
-		{"bad regexp", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "("}]}]`, "approvals.policies[0].when[0] (line 4): regexp"},
-		{"two tests", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "x", equals: 1}]}]`, "approvals.policies[0].when[0] (line 4): set exactly one of equals, regexp, or gt/gte/lt/lte"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg := loadPolicies(t, "approvals:\n  policies: "+tt.policies+"\n")
-			err := CheckConfig(cfg, Options{})
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("CheckConfig = %v; want %q", err, tt.want)
-			}
-		})
-	}
-}
-
 // TestREADME_PolicyExamples loads the README's worked examples as written,
 // so the documentation cannot drift from what brain accepts and matches.
 func TestREADME_PolicyExamples(t *testing.T) {
@@ -55,7 +35,7 @@ func TestREADME_PolicyExamples(t *testing.T) {
 	if !ok || !ok2 {
 		t.Fatal("the README has no worked policy examples")
 	}
-	set, err := approvalPolicies(loadPolicies(t, block))
+	set, err := loadPolicies(t, block).ApprovalPolicies()
 	if err != nil {
 		t.Fatal(err)
 	}

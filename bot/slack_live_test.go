@@ -238,7 +238,7 @@ func TestSlack_FallsBackWhenStreamingIsRefused(t *testing.T) {
 		t.Fatalf("chat.startStream asked %d times, want once (the fallback is remembered)", n)
 	}
 	// Remembered in the database too, for the next start.
-	if mode, ok, err := sa.app.store.WorkspaceMode(context.Background(), string(engine.OriginSlack), slackfake.TeamID); !ok || mode != "update" || err != nil {
+	if mode, ok, err := sa.app.store.WorkspaceMode(context.Background(), engine.OriginSlack, slackfake.TeamID); !ok || mode != "update" || err != nil {
 		t.Errorf("stored workspace mode %q, %v, %v; want update", mode, ok, err)
 	}
 	for _, m := range sa.slack.Thread("C1", ts) {
@@ -331,7 +331,7 @@ func TestSlack_FallsBackToTheFinalPost(t *testing.T) {
 	if m := sa.waitThread(ts, "about the question."); !strings.Contains(string(m.Blocks), "feedback_buttons") {
 		t.Errorf("the final post has no feedback buttons: %s", m.Blocks)
 	}
-	if mode, _, _ := sa.app.store.WorkspaceMode(context.Background(), string(engine.OriginSlack), slackfake.TeamID); mode != "post" {
+	if mode, _, _ := sa.app.store.WorkspaceMode(context.Background(), engine.OriginSlack, slackfake.TeamID); mode != "post" {
 		t.Errorf("stored workspace mode %q, want post", mode)
 	}
 }

@@ -13,9 +13,9 @@ import (
 type DeliveryCursors interface {
 	// DeliveryCursor returns the seq of the last event of the session
 	// delivered to origin's platform, 0 when none was.
-	DeliveryCursor(ctx context.Context, origin, sessionID string) (int64, error)
+	DeliveryCursor(ctx context.Context, origin engine.Origin, sessionID string) (int64, error)
 	// SetDeliveryCursor records seq as the last delivered event.
-	SetDeliveryCursor(ctx context.Context, now time.Time, origin, sessionID string, seq int64) error
+	SetDeliveryCursor(ctx context.Context, now time.Time, origin engine.Origin, sessionID string, seq int64) error
 }
 
 // PostedQuestion is the message that shows a session's open question, kept
@@ -33,20 +33,20 @@ type PostedQuestion struct {
 type PostedMessages interface {
 	// ApprovalMessage returns the reference of the message showing the
 	// approval's card on platform; ok is false when none was posted.
-	ApprovalMessage(ctx context.Context, platform, approvalID string) (ref string, ok bool, err error)
+	ApprovalMessage(ctx context.Context, platform engine.Origin, approvalID string) (ref string, ok bool, err error)
 	// SetApprovalMessage records ref as the approval's card on platform.
 	// A platform that posts several copies of a card (a thread, an
 	// approvers' channel, DMs) keeps them all in ref, its own format.
-	SetApprovalMessage(ctx context.Context, now time.Time, platform, approvalID, ref string) error
+	SetApprovalMessage(ctx context.Context, now time.Time, platform engine.Origin, approvalID, ref string) error
 	// PostedQuestion returns the session's open question as posted on
 	// platform; ok is false when none is open.
-	PostedQuestion(ctx context.Context, platform, sessionID string) (q PostedQuestion, ok bool, err error)
+	PostedQuestion(ctx context.Context, platform engine.Origin, sessionID string) (q PostedQuestion, ok bool, err error)
 	// SetPostedQuestion records q as the session's open question on
 	// platform, replacing any earlier one.
-	SetPostedQuestion(ctx context.Context, now time.Time, platform, sessionID string, q PostedQuestion) error
+	SetPostedQuestion(ctx context.Context, now time.Time, platform engine.Origin, sessionID string, q PostedQuestion) error
 	// ClearPostedQuestion forgets the session's open question on platform
 	// (once answered or closed); clearing none is not an error.
-	ClearPostedQuestion(ctx context.Context, platform, sessionID string) error
+	ClearPostedQuestion(ctx context.Context, platform engine.Origin, sessionID string) error
 }
 
 // ThreadContexts keep the note brain leaves on a thread it started (a
@@ -67,9 +67,9 @@ type ThreadContexts interface {
 type WorkspaceModes interface {
 	// WorkspaceMode returns the mode recorded for the workspace; ok is
 	// false when none was.
-	WorkspaceMode(ctx context.Context, platform, workspace string) (mode string, ok bool, err error)
+	WorkspaceMode(ctx context.Context, platform engine.Origin, workspace string) (mode string, ok bool, err error)
 	// SetWorkspaceMode records mode, replacing any earlier one.
-	SetWorkspaceMode(ctx context.Context, now time.Time, platform, workspace, mode string) error
+	SetWorkspaceMode(ctx context.Context, now time.Time, platform engine.Origin, workspace, mode string) error
 }
 
 // ChannelState is the delivery state a platform bridge keeps.

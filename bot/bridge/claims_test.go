@@ -107,7 +107,7 @@ func TestDeliverer_LeavesATurnRunningElsewhereToItsReplica(t *testing.T) {
 	if err := d.one(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := cursors.DeliveryCursor(ctx, string(engine.OriginSlack), "s1"); len(rendered) != 1 || got != 1 {
+	if got, _ := cursors.DeliveryCursor(ctx, engine.OriginSlack, "s1"); len(rendered) != 1 || got != 1 {
 		t.Fatalf("rendered %v, cursor %d: want the pass stopped before the turn another replica runs", rendered, got)
 	}
 
@@ -115,7 +115,7 @@ func TestDeliverer_LeavesATurnRunningElsewhereToItsReplica(t *testing.T) {
 	if err := d.one(ctx, "s1"); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := cursors.DeliveryCursor(ctx, string(engine.OriginSlack), "s1"); len(rendered) != 3 || got != 3 {
+	if got, _ := cursors.DeliveryCursor(ctx, engine.OriginSlack, "s1"); len(rendered) != 3 || got != 3 {
 		t.Fatalf("rendered %v, cursor %d: want the whole log once this replica runs the turn", rendered, got)
 	}
 }

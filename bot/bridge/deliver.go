@@ -120,7 +120,7 @@ func (d Deliverer) one(ctx context.Context, id string) error {
 		return errDeliveryHeld
 	}
 	defer release()
-	cursor, err := d.Store.DeliveryCursor(ctx, string(d.Origin), id)
+	cursor, err := d.Store.DeliveryCursor(ctx, d.Origin, id)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (d Deliverer) render(ctx context.Context, s engine.Session, id string, curs
 			}
 			n++
 			cursor = ev.Seq
-			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), string(d.Origin), id, cursor); err != nil {
+			if err := d.Store.SetDeliveryCursor(ctx, d.Now(), d.Origin, id, cursor); err != nil {
 				return n, err
 			}
 		}

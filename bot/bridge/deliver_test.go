@@ -48,7 +48,7 @@ func TestDeliverer_CatchesUpOwnOriginFromCursor(t *testing.T) {
 		EventsFunc:  logUpTo(map[string]int64{"s1": 2, "s2": 42, "l1": 2}),
 	}
 	cursors := &memCursors{}
-	_ = cursors.SetDeliveryCursor(context.Background(), fixedNow(), string(engine.OriginSlack), "s2", 40)
+	_ = cursors.SetDeliveryCursor(context.Background(), fixedNow(), engine.OriginSlack, "s2", 40)
 	var mu sync.Mutex
 	from := map[string]int64{} // session -> the cursor its first event was rendered from
 	d := Deliverer{
@@ -76,11 +76,11 @@ func TestDeliverer_CatchesUpOwnOriginFromCursor(t *testing.T) {
 		t.Fatalf("delivered from %v, want s1 from 0 and s2 from 40", from)
 	}
 	for id, want := range map[string]int64{"s1": 2, "s2": 42} {
-		if got, _ := cursors.DeliveryCursor(context.Background(), string(engine.OriginSlack), id); got != want {
+		if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginSlack, id); got != want {
 			t.Fatalf("cursor of %s = %d, want %d", id, got, want)
 		}
 	}
-	if got, _ := cursors.DeliveryCursor(context.Background(), string(engine.OriginLinear), "l1"); got != 0 {
+	if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginLinear, "l1"); got != 0 {
 		t.Fatalf("a Linear session's cursor moved to %d", got)
 	}
 }
@@ -129,7 +129,7 @@ func TestDeliverer_RetriesAFailedDelivery(t *testing.T) {
 	if want := []int64{1, 2, 3, 4, 4, 5}; !slices.Equal(rendered, want) {
 		t.Fatalf("rendered %v, want %v: the retry from the saved cursor 3", rendered, want)
 	}
-	if got, _ := cursors.DeliveryCursor(context.Background(), string(engine.OriginLinear), "s1"); got != 5 {
+	if got, _ := cursors.DeliveryCursor(context.Background(), engine.OriginLinear, "s1"); got != 5 {
 		t.Fatalf("cursor %d, want 5", got)
 	}
 	if waited := time.Since(start); waited < 150*time.Millisecond {

@@ -121,19 +121,19 @@ type memCursors struct {
 
 var _ store.DeliveryCursors = (*memCursors)(nil)
 
-func (m *memCursors) DeliveryCursor(_ context.Context, origin, sessionID string) (int64, error) {
+func (m *memCursors) DeliveryCursor(_ context.Context, origin engine.Origin, sessionID string) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.seqs[origin+"/"+sessionID], nil
+	return m.seqs[string(origin)+"/"+sessionID], nil
 }
 
-func (m *memCursors) SetDeliveryCursor(_ context.Context, _ time.Time, origin, sessionID string, seq int64) error {
+func (m *memCursors) SetDeliveryCursor(_ context.Context, _ time.Time, origin engine.Origin, sessionID string, seq int64) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seqs == nil {
 		m.seqs = map[string]int64{}
 	}
-	m.seqs[origin+"/"+sessionID] = seq
+	m.seqs[string(origin)+"/"+sessionID] = seq
 	return nil
 }
 

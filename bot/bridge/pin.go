@@ -56,7 +56,7 @@ const pinScan = 500
 // turn runs here, delivered as far as it went). Read while holding the
 // delivery, so no other replica moves the cursor meanwhile.
 func (p *Pins) turnUndelivered(ctx context.Context, sessionID, turn string) (bool, error) {
-	cursor, err := p.Store.DeliveryCursor(ctx, string(p.Origin), sessionID)
+	cursor, err := p.Store.DeliveryCursor(ctx, p.Origin, sessionID)
 	if err != nil {
 		return false, err
 	}

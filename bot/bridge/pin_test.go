@@ -45,7 +45,7 @@ func TestPins_ClaimDeliveredOrHeldElsewhere(t *testing.T) {
 		t.Fatalf("%d releases, want 1", l.releases)
 	}
 
-	if err := cursors.SetDeliveryCursor(ctx, fixedNow(), string(engine.OriginSlack), "s1", 5); err != nil {
+	if err := cursors.SetDeliveryCursor(ctx, fixedNow(), engine.OriginSlack, "s1", 5); err != nil {
 		t.Fatal(err)
 	}
 	release, delivered, err = p.Pin(ctx, "s1", "t1")

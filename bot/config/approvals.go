@@ -140,9 +140,7 @@ func (c *Config) validateApprovals(p *problems) {
 			p.add(key+".message", "required with deny (it is the tool error the model sees)")
 		}
 		c.checkPolicyPeople(p, key, pc)
-		// The tool glob, the paths and the tests are compiled by the
-		// engine's matcher when brain starts (and by brain config check),
-		// with errors that name their key.
+		c.checkPolicyMatcher(p, key, pc)
 	}
 }
 

@@ -67,6 +67,11 @@ func TestValidate_ApprovalPolicies(t *testing.T) {
 		{"require without approvers", `[{name: a, tool: t, require: 2}]`, "approvals.policies[0].require: needs 2 distinct approvers, but none are configured"},
 		{"forbid_self without approvers", `[{name: a, tool: t, forbid_self: true}]`, "approvals.policies[0].forbid_self: needs approvals.approvers"},
 		{"unknown key", `[{name: a, tool: t, auto_approve: true, always: true}]`, "approvals.policies[0].always: unknown key"},
+		// What only the engine's matcher can check, with the key and line.
+		{"bad glob", `[{name: a, tool: "[", auto_approve: true}]`, "approvals.policies[0].tool (line 4): bad glob"},
+		{"bad path", `[{name: a, tool: t, auto_approve: true}, {name: b, tool: t, auto_approve: true, when: [{path: "$.a[", equals: 1}]}]`, "approvals.policies[1].when[0].path"},
+		{"bad regexp", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "("}]}]`, "approvals.policies[0].when[0] (line 4): regexp"},
+		{"two tests", `[{name: a, tool: t, auto_approve: true, when: [{path: a, regexp: "x", equals: 1}]}]`, "approvals.policies[0].when[0] (line 4): set exactly one of equals, regexp, or gt/gte/lt/lte"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -74,7 +74,7 @@ func fill(t *testing.T, st *sqlite.Store) {
 		},
 		Events: []engine.Event{{ID: "slack-1-e2", Type: engine.EventAgentMessage, Data: json.RawMessage(`{"text":"done"}`)}}})
 	must(err)
-	must(st.SetDeliveryCursor(ctx, t0, string(engine.OriginSlack), "slack-1", 2))
+	must(st.SetDeliveryCursor(ctx, t0, engine.OriginSlack, "slack-1", 2))
 	must(st.SetApprovalMessage(ctx, t0, "slack", "appr-pending", "1700000000.000200"))
 	must(st.SetThreadContext(ctx, t0, slack.ThreadKey, "posted by schedule nightly"))
 	_, err = st.RecordInbound(ctx, t0, []store.Inbound{
@@ -94,7 +94,7 @@ func fill(t *testing.T, st *sqlite.Store) {
 		Update: func(s *engine.Session) error { s.Status, s.Question = engine.StatusAwaitingInput, qj; return nil },
 		Events: []engine.Event{msg("linear-1-e1", "triage this")}})
 	must(st.SetPostedQuestion(ctx, t0, "slack", "linear-1", store.PostedQuestion{MessageRef: "1700000000.000300", Question: q}))
-	must(st.SetDeliveryCursor(ctx, t0, string(engine.OriginLinear), "linear-1", 1))
+	must(st.SetDeliveryCursor(ctx, t0, engine.OriginLinear, "linear-1", 1))
 	must(st.SaveLinearToken(ctx, store.LinearToken{OrganizationID: "org-1", OrganizationName: "Acme", URLKey: "acme", AppUserID: "app-1",
 		AccessToken: "lin_oauth_access", RefreshToken: "lin_refresh", ExpiresAt: t0.Add(24 * time.Hour), Scope: "read,write",
 		Status: store.LinearConnected, UpdatedAt: t0}))
@@ -170,9 +170,9 @@ func view(t *testing.T, st reader) map[string]any {
 	put("runs", runs, err)
 	running, err := st.RunningRuns(ctx, "nightly")
 	put("running runs", running, err)
-	cur, err := st.DeliveryCursor(ctx, string(engine.OriginSlack), "slack-1")
+	cur, err := st.DeliveryCursor(ctx, engine.OriginSlack, "slack-1")
 	put("slack cursor", cur, err)
-	cur, err = st.DeliveryCursor(ctx, string(engine.OriginLinear), "linear-1")
+	cur, err = st.DeliveryCursor(ctx, engine.OriginLinear, "linear-1")
 	put("linear cursor", cur, err)
 	ref, ok, err := st.ApprovalMessage(ctx, "slack", "appr-pending")
 	put("approval message", []any{ref, ok}, err)

@@ -64,7 +64,7 @@ func (r *Renderer) postApproval(ctx context.Context, s engine.Session, channel, 
 	if err != nil {
 		return err
 	}
-	ref, _, err := r.Store.ApprovalMessage(ctx, string(engine.OriginSlack), id)
+	ref, _, err := r.Store.ApprovalMessage(ctx, engine.OriginSlack, id)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func (r *Renderer) postApproval(ctx context.Context, s engine.Session, channel, 
 			continue
 		}
 		copies = append(copies, cardCopy{to, ts})
-		if err := r.Store.SetApprovalMessage(ctx, r.Now(), string(engine.OriginSlack), id, formatCopies(copies, channel)); err != nil {
+		if err := r.Store.SetApprovalMessage(ctx, r.Now(), engine.OriginSlack, id, formatCopies(copies, channel)); err != nil {
 			return err
 		}
 	}
@@ -119,7 +119,7 @@ func (r *Renderer) audienceOf(s engine.Session, threadChannel string) []cardCopy
 
 // updateApproval re-renders every copy of the card.
 func (r *Renderer) updateApproval(ctx context.Context, channel, id string) error {
-	ref, ok, err := r.Store.ApprovalMessage(ctx, string(engine.OriginSlack), id)
+	ref, ok, err := r.Store.ApprovalMessage(ctx, engine.OriginSlack, id)
 	if err != nil || !ok {
 		return err
 	}
@@ -149,7 +149,7 @@ func (r *Renderer) remindApproval(ctx context.Context, channel, threadTS string,
 	if err != nil || a.Status != engine.ApprovalPending {
 		return err // decided since: nothing to remind of
 	}
-	ref, ok, err := r.Store.ApprovalMessage(ctx, string(engine.OriginSlack), d.ApprovalID)
+	ref, ok, err := r.Store.ApprovalMessage(ctx, engine.OriginSlack, d.ApprovalID)
 	if err != nil || !ok {
 		return err
 	}

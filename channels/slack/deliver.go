@@ -104,7 +104,7 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 		if err != nil {
 			return err
 		}
-		return r.Store.SetPostedQuestion(ctx, r.Now(), string(engine.OriginSlack), s.ID, store.PostedQuestion{MessageRef: ts, Question: d})
+		return r.Store.SetPostedQuestion(ctx, r.Now(), engine.OriginSlack, s.ID, store.PostedQuestion{MessageRef: ts, Question: d})
 	case engine.Input:
 		if d.Answer == nil {
 			return nil
@@ -140,14 +140,14 @@ func (r *Renderer) render(ctx context.Context, s engine.Session, channel, thread
 }
 
 func (r *Renderer) closeQuestion(ctx context.Context, sessionID, channel, text string) error {
-	pq, ok, err := r.Store.PostedQuestion(ctx, string(engine.OriginSlack), sessionID)
+	pq, ok, err := r.Store.PostedQuestion(ctx, engine.OriginSlack, sessionID)
 	if err != nil || !ok {
 		return err
 	}
 	if err := r.Poster.CloseQuestion(ctx, channel, pq.MessageRef, pq.Question, text); err != nil {
 		return err
 	}
-	return r.Store.ClearPostedQuestion(ctx, string(engine.OriginSlack), sessionID)
+	return r.Store.ClearPostedQuestion(ctx, engine.OriginSlack, sessionID)
 }
 
 // clipText keeps the first n runes of s, marking a cut with "…".

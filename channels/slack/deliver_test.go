@@ -23,28 +23,28 @@ type memPosted struct {
 
 var _ store.PostedMessages = (*memPosted)(nil)
 
-func (m *memPosted) ApprovalMessage(_ context.Context, platform, id string) (string, bool, error) {
-	ref, ok := m.cards[platform+"/"+id]
+func (m *memPosted) ApprovalMessage(_ context.Context, platform engine.Origin, id string) (string, bool, error) {
+	ref, ok := m.cards[string(platform)+"/"+id]
 	return ref, ok, nil
 }
 
-func (m *memPosted) SetApprovalMessage(_ context.Context, _ time.Time, platform, id, ref string) error {
-	m.cards[platform+"/"+id] = ref
+func (m *memPosted) SetApprovalMessage(_ context.Context, _ time.Time, platform engine.Origin, id, ref string) error {
+	m.cards[string(platform)+"/"+id] = ref
 	return nil
 }
 
-func (m *memPosted) PostedQuestion(_ context.Context, platform, sessionID string) (store.PostedQuestion, bool, error) {
-	q, ok := m.questions[platform+"/"+sessionID]
+func (m *memPosted) PostedQuestion(_ context.Context, platform engine.Origin, sessionID string) (store.PostedQuestion, bool, error) {
+	q, ok := m.questions[string(platform)+"/"+sessionID]
 	return q, ok, nil
 }
 
-func (m *memPosted) SetPostedQuestion(_ context.Context, _ time.Time, platform, sessionID string, q store.PostedQuestion) error {
-	m.questions[platform+"/"+sessionID] = q
+func (m *memPosted) SetPostedQuestion(_ context.Context, _ time.Time, platform engine.Origin, sessionID string, q store.PostedQuestion) error {
+	m.questions[string(platform)+"/"+sessionID] = q
 	return nil
 }
 
-func (m *memPosted) ClearPostedQuestion(_ context.Context, platform, sessionID string) error {
-	delete(m.questions, platform+"/"+sessionID)
+func (m *memPosted) ClearPostedQuestion(_ context.Context, platform engine.Origin, sessionID string) error {
+	delete(m.questions, string(platform)+"/"+sessionID)
 	return nil
 }
 

@@ -338,7 +338,7 @@ func (l *Live) modeLocked(ctx context.Context, team string) liveMode {
 	}
 	m := modeStream
 	if l.Modes != nil && team != "" {
-		name, ok, err := l.Modes.WorkspaceMode(ctx, string(engine.OriginSlack), team)
+		name, ok, err := l.Modes.WorkspaceMode(ctx, engine.OriginSlack, team)
 		if err != nil {
 			l.Log.Warn("read workspace mode", tools.LogErr, err)
 			return m // ask again next time
@@ -374,7 +374,7 @@ func (l *Live) fallBack(ctx context.Context, r *liveReply, from liveMode, err er
 	if l.Now != nil {
 		now = l.Now
 	}
-	if err := l.Modes.SetWorkspaceMode(ctx, now(), string(engine.OriginSlack), r.team, modeNames[from+1]); err != nil {
+	if err := l.Modes.SetWorkspaceMode(ctx, now(), engine.OriginSlack, r.team, modeNames[from+1]); err != nil {
 		l.Log.Warn("remember workspace mode", tools.LogErr, err)
 	}
 }

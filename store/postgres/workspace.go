@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"brain/engine"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 )
 
 // WorkspaceMode returns the mode recorded for the platform's workspace.
-func (s *Store) WorkspaceMode(ctx context.Context, platform, workspace string) (string, bool, error) {
+func (s *Store) WorkspaceMode(ctx context.Context, platform engine.Origin, workspace string) (string, bool, error) {
 	var mode string
 	err := s.pool.QueryRow(ctx,
 		`SELECT mode FROM workspace_modes WHERE platform = $1 AND workspace = $2`, platform, workspace).Scan(&mode)
@@ -24,7 +25,7 @@ func (s *Store) WorkspaceMode(ctx context.Context, platform, workspace string) (
 }
 
 // SetWorkspaceMode records mode for the platform's workspace.
-func (s *Store) SetWorkspaceMode(ctx context.Context, now time.Time, platform, workspace, mode string) error {
+func (s *Store) SetWorkspaceMode(ctx context.Context, now time.Time, platform engine.Origin, workspace, mode string) error {
 	_, err := s.pool.Exec(ctx,
 		`INSERT INTO workspace_modes (platform, workspace, mode, updated_at) VALUES ($1, $2, $3, $4)
 		 ON CONFLICT (platform, workspace) DO UPDATE SET mode = excluded.mode, updated_at = excluded.updated_at`,

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"brain/engine"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -13,7 +14,7 @@ import (
 
 // DeliveryCursor returns the seq of the last event of the session delivered
 // to origin's platform, 0 when none was.
-func (s *Store) DeliveryCursor(ctx context.Context, origin, sessionID string) (int64, error) {
+func (s *Store) DeliveryCursor(ctx context.Context, origin engine.Origin, sessionID string) (int64, error) {
 	var seq int64
 	err := s.read.QueryRowContext(ctx,
 		`SELECT seq FROM delivery_cursors WHERE origin = ? AND session_id = ?`, origin, sessionID).Scan(&seq)
@@ -24,7 +25,7 @@ func (s *Store) DeliveryCursor(ctx context.Context, origin, sessionID string) (i
 }
 
 // SetDeliveryCursor records seq as the last event delivered.
-func (s *Store) SetDeliveryCursor(ctx context.Context, now time.Time, origin, sessionID string, seq int64) error {
+func (s *Store) SetDeliveryCursor(ctx context.Context, now time.Time, origin engine.Origin, sessionID string, seq int64) error {
 	_, err := s.write.ExecContext(ctx,
 		`INSERT INTO delivery_cursors (origin, session_id, seq, updated_at) VALUES (?, ?, ?, ?)
 		 ON CONFLICT (origin, session_id) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at`,
@@ -37,7 +38,7 @@ func (s *Store) SetDeliveryCursor(ctx context.Context, now time.Time, origin, se
 
 // ApprovalMessage returns the reference of the message showing the
 // approval's card on platform.
-func (s *Store) ApprovalMessage(ctx context.Context, platform, approvalID string) (string, bool, error) {
+func (s *Store) ApprovalMessage(ctx context.Context, platform engine.Origin, approvalID string) (string, bool, error) {
 	var ref string
 	err := s.read.QueryRowContext(ctx,
 		`SELECT message_ref FROM approval_messages WHERE platform = ? AND approval_id = ?`, platform, approvalID).Scan(&ref)
@@ -51,7 +52,7 @@ func (s *Store) ApprovalMessage(ctx context.Context, platform, approvalID string
 }
 
 // SetApprovalMessage records ref as the approval's card on platform.
-func (s *Store) SetApprovalMessage(ctx context.Context, now time.Time, platform, approvalID, ref string) error {
+func (s *Store) SetApprovalMessage(ctx context.Context, now time.Time, platform engine.Origin, approvalID, ref string) error {
 	_, err := s.write.ExecContext(ctx,
 		`INSERT INTO approval_messages (platform, approval_id, message_ref, updated_at) VALUES (?, ?, ?, ?)
 		 ON CONFLICT (platform, approval_id) DO UPDATE SET message_ref = excluded.message_ref, updated_at = excluded.updated_at`,
@@ -63,7 +64,7 @@ func (s *Store) SetApprovalMessage(ctx context.Context, now time.Time, platform,
 }
 
 // PostedQuestion returns the session's open question as posted on platform.
-func (s *Store) PostedQuestion(ctx context.Context, platform, sessionID string) (store.PostedQuestion, bool, error) {
+func (s *Store) PostedQuestion(ctx context.Context, platform engine.Origin, sessionID string) (store.PostedQuestion, bool, error) {
 	var (
 		q        store.PostedQuestion
 		question string
@@ -84,7 +85,7 @@ func (s *Store) PostedQuestion(ctx context.Context, platform, sessionID string) 
 }
 
 // SetPostedQuestion records q as the session's open question on platform.
-func (s *Store) SetPostedQuestion(ctx context.Context, now time.Time, platform, sessionID string, q store.PostedQuestion) error {
+func (s *Store) SetPostedQuestion(ctx context.Context, now time.Time, platform engine.Origin, sessionID string, q store.PostedQuestion) error {
 	question, err := json.Marshal(q.Question)
 	if err != nil {
 		return fmt.Errorf("set %s question of %s: %w", platform, sessionID, err)
@@ -101,7 +102,7 @@ func (s *Store) SetPostedQuestion(ctx context.Context, now time.Time, platform, 
 }
 
 // ClearPostedQuestion forgets the session's open question on platform.
-func (s *Store) ClearPostedQuestion(ctx context.Context, platform, sessionID string) error {
+func (s *Store) ClearPostedQuestion(ctx context.Context, platform engine.Origin, sessionID string) error {
 	_, err := s.write.ExecContext(ctx,
 		`DELETE FROM posted_questions WHERE platform = ? AND session_id = ?`, platform, sessionID)
 	if err != nil {

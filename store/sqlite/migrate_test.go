@@ -244,22 +244,23 @@ func TestStore_MigrateKVToChannelState(t *testing.T) {
 	}
 
 	for _, c := range []struct {
-		origin, session string
-		want            int64
+		origin  engine.Origin
+		session string
+		want    int64
 	}{
-		{string(engine.OriginSlack), "ses_1", 12},
-		{string(engine.OriginLinear), "ses_1", 3},
-		{string(engine.OriginLinear), "ses_2", 40},
-		{string(engine.OriginSlack), "ses_2", 0},
+		{engine.OriginSlack, "ses_1", 12},
+		{engine.OriginLinear, "ses_1", 3},
+		{engine.OriginLinear, "ses_2", 40},
+		{engine.OriginSlack, "ses_2", 0},
 	} {
 		if got, err := st.DeliveryCursor(ctx, c.origin, c.session); err != nil || got != c.want {
 			t.Errorf("DeliveryCursor(%s, %s) = %d, %v; want %d", c.origin, c.session, got, err, c.want)
 		}
 	}
-	if ref, ok, err := st.ApprovalMessage(ctx, string(engine.OriginSlack), "apr_1"); err != nil || !ok || ref != "1700000000.000100" {
+	if ref, ok, err := st.ApprovalMessage(ctx, engine.OriginSlack, "apr_1"); err != nil || !ok || ref != "1700000000.000100" {
 		t.Errorf("ApprovalMessage(apr_1) = %q, %v, %v", ref, ok, err)
 	}
-	q, ok, err := st.PostedQuestion(ctx, string(engine.OriginSlack), "ses_1")
+	q, ok, err := st.PostedQuestion(ctx, engine.OriginSlack, "ses_1")
 	want := store.PostedQuestion{MessageRef: "1700000000.000200", Question: engine.Question{
 		ID: "q1", Text: "Which?", Options: []engine.Option{{Label: "A", Value: "a"}},
 		CallID: "c1", TurnID: "t1", AskedAt: time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC),
@@ -268,7 +269,7 @@ func TestStore_MigrateKVToChannelState(t *testing.T) {
 		t.Errorf("PostedQuestion(ses_1) = %+v, %v, %v\nwant %+v", q, ok, err, want)
 	}
 	for _, session := range []string{"ses_2", "ses_3"} {
-		if _, ok, err := st.PostedQuestion(ctx, string(engine.OriginSlack), session); ok || err != nil {
+		if _, ok, err := st.PostedQuestion(ctx, engine.OriginSlack, session); ok || err != nil {
 			t.Errorf("PostedQuestion(%s) = %v, %v; want none, as the bridge saw it", session, ok, err)
 		}
 	}

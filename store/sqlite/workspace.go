@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"brain/engine"
 	"context"
 	"database/sql"
 	"errors"
@@ -9,7 +10,7 @@ import (
 )
 
 // WorkspaceMode returns the mode recorded for the platform's workspace.
-func (s *Store) WorkspaceMode(ctx context.Context, platform, workspace string) (string, bool, error) {
+func (s *Store) WorkspaceMode(ctx context.Context, platform engine.Origin, workspace string) (string, bool, error) {
 	var mode string
 	err := s.read.QueryRowContext(ctx,
 		`SELECT mode FROM workspace_modes WHERE platform = ? AND workspace = ?`, platform, workspace).Scan(&mode)
@@ -23,7 +24,7 @@ func (s *Store) WorkspaceMode(ctx context.Context, platform, workspace string) (
 }
 
 // SetWorkspaceMode records mode for the platform's workspace.
-func (s *Store) SetWorkspaceMode(ctx context.Context, now time.Time, platform, workspace, mode string) error {
+func (s *Store) SetWorkspaceMode(ctx context.Context, now time.Time, platform engine.Origin, workspace, mode string) error {
 	_, err := s.write.ExecContext(ctx,
 		`INSERT INTO workspace_modes (platform, workspace, mode, updated_at) VALUES (?, ?, ?, ?)
 		 ON CONFLICT (platform, workspace) DO UPDATE SET mode = excluded.mode, updated_at = excluded.updated_at`,
