@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,9 +15,6 @@ import (
 // Sessions list limits.
 const (
 	pageSize = 25
-	// listWindow is how many of the newest sessions the list filters and
-	// pages through.
-	listWindow = 1000
 	// timelineWindow is how many of a session's newest events its page
 	// shows; earlier ones are a link away.
 	timelineWindow = 2000
@@ -39,82 +35,6 @@ func (s *Server) origins() []engine.Origin {
 		out = append(out, engine.Origin(o.Name))
 	}
 	return append(out, ownOrigins...)
-}
-
-type sessionsView struct {
-	Rows                  []sessionRow
-	Status, Origin, Agent string
-	Statuses              []engine.Status
-	Origins               []engine.Origin
-	Agents                []string
-	Page                  int
-	Prev, Next            string
-	CanStart              bool
-	DefaultAgent          string
-}
-
-type sessionRow struct {
-	engine.Session
-	summary
-	OriginLink string
-}
-
-func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor) {
-	q := r.URL.Query()
-	vw := sessionsView{Status: q.Get("status"), Origin: q.Get("origin"), Agent: q.Get("agent"),
-		Statuses: sessionStatuses, Origins: s.origins(), Agents: s.cfg.Agents, Page: 1,
-		CanStart: len(s.cfg.Agents) > 0, DefaultAgent: s.cfg.DefaultAgent}
-	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 0 {
-		vw.Page = n
-	}
-	f := engine.SessionFilter{Limit: listWindow}
-	if vw.Status != "" {
-		if !slices.Contains(sessionStatuses, engine.Status(vw.Status)) {
-			s.fail(w, r, v, http.StatusBadRequest, "Unknown status "+strconv.Quote(vw.Status)+".")
-			return
-		}
-		f.Statuses = []engine.Status{engine.Status(vw.Status)}
-	}
-	list, err := s.cfg.Engine.Sessions(r.Context(), f)
-	if err != nil {
-		s.internal(w, r, v, err)
-		return
-	}
-	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
-		return (vw.Origin != "" && string(ss.Origin) != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
-	})
-	// Only the sessions v may see are listed, paged and counted.
-	if list, err = s.visibleSessions(r, v, list); err != nil {
-		s.internal(w, r, v, err)
-		return
-	}
-	start := min((vw.Page-1)*pageSize, len(list))
-	end := min(start+pageSize, len(list))
-	for _, ss := range list[start:end] {
-		row := sessionRow{Session: ss, OriginLink: s.originLink(ss)}
-		if err := s.summarize(r, ss.ID, &row.summary); err != nil {
-			s.internal(w, r, v, err)
-			return
-		}
-		vw.Rows = append(vw.Rows, row)
-	}
-	link := func(page int) string {
-		u := url.Values{}
-		for k, val := range map[string]string{"status": vw.Status, "origin": vw.Origin, "agent": vw.Agent} {
-			if val != "" {
-				u.Set(k, val)
-			}
-		}
-		u.Set("page", strconv.Itoa(page))
-		return "/sessions?" + u.Encode()
-	}
-	if vw.Page > 1 {
-		vw.Prev = link(vw.Page - 1)
-	}
-	if end < len(list) {
-		vw.Next = link(vw.Page + 1)
-	}
-	s.render(w, r, http.StatusOK, "sessions", v, vw)
 }
 
 // summarize reads the session's whole log, a page at a time.
@@ -256,7 +176,11 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	by, _ := v.identity()
 	in := engine.Input{Text: strings.TrimSpace(r.PostForm.Get("text")), Author: by, IdempotencyKey: r.PostForm.Get("idem")}
 	if qid := r.PostForm.Get("question_id"); qid != "" {
+		// A button's value, or a typed answer (the inbox's form).
 		in.Answer = &engine.Answer{QuestionID: qid, Value: r.PostForm.Get("value")}
+		if in.Answer.Value == "" && len(in.Text) <= maxMessage {
+			in.Answer.Text = in.Text
+		}
 		in.Text = ""
 	} else if in.Text == "" || len(in.Text) > maxMessage {
 		s.fail(w, r, v, http.StatusBadRequest, "Write a message of 1 to 16384 bytes.")
@@ -264,6 +188,10 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	}
 	if _, _, err := s.cfg.Engine.Send(r.Context(), id, in); err != nil {
 		s.engineError(w, r, v, err)
+		return
+	}
+	if r.PostForm.Get("back") != "" {
+		s.backTo(w, r, "/sessions/"+url.PathEscape(id), "answered")
 		return
 	}
 	http.Redirect(w, r, "/sessions/"+url.PathEscape(id), http.StatusSeeOther)
