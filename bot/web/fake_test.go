@@ -14,6 +14,7 @@ import (
 	"brain/engine"
 	"brain/engine/enginetest"
 	"brain/store"
+	"brain/tools"
 )
 
 // fakeEngine is an in-memory Engine: sessions, their events and
@@ -62,13 +63,19 @@ func (f *fakeEngine) addSession(s engine.Session) {
 // its watchers.
 func (f *fakeEngine) appendEvent(t testing.TB, id string, p engine.Payload) engine.Event {
 	t.Helper()
+	return f.appendTurnEvent(t, id, "", p)
+}
+
+// appendTurnEvent is appendEvent for an event of turn turnID.
+func (f *fakeEngine) appendTurnEvent(t testing.TB, id, turnID string, p engine.Payload) engine.Event {
+	t.Helper()
 	ev, err := engine.NewEvent(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ev.SessionID = id
+	ev.SessionID, ev.TurnID = id, turnID
 	ev.Seq = int64(len(f.events[id]) + 1)
 	ev.ID = fmt.Sprintf("ev%d", ev.Seq)
 	ev.CreatedAt = t0.Add(time.Duration(ev.Seq) * time.Second)
@@ -433,3 +440,17 @@ func (f *fakeEngine) Usage(_ context.Context, since, until time.Time) ([]store.U
 	}
 	return out, nil
 }
+
+// setStatus changes a session's status (the engine would, with its
+// session.status event).
+func (f *fakeEngine) setStatus(id string, st engine.Status) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.sessions {
+		if f.sessions[i].ID == id {
+			f.sessions[i].Status = st
+		}
+	}
+}
+
+func toolsCard(title string) tools.Card { return tools.Card{Title: title} }

@@ -262,7 +262,7 @@ func TestConsole_SessionPageShowsTheTimelineSafely(t *testing.T) {
 	c.eng.appendEvent(t, "ses1", engine.SessionError{Code: "model_timeout", Message: "the model timed out"})
 	c.eng.appendEvent(t, "ses1", q)
 	c.eng.appendEvent(t, "ses1", engine.TurnCompleted{Outcome: engine.OutcomeQuestion, Rounds: 2, Usage: engine.Usage{InputTokens: 120, OutputTokens: 30}})
-	resp, page := c.get("/sessions/ses1")
+	resp, page := c.get("/sessions/ses1?view=raw")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d\n%s", resp.StatusCode, page)
 	}
