@@ -217,3 +217,16 @@ func TestConsole_UsagePage(t *testing.T) {
 		}
 	}
 }
+
+func TestConsole_ApprovalShowsCommentAndVotes(t *testing.T) {
+	c := newConsole(t, Config{})
+	c.eng.addSession(engine.Session{ID: "ses1", Agent: "default", Origin: engine.OriginAPI, Status: engine.StatusIdle})
+	c.eng.approvals["apr1"] = engine.Approval{ID: "apr1", SessionID: "ses1", Tool: "deploy", Agent: "default", Status: engine.ApprovalDenied,
+		Required: 2, Votes: []engine.Vote{{By: "U1", At: t0, Comment: "looks fine"}}, DecidedBy: "U2", DecidedAt: t0, Comment: "not on a <Friday>", CreatedAt: t0}
+	_, page := c.get("/approvals/apr1")
+	for _, want := range []string{"1 of 2", "U1 at", "looks fine", "Reason", "not on a &lt;Friday&gt;", "Decided by"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("approval page lacks %q", want)
+		}
+	}
+}
