@@ -41,6 +41,8 @@ type Store interface {
 	ChannelState
 	LinearTokens
 	Health
+	SessionSearch
+	UsageReport
 	engine.Leases
 	Close() error
 }

@@ -81,3 +81,29 @@ func TestScheduler_DueRunsOnlyTheMostRecent(t *testing.T) {
 		t.Fatalf("next of 30 February = %s", next)
 	}
 }
+
+// TestNextFire_EveryIsAnchored: the next fire of an @every schedule
+// counts from its anchor (its last fire, or when the scheduler started),
+// so looking again later shows the same time; cron expressions follow
+// the clock.
+func TestNextFire_EveryIsAnchored(t *testing.T) {
+	e := entry(t, "@every 90m", "UTC")
+	anchor := time.Date(2026, 3, 1, 8, 0, 0, 0, time.UTC)
+	want := anchor.Add(90 * time.Minute)
+	for _, look := range []time.Duration{time.Second, 10 * time.Minute, 89 * time.Minute} {
+		if got := e.nextFire(anchor, anchor.Add(look)); !got.Equal(want) {
+			t.Errorf("looked at +%v: next %v, want %v", look, got, want)
+		}
+	}
+	// Occurrences passed while nobody fired them: the grid goes on.
+	if got := e.nextFire(anchor, anchor.Add(200*time.Minute)); !got.Equal(anchor.Add(270 * time.Minute)) {
+		t.Errorf("after missed occurrences: next %v, want %v", got, anchor.Add(270*time.Minute))
+	}
+	if got := e.nextFire(anchor, anchor.Add(90*time.Minute)); !got.Equal(anchor.Add(180 * time.Minute)) {
+		t.Errorf("at an occurrence: next %v, want the one after", got)
+	}
+	c := entry(t, "0 9 * * *", "UTC")
+	if got := c.nextFire(anchor, anchor.Add(time.Hour)); !got.Equal(time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)) {
+		t.Errorf("cron: next %v", got)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/robfig/cron/v3"
+
 	"brain/bot/config"
 	"brain/store"
 )
@@ -29,39 +31,58 @@ type Status struct {
 type PostTo = config.PostToConfig
 
 // statuses describes entries as of now, with up to lastRunsShown runs each.
-func statuses(ctx context.Context, store store.Runs, entries []*scheduleEntry, now time.Time) ([]Status, error) {
+// anchors are the times the running scheduler counts @every schedules
+// from (nil without one: their last cron run's fire time).
+func statuses(ctx context.Context, st store.Runs, entries []*scheduleEntry, now time.Time, anchors map[string]time.Time) ([]Status, error) {
 	out := make([]Status, 0, len(entries))
 	for _, e := range entries {
 		c := e.cfg
-		st := Status{
+		sv := Status{
 			Name: c.Name, Cron: c.Cron, Timezone: c.Timezone, Agent: c.Agent,
 			Enabled: c.IsEnabled(), Overlap: c.Overlap, LastRuns: []Run{},
 		}
 		if (c.PostTo != config.PostToConfig{}) {
 			postTo := c.PostTo
-			st.PostTo = &postTo
+			sv.PostTo = &postTo
 		}
-		if st.Enabled {
-			if next := e.next(now); !next.IsZero() {
-				next = next.In(e.loc)
-				st.NextFire = &next
-			}
-		}
-		runs, err := store.Runs(ctx, c.Name, lastRunsShown)
+		runs, err := st.Runs(ctx, c.Name, lastRunsShown)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range runs {
-			st.LastRuns = append(st.LastRuns, viewRun(r, e.loc))
+		if sv.Enabled {
+			anchor, ok := anchors[c.Name]
+			if !ok {
+				for _, r := range runs {
+					if r.Trigger == "" || r.Trigger == store.TriggerCron {
+						anchor = r.FireTime
+						break
+					}
+				}
+			}
+			if next := e.nextFire(anchor, now); !next.IsZero() {
+				next = next.In(e.loc)
+				sv.NextFire = &next
+			}
 		}
-		out = append(out, st)
+		for _, r := range runs {
+			sv.LastRuns = append(sv.LastRuns, viewRun(r, e.loc))
+		}
+		out = append(out, sv)
 	}
 	return out, nil
 }
 
 // Status describes every configured schedule, in config order.
 func (s *Scheduler) Status(ctx context.Context) ([]Status, error) {
-	return statuses(ctx, s.store, s.entries, s.clock())
+	s.mu.Lock()
+	anchors := make(map[string]time.Time, len(s.entries))
+	if s.started {
+		for _, e := range s.entries {
+			anchors[e.cfg.Name] = e.last
+		}
+	}
+	s.mu.Unlock()
+	return statuses(ctx, s.store, s.entries, s.clock(), anchors)
 }
 
 // Statuses describes the configured schedules and their recorded runs as of
@@ -72,5 +93,23 @@ func Statuses(ctx context.Context, cfg *config.Config, store store.Runs, now tim
 	if err != nil {
 		return nil, err
 	}
-	return statuses(ctx, store, entries, now)
+	return statuses(ctx, store, entries, now, nil)
+}
+
+// nextFire is e's next fire time after now. A cron expression's follows
+// the clock; an @every schedule counts from anchor (the time the running
+// scheduler counts from, or its last fire), as the scheduler does, so the
+// time shown does not move with each look. A zero anchor counts from now.
+func (e *scheduleEntry) nextFire(anchor, now time.Time) time.Time {
+	every, ok := e.sched.(cron.ConstantDelaySchedule)
+	if e.spec != nil || !ok || anchor.IsZero() || every.Delay <= 0 {
+		return e.next(now)
+	}
+	next := e.next(anchor)
+	if next.After(now) {
+		return next
+	}
+	// Occurrences passed (a stopped daemon, a late look): the first one
+	// after now on the same grid.
+	return next.Add((now.Sub(next)/every.Delay + 1) * every.Delay)
 }

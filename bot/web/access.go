@@ -218,21 +218,3 @@ func (a *authorSets) wrote(ctx context.Context, eng Engine, ss engine.Session, b
 	set.seq = max(set.seq, seq)
 	return set.authors[by], nil
 }
-
-// visibleSessions keeps those of list v may see.
-func (s *Server) visibleSessions(r *http.Request, v visitor, list []engine.Session) ([]engine.Session, error) {
-	if s.admin(r, v) {
-		return list, nil
-	}
-	out := list[:0:0]
-	for _, ss := range list {
-		ok, err := s.maySee(r.Context(), r, v, ss)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			out = append(out, ss)
-		}
-	}
-	return out, nil
-}

@@ -82,6 +82,8 @@ var allowedFor = map[string][]string{
 	"GET /schedules":                {"admin"},
 	"POST /schedules/{name}/run":    {"admin"},
 	"GET /status":                   {"admin"},
+	"GET /inbox":                    {"member", "approver", "admin"},
+	"GET /usage":                    {"admin"},
 }
 
 // pathOf fills a route pattern's wildcards with the other person's

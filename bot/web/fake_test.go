@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"brain/bot/schedule"
 	"brain/engine"
 	"brain/engine/enginetest"
+	"brain/store"
+	"brain/tools"
 )
 
 // fakeEngine is an in-memory Engine: sessions, their events and
@@ -60,13 +63,19 @@ func (f *fakeEngine) addSession(s engine.Session) {
 // its watchers.
 func (f *fakeEngine) appendEvent(t testing.TB, id string, p engine.Payload) engine.Event {
 	t.Helper()
+	return f.appendTurnEvent(t, id, "", p)
+}
+
+// appendTurnEvent is appendEvent for an event of turn turnID.
+func (f *fakeEngine) appendTurnEvent(t testing.TB, id, turnID string, p engine.Payload) engine.Event {
+	t.Helper()
 	ev, err := engine.NewEvent(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	ev.SessionID = id
+	ev.SessionID, ev.TurnID = id, turnID
 	ev.Seq = int64(len(f.events[id]) + 1)
 	ev.ID = fmt.Sprintf("ev%d", ev.Seq)
 	ev.CreatedAt = t0.Add(time.Duration(ev.Seq) * time.Second)
@@ -337,3 +346,111 @@ func mustJSON(v any) json.RawMessage {
 	}
 	return b
 }
+
+func (f *fakeEngine) MayDecide(ctx context.Context, id string, d engine.Decision) error {
+	a, err := f.Approval(ctx, id)
+	if err != nil {
+		return err
+	}
+	ss, err := f.Session(ctx, a.SessionID)
+	if err != nil {
+		return err
+	}
+	if d.ViaAPI && (ss.Origin == engine.OriginAPI || ss.Origin == engine.OriginConsole) {
+		return nil
+	}
+	return f.MayDecideApproval(ctx, a, d.By)
+}
+
+// ListSessions is store.SessionSearch over the fake's sessions (newest
+// first as added), with the store's rules in small: the person who
+// started or wrote, every word somewhere in the messages, pages by
+// offset in the cursor. The drivers' own are tested by store/storetest.
+func (f *fakeEngine) ListSessions(_ context.Context, q store.SessionQuery) ([]engine.Session, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var match []engine.Session
+	for _, s := range f.sessions {
+		text := s.Agent + " " + s.StartedBy
+		people := map[string]bool{s.StartedBy: true}
+		for _, ev := range f.events[s.ID] {
+			var m struct{ Text, Author string }
+			if (ev.Type == engine.EventUserMessage || ev.Type == engine.EventAgentMessage) && json.Unmarshal(ev.Data, &m) == nil {
+				text += " " + m.Author + " " + m.Text
+				people[m.Author] = true
+			}
+		}
+		words := store.SearchTerms(text)
+		ok := (q.Status == "" || s.Status == q.Status) && (q.Origin == "" || s.Origin == q.Origin) &&
+			(q.Agent == "" || s.Agent == q.Agent) && (q.Person == "" || people[q.Person])
+		for _, t := range store.SearchTerms(q.Text) {
+			ok = ok && slices.Contains(words, t)
+		}
+		if q.Text != "" && len(store.SearchTerms(q.Text)) == 0 {
+			ok = false
+		}
+		if ok {
+			match = append(match, s)
+		}
+	}
+	start := 0
+	if q.Cursor != "" {
+		n, err := strconv.Atoi(q.Cursor)
+		if err != nil {
+			return nil, "", engine.Errorf(engine.CodeInvalid, "bad cursor")
+		}
+		start = min(n, len(match))
+	}
+	end := min(start+q.PageLimit(), len(match))
+	next := ""
+	if end < len(match) {
+		next = strconv.Itoa(end)
+	}
+	return match[start:end], next, nil
+}
+
+// Usage is store.UsageReport over the fake's turn.completed events.
+func (f *fakeEngine) Usage(_ context.Context, since, until time.Time) ([]store.UsageRow, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sums := map[store.UsageRow]*store.UsageRow{}
+	var keys []store.UsageRow
+	for _, s := range f.sessions {
+		for _, ev := range f.events[s.ID] {
+			if ev.Type != engine.EventTurnCompleted || ev.CreatedAt.Before(since) || !ev.CreatedAt.Before(until) {
+				continue
+			}
+			var tc engine.TurnCompleted
+			if json.Unmarshal(ev.Data, &tc) != nil {
+				continue
+			}
+			k := store.UsageRow{Day: ev.CreatedAt.UTC().Format("2006-01-02"), Agent: s.Agent, Person: s.StartedBy, Origin: s.Origin}
+			if sums[k] == nil {
+				row := k
+				sums[k] = &row
+				keys = append(keys, k)
+			}
+			sums[k].Turns++
+			sums[k].Usage = sums[k].Usage.Add(tc.Usage)
+		}
+	}
+	out := make([]store.UsageRow, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, *sums[k])
+	}
+	return out, nil
+}
+
+// setStatus changes a session's status (the engine would, with its
+// session.status event).
+func (f *fakeEngine) setStatus(id string, st engine.Status) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i := range f.sessions {
+		if f.sessions[i].ID == id {
+			f.sessions[i].Status = st
+		}
+	}
+}
+
+func toolsCard(title string) tools.Card { return tools.Card{Title: title} }

@@ -73,3 +73,13 @@ func (c *itemCache) reset() {
 	defer c.mu.Unlock()
 	c.html, c.order = nil, nil
 }
+
+// renderEntry renders a trace entry (a turn, or an event outside turns)
+// with the page's own templates.
+func (p *pages) renderEntry(e *traceEntry) (template.HTML, error) {
+	var buf bytes.Buffer
+	if err := p.item.ExecuteTemplate(&buf, "entry", e); err != nil {
+		return "", err
+	}
+	return template.HTML(buf.String()), nil // rendered by html/template
+}

@@ -39,6 +39,11 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 	// streams its text here from its first word.
 	feed := s.cfg.Engine.Deltas(id)
 	defer feed.Close()
+	lv, err := s.newLiveView(r, v, ss, after)
+	if err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
 	rc := http.NewResponseController(w)
 	extend := func() {
 		if s.cfg.WriteTimeout > 0 {
@@ -73,12 +78,14 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request, v visitor) {
 		for _, d := range deltas {
 			writeDelta(&buf, d)
 		}
-		for _, ev := range evs {
-			after = ev.Seq
-			if err := s.writeItem(&buf, ev); err != nil {
+		if err := lv.write(ctx, &buf, evs); err != nil {
+			if ctx.Err() == nil {
 				s.log.Error("render console timeline item", tools.LogSession, id, tools.LogErr, err)
-				return
 			}
+			return
+		}
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].Seq
 		}
 		if buf.Len() > 0 {
 			if _, err := w.Write(buf.Bytes()); err != nil {

@@ -14,7 +14,7 @@ import (
 
 // pageNames are the templates/NAME.html pages; each defines "content"
 // (and may define "head") inside templates/layout.html.
-var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "login", "bounce", "error"}
+var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "login", "bounce", "error", "inbox", "usage"}
 
 // pages are the parsed templates: one set per page, and the timeline item
 // on its own for the live stream.
@@ -34,6 +34,12 @@ func loadPages() (*pages, error) {
 		"clip":   clip,
 		"idem":   func() string { return newToken()[:24] },
 		"cardOf": func(a engine.Approval, csrf, back string) cardArgs { return cardArgs{A: a, CSRF: csrf, Back: back} },
+		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"usd":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
+		"dur":    duration,
+		"usageTable": func(title, key string, rows []usageTotal, priced bool) usageTableArgs {
+			return usageTableArgs{Title: title, Key: key, Rows: rows, Priced: priced}
+		},
 	}
 	for _, name := range pageNames {
 		t, err := template.New(name).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
@@ -58,7 +64,15 @@ type view struct {
 	Open     bool
 	Admin    bool
 	CSRF     string
-	Data     any
+	// Inbox counts what waits for the visitor ("Needs you").
+	Inbox int
+	Data  any
+}
+
+type usageTableArgs struct {
+	Title, Key string
+	Rows       []usageTotal
+	Priced     bool
 }
 
 // render writes page name with data; a template failure is logged and
@@ -66,6 +80,9 @@ type view struct {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, v visitor, data any) {
 	var buf bytes.Buffer
 	vw := view{Page: name, SignedIn: v.signedIn, Who: v.name, Open: !v.signedIn && s.open(r), Admin: s.admin(r, v), CSRF: v.csrf, Data: data}
+	if name != "login" && name != "bounce" {
+		vw.Inbox = s.inboxCount(r, v)
+	}
 	if err := s.pages.byName[name].ExecuteTemplate(&buf, "layout", vw); err != nil {
 		s.log.Error("render console page", tools.LogPath, r.URL.Path, tools.LogErr, err)
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -132,3 +149,18 @@ func clip(s string, n int) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// duration writes a span for people: 850ms, 4.2s, 3m05s.
+func duration(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "—"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

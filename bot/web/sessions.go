@@ -5,7 +5,6 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -16,9 +15,6 @@ import (
 // Sessions list limits.
 const (
 	pageSize = 25
-	// listWindow is how many of the newest sessions the list filters and
-	// pages through.
-	listWindow = 1000
 	// timelineWindow is how many of a session's newest events its page
 	// shows; earlier ones are a link away.
 	timelineWindow = 2000
@@ -39,82 +35,6 @@ func (s *Server) origins() []engine.Origin {
 		out = append(out, engine.Origin(o.Name))
 	}
 	return append(out, ownOrigins...)
-}
-
-type sessionsView struct {
-	Rows                  []sessionRow
-	Status, Origin, Agent string
-	Statuses              []engine.Status
-	Origins               []engine.Origin
-	Agents                []string
-	Page                  int
-	Prev, Next            string
-	CanStart              bool
-	DefaultAgent          string
-}
-
-type sessionRow struct {
-	engine.Session
-	summary
-	OriginLink string
-}
-
-func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor) {
-	q := r.URL.Query()
-	vw := sessionsView{Status: q.Get("status"), Origin: q.Get("origin"), Agent: q.Get("agent"),
-		Statuses: sessionStatuses, Origins: s.origins(), Agents: s.cfg.Agents, Page: 1,
-		CanStart: len(s.cfg.Agents) > 0, DefaultAgent: s.cfg.DefaultAgent}
-	if n, err := strconv.Atoi(q.Get("page")); err == nil && n > 0 {
-		vw.Page = n
-	}
-	f := engine.SessionFilter{Limit: listWindow}
-	if vw.Status != "" {
-		if !slices.Contains(sessionStatuses, engine.Status(vw.Status)) {
-			s.fail(w, r, v, http.StatusBadRequest, "Unknown status "+strconv.Quote(vw.Status)+".")
-			return
-		}
-		f.Statuses = []engine.Status{engine.Status(vw.Status)}
-	}
-	list, err := s.cfg.Engine.Sessions(r.Context(), f)
-	if err != nil {
-		s.internal(w, r, v, err)
-		return
-	}
-	list = slices.DeleteFunc(list, func(ss engine.Session) bool {
-		return (vw.Origin != "" && string(ss.Origin) != vw.Origin) || (vw.Agent != "" && ss.Agent != vw.Agent)
-	})
-	// Only the sessions v may see are listed, paged and counted.
-	if list, err = s.visibleSessions(r, v, list); err != nil {
-		s.internal(w, r, v, err)
-		return
-	}
-	start := min((vw.Page-1)*pageSize, len(list))
-	end := min(start+pageSize, len(list))
-	for _, ss := range list[start:end] {
-		row := sessionRow{Session: ss, OriginLink: s.originLink(ss)}
-		if err := s.summarize(r, ss.ID, &row.summary); err != nil {
-			s.internal(w, r, v, err)
-			return
-		}
-		vw.Rows = append(vw.Rows, row)
-	}
-	link := func(page int) string {
-		u := url.Values{}
-		for k, val := range map[string]string{"status": vw.Status, "origin": vw.Origin, "agent": vw.Agent} {
-			if val != "" {
-				u.Set(k, val)
-			}
-		}
-		u.Set("page", strconv.Itoa(page))
-		return "/sessions?" + u.Encode()
-	}
-	if vw.Page > 1 {
-		vw.Prev = link(vw.Page - 1)
-	}
-	if end < len(list) {
-		vw.Next = link(vw.Page + 1)
-	}
-	s.render(w, r, http.StatusOK, "sessions", v, vw)
 }
 
 // summarize reads the session's whole log, a page at a time.
@@ -149,19 +69,53 @@ func (s *Server) originLink(ss engine.Session) string {
 
 type sessionView struct {
 	Session engine.Session
-	summary
-	OriginLink string
-	Items      []template.HTML
-	// After is the seq the live stream continues from; Earlier links the
-	// events before the window.
+	Title   string
+	Header  headerView
+	Items   []template.HTML
+	// Raw shows the event log instead of the trace.
+	Raw bool
+	// After is the seq the live stream continues from; TurnFrom the seq
+	// the trace's last turn starts at (the live trace rebuilds it);
+	// Earlier links the events before the window.
 	After     int64
+	TurnFrom  int64
 	Earlier   string
 	Question  *engine.Question
 	Approvals []engine.Approval
 	CanSend   bool
-	CanCancel bool
-	CanResume bool
 	Notice    string
+}
+
+// headerView is the session's header: its facts, usage and actions. The
+// live stream sends it again when the status or the usage changes.
+type headerView struct {
+	Session    engine.Session
+	OriginLink string
+	Usage      engine.Usage
+	Turns      int
+	Cost       float64
+	Priced     bool
+	CanCancel  bool
+	CanResume  bool
+	CSRF       string
+}
+
+// header makes ss's header for v, with its usage so far.
+func (s *Server) header(r *http.Request, v visitor, ss engine.Session, sum summary) headerView {
+	// Offered as the actions would allow (cancel: an approver may too,
+	// and is told so by the engine if not). Cancel only while a turn
+	// runs or a question waits.
+	starter := s.admin(r, v) || (v.by != "" && ss.StartedBy == v.by)
+	h := headerView{Session: ss, OriginLink: s.originLink(ss), Usage: sum.Usage, Turns: sum.Turns, CSRF: v.csrf,
+		CanCancel: starter && (ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput),
+		CanResume: starter && (ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed)}
+	h.Cost, h.Priced = s.cost(ss.Agent, sum.Usage)
+	return h
+}
+
+// pricer is the agent's price as the tracer asks for it.
+func (s *Server) pricer(agent string) func(engine.Usage) (float64, bool) {
+	return func(u engine.Usage) (float64, bool) { return s.cost(agent, u) }
 }
 
 func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) {
@@ -170,14 +124,20 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 		return
 	}
 	var err error
-	vw := sessionView{Session: ss, OriginLink: s.originLink(ss), Question: ss.OpenQuestion(), Notice: r.URL.Query().Get("notice")}
+	q := r.URL.Query()
+	vw := sessionView{Session: ss, Question: ss.OpenQuestion(), Notice: q.Get("notice"), Raw: q.Get("view") == "raw"}
 	from := max(0, ss.LastSeq-timelineWindow)
-	if a, err := strconv.ParseInt(r.URL.Query().Get("from"), 10, 64); err == nil && a >= 0 {
+	if a, err := strconv.ParseInt(q.Get("from"), 10, 64); err == nil && a >= 0 {
 		from = a
 	}
 	if from > 0 {
 		vw.Earlier = "/sessions/" + url.PathEscape(ss.ID) + "?from=" + strconv.FormatInt(max(0, from-timelineWindow), 10)
+		if vw.Raw {
+			vw.Earlier += "&view=raw"
+		}
 	}
+	var sum summary
+	tr := newTracer(s.pricer(ss.Agent))
 	after := from
 	for {
 		evs, err := s.cfg.Engine.Events(r.Context(), ss.ID, after, summaryPage)
@@ -186,35 +146,48 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 			return
 		}
 		for _, ev := range evs {
-			h, ok, err := s.pages.renderItem(ev)
-			if err != nil {
-				s.internal(w, r, v, err)
-				return
+			if vw.Raw {
+				h, ok, err := s.pages.renderItem(ev)
+				if err != nil {
+					s.internal(w, r, v, err)
+					return
+				}
+				if ok {
+					vw.Items = append(vw.Items, h)
+				}
+			} else {
+				tr.add(ev)
 			}
-			if ok {
-				vw.Items = append(vw.Items, h)
-			}
-			summarize([]engine.Event{ev}, &vw.summary)
+			summarize([]engine.Event{ev}, &sum)
 			after = ev.Seq
 		}
 		if len(evs) < summaryPage || len(vw.Items) >= 4*timelineWindow {
 			break
 		}
 	}
-	vw.After = after
+	vw.After, vw.TurnFrom = after, after
+	for i := range tr.entries {
+		e := &tr.entries[i]
+		if e.Turn != nil {
+			vw.TurnFrom = e.Turn.Seq - 1
+		}
+		h, err := s.pages.renderEntry(e)
+		if err != nil {
+			s.internal(w, r, v, err)
+			return
+		}
+		vw.Items = append(vw.Items, h)
+	}
+	vw.Title = sum.Title
+	vw.Header = s.header(r, v, ss, sum)
 	vw.Approvals, err = s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{SessionID: ss.ID,
 		Statuses: []engine.ApprovalStatus{engine.ApprovalPending, engine.ApprovalUnconfirmed, engine.ApprovalFailed}, Limit: 50})
 	if err != nil {
 		s.internal(w, r, v, err)
 		return
 	}
-	// Offered as the actions would allow (cancel: an approver may too,
-	// and is told so by the engine if not).
-	starter := s.admin(r, v) || (v.by != "" && ss.StartedBy == v.by)
 	vw.CanSend = (ss.Origin == engine.OriginAPI || ss.Origin == engine.OriginConsole) &&
 		ss.Status != engine.StatusInterrupted && ss.Status != engine.StatusFailed
-	vw.CanCancel = starter && (ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput)
-	vw.CanResume = starter && (ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed)
 	s.render(w, r, http.StatusOK, "session", v, vw)
 }
 
@@ -256,7 +229,11 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	by, _ := v.identity()
 	in := engine.Input{Text: strings.TrimSpace(r.PostForm.Get("text")), Author: by, IdempotencyKey: r.PostForm.Get("idem")}
 	if qid := r.PostForm.Get("question_id"); qid != "" {
+		// A button's value, or a typed answer (the inbox's form).
 		in.Answer = &engine.Answer{QuestionID: qid, Value: r.PostForm.Get("value")}
+		if in.Answer.Value == "" && len(in.Text) <= maxMessage {
+			in.Answer.Text = in.Text
+		}
 		in.Text = ""
 	} else if in.Text == "" || len(in.Text) > maxMessage {
 		s.fail(w, r, v, http.StatusBadRequest, "Write a message of 1 to 16384 bytes.")
@@ -264,6 +241,10 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	}
 	if _, _, err := s.cfg.Engine.Send(r.Context(), id, in); err != nil {
 		s.engineError(w, r, v, err)
+		return
+	}
+	if r.PostForm.Get("back") != "" {
+		s.backTo(w, r, "/sessions/"+url.PathEscape(id), "answered")
 		return
 	}
 	http.Redirect(w, r, "/sessions/"+url.PathEscape(id), http.StatusSeeOther)

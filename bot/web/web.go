@@ -12,6 +12,7 @@ package web
 import (
 	"context"
 	"embed"
+	"errors"
 	"log/slog"
 	"net/http"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"brain/bot/schedule"
 	"brain/engine"
 	"brain/internal/keyguard"
+	"brain/store"
 )
 
 //go:embed templates/*.html
@@ -43,6 +45,9 @@ type Engine interface {
 	engine.Approvals
 	// MayDecideApproval says, as a decision would, whether by decides a.
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
+	// MayDecide says, as a decision would, whether d may be made (a key
+	// holder's included).
+	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
 	// StopFor is Cancel under the rule of a Stop click in Slack.
 	StopFor(ctx context.Context, sessionID, by string) (s engine.Session, stopped bool, err error)
 }
@@ -116,6 +121,14 @@ type Config struct {
 	// Origins are the conversation platforms sessions come from, besides
 	// the API, the console and schedules.
 	Origins []Origin
+	// Search lists and finds sessions (the store's); nil: the Engine's,
+	// which must have it.
+	Search store.SessionSearch
+	// Usage sums the turns' usage for the usage page (the store's); nil:
+	// the Engine's if it has it, else no usage page.
+	Usage store.UsageReport
+	// Prices are each agent's model price, for the estimated costs.
+	Prices map[string]*config.PriceConfig
 }
 
 // Origin is a conversation platform as the sessions pages show it: its
@@ -160,6 +173,16 @@ func New(cfg Config) (*Server, error) {
 	if s.cfg.SessionTTL <= 0 {
 		s.cfg.SessionTTL = 12 * time.Hour
 	}
+	if s.cfg.Search == nil {
+		search, ok := cfg.Engine.(store.SessionSearch)
+		if !ok {
+			return nil, errors.New("console: no session search (Config.Search)")
+		}
+		s.cfg.Search = search
+	}
+	if s.cfg.Usage == nil {
+		s.cfg.Usage, _ = cfg.Engine.(store.UsageReport)
+	}
 	s.auth = newSessionStore(s.now, s.cfg.SessionTTL)
 	p, err := loadPages()
 	if err != nil {
@@ -176,6 +199,7 @@ var Patterns = []string{
 	"GET /{$}", "GET /static/", "GET /login", "POST /login", "POST /logout",
 	"GET /login/slack", "GET /login/slack/callback",
 	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
+	"GET /inbox", "GET /usage",
 }
 
 // Handler serves every console route (see Patterns).
@@ -220,6 +244,7 @@ func (s *Server) routeList() []route {
 		{"POST /sessions/{id}/messages", signedIn, s.member(s.form(s.sendMessage))},
 		{"POST /sessions/{id}/cancel", signedIn, s.member(s.form(s.cancel))},
 		{"POST /sessions/{id}/resume", signedIn, s.member(s.form(s.resume))},
+		{"GET /inbox", signedIn, s.page(s.inboxPage)},
 		{"GET /approvals", signedIn, s.page(s.approvalsPage)},
 		{"GET /approvals/{id}", signedIn, s.page(s.approvalPage)},
 		{"POST /approvals/{id}/decision", signedIn, s.member(s.form(s.decide))},
@@ -227,6 +252,7 @@ func (s *Server) routeList() []route {
 		{"GET /schedules", adminOnly, s.page(s.adminOnly(s.schedulesPage))},
 		{"POST /schedules/{name}/run", adminOnly, s.member(s.form(s.adminOnly(s.runSchedule)))},
 		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
+		{"GET /usage", adminOnly, s.page(s.adminOnly(s.usagePage))},
 	}
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -261,7 +262,7 @@ func TestConsole_SessionPageShowsTheTimelineSafely(t *testing.T) {
 	c.eng.appendEvent(t, "ses1", engine.SessionError{Code: "model_timeout", Message: "the model timed out"})
 	c.eng.appendEvent(t, "ses1", q)
 	c.eng.appendEvent(t, "ses1", engine.TurnCompleted{Outcome: engine.OutcomeQuestion, Rounds: 2, Usage: engine.Usage{InputTokens: 120, OutputTokens: 30}})
-	resp, page := c.get("/sessions/ses1")
+	resp, page := c.get("/sessions/ses1?view=raw")
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("%d\n%s", resp.StatusCode, page)
 	}
@@ -365,8 +366,12 @@ func TestConsole_SessionsFilters(t *testing.T) {
 	if !strings.Contains(page, "older →") || strings.Contains(page, `href="/sessions/s0"`) {
 		t.Fatal("the first page is not paged")
 	}
-	_, page = c.get("/sessions?page=2")
-	if !strings.Contains(page, `href="/sessions/s0"`) || !strings.Contains(page, "← newer") {
+	older := regexp.MustCompile(`href="([^"]+)" rel="next"`).FindStringSubmatch(page)
+	if older == nil {
+		t.Fatal("no link to the older page")
+	}
+	_, page = c.get(html.UnescapeString(older[1]))
+	if !strings.Contains(page, `href="/sessions/s0"`) || !strings.Contains(page, "← newest") {
 		t.Fatal("the second page lacks the oldest session")
 	}
 }

@@ -34,7 +34,8 @@ type Table struct {
 }
 
 // Tables lists the tables of the schema that hold data, in name order,
-// leaving out schema_migrations.
+// leaving out schema_migrations and the search tables triggers derive
+// (derivedTables: the import's triggers rebuild them).
 func (s *Store) Tables(ctx context.Context) ([]Table, error) {
 	return tables(ctx, s.pool)
 }
@@ -45,7 +46,7 @@ func tables(ctx context.Context, q querier) ([]Table, error) {
 		FROM information_schema.columns c
 		JOIN information_schema.tables t ON t.table_schema = c.table_schema AND t.table_name = c.table_name
 		WHERE c.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
-			AND c.table_name <> 'schema_migrations'
+			AND c.table_name <> 'schema_migrations' AND c.table_name NOT LIKE 'search\_%'
 		ORDER BY c.table_name COLLATE "C", c.ordinal_position`)
 	if err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)
@@ -128,6 +129,8 @@ func (s *Store) Import(ctx context.Context, replace bool, fn func(ctx context.Co
 			names[i] = pgx.Identifier{t.Name}.Sanitize()
 		}
 		if replace {
+			// The derived tables reference sessions: emptied with them.
+			names = append(names, derivedTables...)
 			if _, err := tx.Exec(ctx, `TRUNCATE `+strings.Join(names, ", ")+` RESTART IDENTITY`); err != nil {
 				return fmt.Errorf("import: empty the target: %w", err)
 			}

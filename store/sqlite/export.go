@@ -17,8 +17,9 @@ type Table struct {
 }
 
 // Tables lists the tables that hold data, in name order, leaving out
-// schema_migrations (the schema version is the store's own) and SQLite's
-// internal tables. brain migrate copies exactly these, so a table a future
+// schema_migrations (the schema version is the store's own), SQLite's
+// internal tables and the search tables triggers derive (the target's
+// triggers rebuild them). brain migrate copies exactly these, so a table a future
 // migration adds is copied, or refused loudly, never left out silently.
 func (s *Store) Tables(ctx context.Context) ([]Table, error) {
 	rows, err := s.read.QueryContext(ctx, `SELECT name FROM sqlite_schema
@@ -34,7 +35,9 @@ func (s *Store) Tables(ctx context.Context) ([]Table, error) {
 			rows.Close()
 			return nil, fmt.Errorf("list tables: %w", err)
 		}
-		names = append(names, name)
+		if !derivedTable(name) {
+			names = append(names, name)
+		}
 	}
 	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		return nil, fmt.Errorf("list tables: %w", err)

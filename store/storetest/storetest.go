@@ -36,6 +36,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CreateSessionExistingThread", testCreateSessionExistingThread},
 		{"CreateSessionConcurrentSameKey", testCreateSessionConcurrentSameKey},
 		{"SessionsFilter", testSessionsFilter},
+		{"ListSessionsFilters", testListSessionsFilters},
+		{"ListSessionsCursor", testListSessionsCursor},
+		{"UsageReport", testUsageReport},
 
 		{"CommitAssignsConsecutiveSeqs", testCommitAssignsConsecutiveSeqs},
 		{"CommitEventDefaults", testCommitEventDefaults},

@@ -93,6 +93,46 @@
       li.scrollIntoView({block: "end"});
     }
   });
+  // The trace view: a turn (or an event outside turns) arrives whole each
+  // time it changes and replaces the one on the page with its id.
+  source.addEventListener("entry", function (e) {
+    var follow = nearBottom();
+    var tpl = document.createElement("template");
+    tpl.innerHTML = e.data;
+    var li = tpl.content.firstElementChild;
+    if (!li || !li.id) {
+      return;
+    }
+    var old = document.getElementById(li.id);
+    var before = old ? old.querySelectorAll(".kind-agent").length : 0;
+    for (var n = li.querySelectorAll(".kind-agent").length - before; n > 0; n--) {
+      dropProvisional(false);
+    }
+    if (old) {
+      var was = old.querySelector("details.turn-box");
+      var now = li.querySelector("details.turn-box");
+      if (was && now) {
+        now.open = was.open || now.open; // keep what the reader opened
+      }
+      old.replaceWith(li);
+    } else {
+      timeline.appendChild(li);
+    }
+    if (follow) {
+      li.scrollIntoView({block: "end"});
+    }
+  });
+  // The header (status, usage, last activity, the actions a turn allows)
+  // arrives again when it changes.
+  source.addEventListener("header", function (e) {
+    var tpl = document.createElement("template");
+    tpl.innerHTML = e.data;
+    var next = tpl.content.firstElementChild;
+    var cur = document.getElementById("session-header");
+    if (next && cur && next.id === "session-header") {
+      cur.replaceWith(next);
+    }
+  });
   source.addEventListener("status", function (e) {
     if (e.data !== "running") {
       dropProvisional(true); // the turn ended: what was not committed is gone

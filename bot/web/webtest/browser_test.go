@@ -315,7 +315,7 @@ func TestConsole_InABrowser(t *testing.T) {
 	r.api("POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"type": "user.message", "text": "what is the answer?"}, nil)
 	r.do("the turn appears live",
 		chromedp.WaitVisible(`//li[contains(@class,"kind-agent")]//strong[text()="42"]`),
-		chromedp.WaitVisible(`//li[contains(@class,"kind-turn")]//span[contains(text(),"turn completed")]`))
+		chromedp.WaitVisible(`//li[contains(@class,"turn")]//span[@class="what" and contains(text(),"Turn 1 · completed")]`))
 	if marker := get(r, "read the marker", chromedp.Evaluate[int](`window.brainMarker`)); marker != 7 {
 		t.Fatalf("the page was reloaded (marker %d), not updated live", marker)
 	}
@@ -443,7 +443,8 @@ func TestConsole_InABrowser(t *testing.T) {
 		r.do("open "+path+" on a phone", chromedp.Navigate(r.base+path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
 		if wide := get(r, "measure "+path, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)); wide {
 			r.screenshot("phone-wide", false)
-			t.Errorf("%s is wider than a phone's screen", path)
+			over := get(r, "find what is too wide", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(-4).map(e => e.tagName + '.' + e.className).join(', ')`))
+			t.Errorf("%s is wider than a phone's screen: %s", path, over)
 		}
 	}
 	r.do("the status page shows Slack", chromedp.WaitVisible(`//article[.//h3[contains(.,"Slack")]]//dd[contains(.,"Events API over HTTP")]`),
