@@ -38,6 +38,7 @@ type Store interface {
 	store.Threads
 	store.Inbox
 	store.DeliveryCursors
+	store.PostedMessages
 }
 
 // Deps are what a platform is connected to once the engine exists.

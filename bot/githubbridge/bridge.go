@@ -82,7 +82,7 @@ func New(cfg *config.GitHubChatConfig, publicURL string, eng Engine, st bridge.S
 	}
 	b := &Bridge{cfg: cfg, eng: eng, store: st, client: client, now: now, log: log,
 		wake: make(chan struct{}, 1), refused: map[string]bool{}}
-	b.renderer = &ghc.Renderer{Engine: eng, Client: client, ConsoleURL: publicURL, Now: now, Log: log}
+	b.renderer = &ghc.Renderer{Engine: eng, Client: client, Cards: st, Origin: Origin, ConsoleURL: publicURL, Now: now, Log: log}
 	b.router = bridge.Router{Threads: st, Engine: eng}
 	b.inbox = bridge.NewInbox(st, now, func() {
 		select {

@@ -1,9 +1,8 @@
 package github
 
 import (
-	"brain/tools"
-
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"brain/engine"
+	"brain/store"
+	"brain/tools"
 )
 
 // Events is what the renderer reads of the engine; *engine.Engine has it.
@@ -31,6 +32,11 @@ const DefaultMinEdit = 3 * time.Second
 type Renderer struct {
 	Engine Events
 	Client *Client
+	// Cards remember each approval card's comment and notes, so a restart
+	// keeps editing the card it posted instead of commenting beside it.
+	Cards store.PostedMessages
+	// Origin is the platform name cards are kept under.
+	Origin engine.Origin
 	// ConsoleURL is brain's public URL, for links to approvals ("" none).
 	ConsoleURL string
 	MinEdit    time.Duration // 0: DefaultMinEdit; < 0 edit at every event
@@ -56,6 +62,12 @@ type card struct {
 	id    int64
 	a     engine.Approval
 	notes []string
+}
+
+// cardRef is how a card is kept in Cards: the comment and its notes.
+type cardRef struct {
+	ID    int64    `json:"id"`
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Render renders one of the session's events.
@@ -118,6 +130,7 @@ func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event
 			return err
 		}
 		r.cards[a.ID] = c
+		return r.keep(ctx, a.ID, c)
 	case engine.ApprovalVoted:
 		return r.note(ctx, t, d.ApprovalID, fmt.Sprintf("%d of %d approvals, the latest by @%s.%s", d.Count, d.Required, d.By, suffix(d.Comment)))
 	case engine.ApprovalDecided:
@@ -194,22 +207,65 @@ func (r *Renderer) flush(ctx context.Context, t Thread, rp *reply, force bool) e
 	return nil
 }
 
-// note adds a line to an approval's card, editing it; a card this process
-// did not post (a restart) gets its note as a comment of its own.
+// note adds a line to an approval's card, editing it. The card is found
+// in memory, else in Cards (posted before a restart); a card nobody kept
+// gets its note as a comment of its own.
 func (r *Renderer) note(ctx context.Context, t Thread, approvalID, text string) error {
-	c := r.cards[approvalID]
+	c, err := r.card(ctx, approvalID)
+	if err != nil {
+		return err
+	}
 	if c == nil {
 		_, err := r.Client.Comment(ctx, t, fmt.Sprintf("Approval `%s`: %s", ShortID(approvalID), text))
 		return err
 	}
-	a, err := r.Engine.Approval(ctx, approvalID)
-	if err == nil {
+	if a, err := r.Engine.Approval(ctx, approvalID); err == nil {
 		c.a = a
 	}
 	if err := r.Client.Edit(ctx, t, c.id, CardBody(c.a, r.ConsoleURL, append(c.notes, text))); err != nil {
 		return err
 	}
 	c.notes = append(c.notes, text)
+	return r.keep(ctx, approvalID, c)
+}
+
+// card returns the approval's card, nil when none was posted or kept.
+func (r *Renderer) card(ctx context.Context, approvalID string) (*card, error) {
+	if c := r.cards[approvalID]; c != nil || r.Cards == nil {
+		return c, nil
+	}
+	raw, ok, err := r.Cards.ApprovalMessage(ctx, r.Origin, approvalID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var ref cardRef
+	if json.Unmarshal([]byte(raw), &ref) != nil || ref.ID == 0 {
+		r.Log.Warn("unreadable card reference; the note is posted as a comment", tools.LogApprovalID, approvalID)
+		return nil, nil
+	}
+	a, err := r.Engine.Approval(ctx, approvalID)
+	if err != nil {
+		return nil, err
+	}
+	c := &card{id: ref.ID, a: a, notes: ref.Notes}
+	r.cards[approvalID] = c
+	return c, nil
+}
+
+// keep records the card in Cards. The comment already says it, so a
+// failure here is logged, not retried: retrying would post the card again.
+func (r *Renderer) keep(ctx context.Context, approvalID string, c *card) error {
+	if r.Cards == nil {
+		return nil
+	}
+	raw, _ := json.Marshal(cardRef{ID: c.id, Notes: c.notes})
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	if err := r.Cards.SetApprovalMessage(ctx, now(), r.Origin, approvalID, string(raw)); err != nil {
+		r.Log.Warn("card not remembered; after a restart its notes become comments", tools.LogApprovalID, approvalID, tools.LogErr, err)
+	}
 	return nil
 }
 
