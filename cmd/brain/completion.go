@@ -10,11 +10,12 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "completion", "version", "help"},
+	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "secrets", "completion", "version", "help"},
 	"sessions":   {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":  {"list", "run"},
 	"approvals":  {"list", "show", "approve", "deny"},
 	"config":     {"check"},
+	"secrets":    {"keygen", "rotate"},
 	"completion": {"bash", "zsh"},
 }
 
