@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"context"
-		"errors"
+	"errors"
 	"fmt"
 	"time"
 
