@@ -18,7 +18,7 @@ func TestAPI_PeopleAndConnections(t *testing.T) {
 	ta := newTestApp(t, "", Options{})
 	ctx := context.Background()
 	var p struct {
-		ID         string `json:"id"`
+		ID         string                                 `json:"id"`
 		Identities []struct{ Surface, ExternalID string } `json:"identities"`
 	}
 	ta.must(http.StatusOK, "POST", "/v1/people", map[string]any{"id": "alice", "name": "Alice"}, &p)
