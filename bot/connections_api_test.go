@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot/api/client"
 	"brain/store"
 )
 
@@ -65,5 +66,35 @@ func TestAPI_PeopleAndConnections(t *testing.T) {
 	ta.must(http.StatusNoContent, "DELETE", "/v1/people/alice", nil, nil)
 	if _, err := ta.app.store.ConnectionByID(ctx, "c1"); err == nil {
 		t.Error("erasing the person kept their connection")
+	}
+}
+
+// TestDaemon_ConnectionsThroughTheClient: brain connections list|revoke's
+// client against the running daemon shows no token and revokes.
+func TestDaemon_ConnectionsThroughTheClient(t *testing.T) {
+	ta := newTestApp(t, "api_keys: [{name: ops, key: connections-client-key-0f3c8e1d9a7b6c5d4e3f2a1b}]\n", Options{})
+	ctx := context.Background()
+	now := time.Now().UTC()
+	if err := ta.app.store.SaveConnection(ctx, store.Connection{ID: "c1", PersonID: "bob", Provider: "mcp:tracker",
+		AccessToken: "tok-bob-1", RefreshToken: "ref-bob-1", UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := *ta.app.cfg
+	cfg.Listen = ta.app.Addr()
+	d, err := client.Dial(&cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bob := "bob"
+	list, err := d.Connections(ctx, &bob)
+	if err != nil || len(list) != 1 || list[0].Provider != "mcp:tracker" || list[0].Status != store.ConnectionConnected {
+		t.Fatalf("Connections = %+v, %v", list, err)
+	}
+	c, err := d.RevokeConnection(ctx, "c1", "")
+	if err != nil || c.Status != store.ConnectionRevoked || !strings.Contains(c.Problem, "ops") {
+		t.Fatalf("RevokeConnection = %+v, %v", c, err)
+	}
+	if _, err := d.RevokeConnection(ctx, "c1", "someone-else"); err == nil {
+		t.Error("a key without act_for revoked as someone else")
 	}
 }
