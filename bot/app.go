@@ -113,6 +113,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.store, err = openStore(ctx, cfg); err != nil {
 		return nil, err
 	}
+	sealed, keyWarnings, err := sealStore(ctx, a.store, cfg, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.store = sealed
+	a.warnings = append(a.warnings, keyWarnings...)
 	models, err := a.buildModels()
 	if err != nil {
 		return nil, err
@@ -170,6 +176,8 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Metrics:      reg,
 		Done:         a.done,
 		Prices:       agentPrices(cfg),
+		Clock:        clock,
+		Accounts:     a.store,
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err

@@ -40,6 +40,9 @@ type Store interface {
 	Runs
 	ChannelState
 	LinearTokens
+	People
+	Connections
+	Secrets
 	Health
 	SessionSearch
 	UsageReport

@@ -43,6 +43,12 @@ var apiDocs = []apiDoc{
 	{pattern: "POST /v1/approvals/{id}/retry", summary: "Retry the apply of an unconfirmed or failed approval", request: "Retry", response: "Approval"},
 	{pattern: "GET /v1/schedules", summary: "List schedules with their next fire time and last runs", response: "ScheduleList"},
 	{pattern: "POST /v1/schedules/{name}/run", summary: "Run a schedule now", response: "ScheduleRun", status: 202},
+	{pattern: "GET /v1/people", summary: "List people with the identities linked to them", response: "PersonList"},
+	{pattern: "POST /v1/people", summary: "Create a person or rename one", request: "SavePerson", response: "Person"},
+	{pattern: "POST /v1/people/{id}/identities", summary: "Link an identity (surface and id) to a person, moving it from anyone else", request: "Identity", response: "Person"},
+	{pattern: "DELETE /v1/people/{id}", summary: "Erase a person, their identities and connections", status: 204},
+	{pattern: "GET /v1/connections", summary: "List connections (a person's with person=ID; person= is the workspace's): existence, scope, expiry, never tokens", query: []string{"person"}, response: "ConnectionList"},
+	{pattern: "POST /v1/connections/{id}/revoke", summary: "Revoke a connection: its tokens are forgotten", request: "Retry", response: "Connection"},
 	{pattern: "GET /v1/openapi.json", summary: "This document", response: "Object"},
 }
 
@@ -100,6 +106,15 @@ var apiSchemas = map[string]any{
 	"Retry":        obj(map[string]any{"by": str()}),
 	"ScheduleList": obj(map[string]any{"schedules": list("Object")}, "schedules"),
 	"ScheduleRun":  ref("Object"),
+	"Identity":     obj(map[string]any{"surface": str(), "external_id": str()}, "surface", "external_id"),
+	"SavePerson":   obj(map[string]any{"id": str(), "name": str()}, "id"),
+	"Person":       obj(map[string]any{"id": str(), "name": str(), "identities": list("Identity")}, "id", "name", "identities"),
+	"PersonList":   obj(map[string]any{"people": list("Person")}, "people"),
+	"Connection": obj(map[string]any{
+		"id": str(), "person_id": str(), "provider": str(), "account": str(), "scope": str(), "expires_at": datetime(),
+		"status": enum("connected", "revoked"), "problem": str(), "service_account": boolean(), "updated_at": datetime(),
+	}, "id", "person_id", "provider", "status"),
+	"ConnectionList": obj(map[string]any{"connections": list("Connection")}, "connections"),
 }
 
 func str() map[string]any      { return map[string]any{"type": "string"} }

@@ -70,14 +70,20 @@ type Config struct {
 	// Prices are the prices of each agent's model (by agent name), for the
 	// estimated cost in a session's usage; an agent without is not priced.
 	Prices map[string]*config.PriceConfig
-	// Clock tells the time for throttling wrong keys; nil is time.Now.
+	// Clock tells the time for throttling wrong keys and records of
+	// people and connections; nil is time.Now.
 	Clock func() time.Time
+	// Accounts keeps people and connections (the /v1/people and
+	// /v1/connections routes); nil answers them 404.
+	Accounts Accounts
 }
 
 // Server is the HTTP API.
 type Server struct {
 	engine       Engine
 	schedules    Schedules
+	accounts     Accounts
+	now          func() time.Time
 	log          *slog.Logger
 	keys         *keyguard.Guard
 	maxBody      int64
@@ -114,6 +120,7 @@ func New(cfg Config) *Server {
 	if clock == nil {
 		clock = time.Now
 	}
+	s.now, s.accounts = clock, cfg.Accounts
 	if s.keys == nil {
 		s.keys = NewKeyGuard(cfg.APIKeys, clock)
 	}
@@ -164,6 +171,12 @@ func (a *Server) routes() http.Handler {
 	handle("POST /v1/approvals/{id}/retry", a.auth(a.retry))
 	handle("GET /v1/schedules", a.auth(a.listSchedules))
 	handle("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
+	handle("GET /v1/people", a.auth(a.listPeople))
+	handle("POST /v1/people", a.auth(a.savePerson))
+	handle("POST /v1/people/{id}/identities", a.auth(a.linkIdentity))
+	handle("DELETE /v1/people/{id}", a.auth(a.erasePerson))
+	handle("GET /v1/connections", a.auth(a.listConnections))
+	handle("POST /v1/connections/{id}/revoke", a.auth(a.revokeConnection))
 	handle("GET /v1/openapi.json", a.auth(a.openAPI))
 	return a.middleware(mux)
 }

@@ -34,6 +34,8 @@ type Config struct {
 	Storage    StorageConfig          `yaml:"storage"`
 	Telemetry  TelemetryConfig        `yaml:"telemetry"`
 	Console    ConsoleConfig          `yaml:"console"`
+	// SecretsAtRest is the secrets block (the key of stored credentials).
+	SecretsAtRest SecretsConfig `yaml:"secrets"`
 
 	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default

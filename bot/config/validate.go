@@ -38,6 +38,7 @@ func (c *Config) Validate() error {
 	oneOf(&p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(&p, "log.format", c.Log.Format, "text", "json")
 	c.validateStorage(&p)
+	c.validateSecrets(&p)
 	c.validateModels(&p)
 	c.validateAgents(&p)
 	c.validateChannels(&p)

@@ -10,15 +10,17 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "completion", "version", "help"},
-	"sessions":   {"list", "show", "send", "resume", "cancel", "compact"},
-	"schedules":  {"list", "run"},
-	"approvals":  {"list", "show", "approve", "deny"},
-	"config":     {"check"},
-	"completion": {"bash", "zsh"},
+	"":            {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "connections", "secrets", "completion", "version", "help"},
+	"sessions":    {"list", "show", "send", "resume", "cancel", "compact"},
+	"schedules":   {"list", "run"},
+	"approvals":   {"list", "show", "approve", "deny"},
+	"config":      {"check"},
+	"secrets":     {"keygen", "rotate"},
+	"connections": {"list", "revoke"},
+	"completion":  {"bash", "zsh"},
 }
 
-const commonFlags = "--config --help --json --status --limit --agent --session --as --comment --grace --to --from --dsn --replace"
+const commonFlags = "--config --help --json --status --limit --agent --session --as --comment --grace --to --from --dsn --replace --person"
 
 const bashCompletion = `# brain completion for bash: source <(brain completion bash)
 _brain() {

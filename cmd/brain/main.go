@@ -37,6 +37,8 @@ Usage:
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
+  brain connections list|revoke         list connections (never tokens); revoke one (via the running daemon)
+  brain secrets keygen|rotate           make a key; re-encrypt stored credentials under the current key
   brain completion bash|zsh              print a shell completion script
   brain version                          print version, commit, build date and Go version
 
@@ -90,6 +92,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return approvals(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		return migrateCmd(ctx, args[1:], stdout, stderr)
+	case "secrets":
+		return secrets(ctx, args[1:], stdout, stderr)
+	case "connections":
+		return connections(ctx, args[1:], stdout, stderr)
 	case "completion":
 		return completion(args[1:], stdout, stderr)
 	case "version":

@@ -98,6 +98,14 @@ func Run(t *testing.T, newDB NewDB) {
 		{"OAuthStates", testOAuthStates},
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
 		{"LinearParkedInbound", testLinearParkedInbound},
+
+		{"People", testPeople},
+		{"Connections", testConnections},
+		{"ConnectionRefreshLease", testConnectionRefreshLease},
+		{"OAuthClientsAndConnectFlows", testOAuthClientsAndConnectFlows},
+		{"SecretsSealed", testSecretsSealed},
+		{"SecretsPlainMigrated", testSecretsPlainMigrated},
+		{"SecretsSealedRotationRace", testSecretsSealedRotationRace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,42 @@
+package client
+
+import (
+	"context"
+	"net/url"
+	"time"
+)
+
+// Connection is a connection as the API shows it: never its tokens.
+type Connection struct {
+	ID             string     `json:"id"`
+	PersonID       string     `json:"person_id"`
+	Provider       string     `json:"provider"`
+	Account        string     `json:"account"`
+	Scope          string     `json:"scope"`
+	ExpiresAt      *time.Time `json:"expires_at,omitempty"`
+	Status         string     `json:"status"`
+	Problem        string     `json:"problem,omitempty"`
+	ServiceAccount bool       `json:"service_account"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+}
+
+// Connections lists the connections of a person, or every one when
+// person is nil.
+func (d *Daemon) Connections(ctx context.Context, person *string) ([]Connection, error) {
+	path := "/v1/connections"
+	if person != nil {
+		path += "?" + url.Values{"person": {*person}}.Encode()
+	}
+	var out struct {
+		Connections []Connection `json:"connections"`
+	}
+	err := d.call(ctx, "GET", path, nil, &out)
+	return out.Connections, err
+}
+
+// RevokeConnection revokes a connection: its tokens are forgotten.
+func (d *Daemon) RevokeConnection(ctx context.Context, id, by string) (Connection, error) {
+	var out Connection
+	err := d.call(ctx, "POST", "/v1/connections/"+url.PathEscape(id)+"/revoke", map[string]string{"by": by}, &out)
+	return out, err
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"brain/bot/api/client"
+)
+
+const connectionsUsage = "Usage: brain connections list [--person ID] [--json] | revoke ID (via the running daemon)"
+
+// connections runs brain connections list|revoke through the daemon.
+func connections(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, connectionsUsage)
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			return flag.ErrHelp
+		}
+		return errors.New("connections needs a subcommand: list or revoke")
+	}
+	switch args[0] {
+	case "list":
+		fs, config := newFlags("connections list", "brain connections list --config FILE [--person ID] [--json]", stderr)
+		person := fs.String("person", "", "only this person's connections")
+		asJSON := fs.Bool("json", false, "print JSON")
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		d, err := dialConfig(*config)
+		if err != nil {
+			return err
+		}
+		var only *string
+		fs.Visit(func(f *flag.Flag) {
+			if f.Name == "person" {
+				only = person
+			}
+		})
+		list, err := d.Connections(ctx, only)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(stdout, list)
+		}
+		return printConnections(stdout, list)
+	case "revoke":
+		fs, config := newFlags("connections revoke", "brain connections revoke --config FILE ID", stderr)
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			fs.Usage()
+			return errors.New("connections revoke needs one connection ID")
+		}
+		d, err := dialConfig(*config)
+		if err != nil {
+			return err
+		}
+		c, err := d.RevokeConnection(ctx, fs.Arg(0), "")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %s (%s)\n", c.ID, c.Status, c.Problem)
+		return nil
+	default:
+		fmt.Fprintln(stderr, connectionsUsage)
+		return fmt.Errorf("unknown connections subcommand %q", args[0])
+	}
+}
+
+func dialConfig(path string) (*client.Daemon, error) {
+	cfg, err := loadConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	return client.Dial(cfg)
+}
+
+func printConnections(w io.Writer, list []client.Connection) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No connections.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPERSON\tPROVIDER\tACCOUNT\tSCOPE\tEXPIRES\tSTATUS")
+	for _, c := range list {
+		person, expires := c.PersonID, "-"
+		if person == "" {
+			person = "(workspace)"
+		}
+		if c.ExpiresAt != nil {
+			expires = c.ExpiresAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, person, c.Provider, c.Account, c.Scope, expires, c.Status)
+	}
+	return tw.Flush()
+}
