@@ -15,9 +15,9 @@ import (
 	"time"
 )
 
-// credentialPath is where the sandbox's git credential helper asks for a
+// CredentialPath is where the sandbox's git credential helper asks for a
 // grant (origin-form, on the same socket as the proxy).
-const credentialPath = "/brain/git-credential"
+const CredentialPath = "/brain/git-credential"
 
 // GrantUser is the user name git sends with a grant; GitHub takes any user
 // name with an installation token.

@@ -27,7 +27,7 @@ type Proxy struct {
 	mu       sync.Mutex
 	allowed  int
 	refused  int
-	hosts    map[string]bool // hosts refused at least once
+	reasons  map[string]bool // refusals seen, by reason (which names the host)
 	fresh    []Refusal       // first refusals not yet reported
 	grants   map[string]grant
 	tunnels  map[net.Conn]struct{}
@@ -35,7 +35,7 @@ type Proxy struct {
 	tunnelWG sync.WaitGroup
 }
 
-// Refusal is a host the proxy refused, with the first reason.
+// Refusal is a host the proxy refused and why.
 type Refusal struct {
 	Host   string `json:"host"`
 	Reason string `json:"reason"`
@@ -56,7 +56,7 @@ func New(p Policy, sessionID, agent string, now func() time.Time) *Proxy {
 	}
 	x := &Proxy{
 		policy: p, sessionID: sessionID, agent: agent, now: now,
-		hosts: map[string]bool{}, grants: map[string]grant{}, tunnels: map[net.Conn]struct{}{},
+		reasons: map[string]bool{}, grants: map[string]grant{}, tunnels: map[net.Conn]struct{}{},
 	}
 	x.upstream = &http.Transport{
 		DialContext: func(ctx context.Context, _, address string) (net.Conn, error) {
@@ -117,10 +117,12 @@ func (x *Proxy) count(host string, err error) {
 		return
 	}
 	x.refused++
-	host = strings.ToLower(host)
-	if !x.hosts[host] && len(x.hosts) < 256 {
-		x.hosts[host] = true
-		x.fresh = append(x.fresh, Refusal{Host: host, Reason: err.Error()})
+	// The first refusal of each host for each reason is news to the model;
+	// repeats are only counted.
+	why := err.Error()
+	if !x.reasons[why] && len(x.reasons) < 256 {
+		x.reasons[why] = true
+		x.fresh = append(x.fresh, Refusal{Host: strings.ToLower(host), Reason: why})
 	}
 }
 
@@ -137,7 +139,7 @@ func (x *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		x.connect(w, r)
 	case r.URL.IsAbs():
 		x.forward(w, r)
-	case r.URL.Path == credentialPath:
+	case r.URL.Path == CredentialPath:
 		x.credential(w, r)
 	default:
 		http.Error(w, "brain egress proxy: send requests through the proxy (http_proxy), not to it", http.StatusBadRequest)
