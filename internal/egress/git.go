@@ -42,8 +42,8 @@ var gitPath = regexp.MustCompile(`^/([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+?)(?:\.git
 // service part.
 func repoOf(path string) (repo, service string, ok bool) {
 	m := gitPath.FindStringSubmatch(path)
-	if m == nil {
-		return "", "", false
+	if m == nil || strings.Trim(m[1], ".") == "" || strings.Trim(m[2], ".") == "" {
+		return "", "", false // "..", which a server would resolve elsewhere
 	}
 	return strings.ToLower(m[1] + "/" + m[2]), m[3], true
 }

@@ -27,6 +27,7 @@ package egress
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -115,9 +116,9 @@ func parsePattern(p string) (string, int, error) {
 	rest, wild := strings.CutPrefix(host, "*.")
 	switch {
 	case host == "":
-		return "", 0, fmt.Errorf("empty host")
+		return "", 0, errors.New("empty host")
 	case strings.ContainsAny(rest, "*/ @"):
-		return "", 0, fmt.Errorf("a pattern is a host name, optionally starting with *.")
+		return "", 0, fmt.Errorf("a pattern is a host name, optionally starting with \"*.\"")
 	case wild && !strings.Contains(rest, "."):
 		return "", 0, fmt.Errorf("*.%s would match a whole top-level domain", rest)
 	}
