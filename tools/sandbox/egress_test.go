@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"brain/internal/egress"
 	"brain/internal/gittest"
@@ -165,4 +166,34 @@ func fmtRefusals(rs []egress.Refusal) string {
 		b.WriteString(r.Host + ": " + r.Reason + "\n")
 	}
 	return b.String()
+}
+
+// TestEgress_EditTestCommit is the coding loop inside the sandbox: clone
+// through the proxy, edit, run go test, commit; the second round, in the
+// same workspace, fetches instead of cloning and reuses the build cache.
+// The times are logged for docs/benchmarks.md.
+func TestEgress_EditTestCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a cold go test compiles the standard library: minutes on a small machine")
+	}
+	goBin := "/usr/local/go/bin/go"
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skip("no Go toolchain under /usr/local/go")
+	}
+	rig := newEgressRig(t)
+	loop := "set -e; export GOTOOLCHAIN=local GOFLAGS=-mod=mod; " +
+		"if [ -d app ]; then git -C app fetch -q origin; else git clone -q https://github.test/acme/app.git; fi; cd app; " +
+		"sed -i 's/a + b/b + a/' app.go; " + goBin + " test ./... ; " +
+		"git -c user.name=agent -c user.email=agent@example.com commit -qam 'swap operands' || true; git rev-parse HEAD"
+	for _, round := range []string{"cold", "warm"} {
+		began := time.Now()
+		r, err := callTool(context.Background(), t, rig.s, "code", map[string]any{"command": loop, "timeoutSeconds": 600})
+		if err != nil {
+			t.Fatalf("%s: %v", round, err)
+		}
+		if r.ExitCode != 0 || !strings.Contains(r.Stdout, "ok") {
+			t.Fatalf("%s: %+v", round, r)
+		}
+		t.Logf("%s: clone or fetch, go test, commit: %s", round, time.Since(began).Round(10*time.Millisecond))
+	}
 }
