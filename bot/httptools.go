@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 
 	"brain/bot/config"
@@ -51,34 +49,21 @@ func builtinTools(cfg *config.Config, sandboxes bool) ([]tools.Definition, []io.
 	if sc := cfg.Tools.SandboxExec; sc != nil && !sandboxes {
 		out = append(out, tools.Definition{Name: sandbox.ToolName})
 	} else if sc != nil {
-		sb, err := sandbox.New(sandbox.Config{
-			Root:              filepath.Join(cfg.DataDir, "sandboxes"),
-			Network:           sc.Network,
-			DefaultTimeout:    time.Duration(sc.TimeoutSeconds) * time.Second,
-			MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
-			RunAs:             sc.RunAs,
-			MaxProcesses:      sc.MaxProcesses,
-			MaxMemoryBytes:    sc.MaxMemoryBytes,
-			MaxCPUSeconds:     sc.MaxCPUSeconds,
-			MaxFileBytes:      sc.MaxFileBytes,
-			MaxWorkspaceBytes: sc.MaxWorkspaceBytes,
-		})
+		sbc, err := sandboxConfig(cfg)
+		if err != nil {
+			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
+		}
+		sb, err := sandbox.New(sbc)
 		if err != nil {
 			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}
 		out = append(out, sb.Tool())
 		closers = append(closers, sb)
 	}
-	if g := cfg.Tools.GitHub; g != nil {
-		ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes}
-		if a := g.App; a != nil {
-			key, err := os.ReadFile(a.PrivateKeyFile)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("tools.github.app.private_key_file: %w", err))
-			}
-			ghc.App = &github.App{AppID: a.AppID, InstallationID: a.InstallationID, PrivateKey: key}
-		}
-		if defs, err := github.Tools(ghc); err != nil {
+	if cfg.Tools.GitHub != nil {
+		if ghc, err := githubConfig(cfg); err != nil {
+			errs = append(errs, err)
+		} else if defs, err := github.Tools(ghc); err != nil {
 			errs = append(errs, fmt.Errorf("tools.github: %w", err))
 		} else {
 			out = append(out, defs...)

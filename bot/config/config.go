@@ -281,8 +281,9 @@ type WebFetchConfig struct {
 
 // SandboxExecConfig turns on sandbox_exec.
 type SandboxExecConfig struct {
-	Network        bool `yaml:"network"`
-	TimeoutSeconds int  `yaml:"timeout_seconds"` // default 120, at most 1800
+	Network        SandboxNetwork       `yaml:"network"`         // none (default) | host | proxy
+	Egress         *SandboxEgressConfig `yaml:"egress"`          // network: proxy's policy
+	TimeoutSeconds int                  `yaml:"timeout_seconds"` // default 120, at most 1800
 	// RunAs is the host user sandboxed commands run as when brain runs as
 	// root (uid, uid:gid or names; default nobody). Refused when not root.
 	RunAs string `yaml:"run_as"`

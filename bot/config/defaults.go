@@ -182,6 +182,9 @@ func (c *Config) ApplyDefaults() {
 	}
 	if s := c.Tools.SandboxExec; s != nil {
 		setDefault(&s.TimeoutSeconds, defaultSandboxTimeout)
+		if s.Network == "" {
+			s.Network = NetworkNone
+		}
 	}
 	for i := range c.MCPServers {
 		m := &c.MCPServers[i]

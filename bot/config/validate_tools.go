@@ -62,8 +62,8 @@ func (c *Config) validateTools(p *problems) {
 		atLeast(p, "tools.web_fetch.max_body", w.MaxBody, 1, "")
 		atLeast(p, "tools.web_fetch.timeout_ms", int64(w.TimeoutMS), 1, "")
 	}
-	if s := c.Tools.SandboxExec; s != nil && (s.TimeoutSeconds < 1 || s.TimeoutSeconds > maxSandboxTimeout) {
-		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
+	if s := c.Tools.SandboxExec; s != nil {
+		validateSandbox(p, c, s)
 	}
 	if g := c.Tools.GitHub; g != nil {
 		validateGitHub(p, g)

@@ -46,6 +46,10 @@ Run "brain COMMAND --help" for a command's flags.
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == bot.SandboxHelperCommand {
+		// Inside a sandbox: no config, no signals of brain's own.
+		os.Exit(bot.SandboxHelper(os.Args[2:]))
+	}
 	stopOn := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if len(os.Args) > 1 && os.Args[1] == "chat" {
 		stopOn = []os.Signal{syscall.SIGTERM} // chat handles Ctrl-C itself

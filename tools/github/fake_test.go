@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -35,6 +36,7 @@ type fakeGitHub struct {
 	repos    map[string][]*fakeIssue
 	next     int
 	minted   int
+	mints    []string // the body of each token request
 
 	// Set by tests before requests arrive.
 	token    string                                            // required bearer token of API requests; "" = any
@@ -607,7 +609,9 @@ func (f *fakeGitHub) mintToken(w http.ResponseWriter, r *http.Request) {
 		f.t.Errorf("JWT: %v", err)
 		return
 	}
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
 	f.mu.Lock()
+	f.mints = append(f.mints, string(body))
 	f.minted++
 	n := f.minted
 	now := f.clock()

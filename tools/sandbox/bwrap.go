@@ -82,9 +82,10 @@ const (
 )
 
 // args builds the bwrap command line that runs command with workspace
-// bound at /workspace. fd 3 receives bwrap's info (the sandbox's pid 1);
-// fd 4 receives the start byte (see startScript).
-func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string {
+// bound at /workspace and, in proxy mode, the proxy's socket sock. fd 3
+// receives bwrap's info (the sandbox's pid 1); fd 4 receives the start
+// byte (see startScript).
+func (s *Sandboxes) args(f features, etcDir, workspace, sock, command string) []string {
 	asRoot := s.cfg.runAs != nil
 	var a []string
 	if asRoot {
@@ -117,6 +118,11 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 	for _, kv := range env {
 		a = append(a, "--setenv", kv[0], kv[1])
 	}
+	if sock != "" {
+		for _, kv := range proxyEnv {
+			a = append(a, "--setenv", kv[0], kv[1])
+		}
+	}
 	a = append(a, "--ro-bind", "/usr", "/usr")
 	for _, d := range topDirs {
 		fi, err := os.Lstat(d)
@@ -141,6 +147,13 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 	for _, name := range syntheticEtc {
 		a = append(a, "--ro-bind", filepath.Join(etcDir, name), "/etc/"+name)
 	}
+	if sock != "" {
+		// bwrap would make /run/brain root's and 0700 (as root), which
+		// the sandbox user could not enter.
+		a = append(a, "--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/run/brain",
+			"--ro-bind", s.cfg.Egress.Helper, helperPath, "--ro-bind", sock, socketPath,
+			"--ro-bind", filepath.Join(etcDir, "gitconfig"), gitconfig)
+	}
 	// bwrap binds every host path nosuid, and nodev unless --dev-bind:
 	// /workspace is rw,nosuid,nodev.
 	a = append(a, "--bind", workspace, workdir, "--remount-ro", "/", "--info-fd", "3")
@@ -154,6 +167,10 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 			"--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--")
 	}
 	a = append(a, "/bin/sh", "-c", startScript, hostname)
+	if sock != "" {
+		// The forwarder is the command's parent, in its network namespace.
+		a = append(a, helperPath, HelperCommand, forwardCmd, "--")
+	}
 	if rl := s.cfg.rlimits(); len(rl) > 0 {
 		a = append(append(append(a, s.prlimit), rl...), "--")
 	}
@@ -245,33 +262,40 @@ func (s *Sandboxes) probe() (features, error) {
 		if err := s.makeWorkspace(ws); err != nil {
 			return features{}, fmt.Errorf("sandbox: probe: %w", err)
 		}
-		cmd := exec.CommandContext(ctx, path, s.args(f, etc, ws, "true")...)
-		cmd.Env = []string{}
-		cmd.SysProcAttr = s.sysProcAttr(f)
-		// The probe has no reader for the info and start fds: send them to
-		// /dev/null.
-		null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		if err != nil {
-			return features{}, fmt.Errorf("sandbox: probe: %w", err)
-		}
-		cmd.ExtraFiles = []*os.File{null, null}
-		if s.seccomp != nil {
-			filter, err := seccompFile(s.seccomp)
-			if err != nil {
-				null.Close()
-				return features{}, fmt.Errorf("sandbox: probe: %w", err)
-			}
-			defer filter.Close()
-			cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
-		}
-		out, err := cmd.CombinedOutput()
-		null.Close()
+		err := s.tryRun(ctx, f, etc, ws, "")
 		if err == nil {
 			return f, nil
 		}
-		errs = append(errs, fmt.Errorf("%v: %s", err, trimOut(out)))
+		errs = append(errs, err)
 	}
 	return features{}, fmt.Errorf("sandbox: bwrap cannot create a sandbox here: %w; %s", errors.Join(errs...), installHint)
+}
+
+// tryRun runs `true` in a sandbox of features f (the probes).
+func (s *Sandboxes) tryRun(ctx context.Context, f features, etc, ws, sock string) error {
+	cmd := exec.CommandContext(ctx, s.bwrap, s.args(f, etc, ws, sock, "true")...)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = s.sysProcAttr(f)
+	// The probe has no reader for the info and start fds: send them to
+	// /dev/null.
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: probe: %w", err)
+	}
+	defer null.Close()
+	cmd.ExtraFiles = []*os.File{null, null}
+	if s.seccomp != nil {
+		filter, err := seccompFile(s.seccomp)
+		if err != nil {
+			return fmt.Errorf("sandbox: probe: %w", err)
+		}
+		defer filter.Close()
+		cmd.ExtraFiles = append(cmd.ExtraFiles, filter)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%v: %s", err, trimOut(out))
+	}
+	return nil
 }
 
 func trimOut(b []byte) string {

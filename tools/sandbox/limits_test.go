@@ -40,7 +40,7 @@ func TestSandbox_DefaultLimitsApply(t *testing.T) {
 
 func TestSandbox_LimitsOff(t *testing.T) {
 	s := newTest(t, Config{MaxProcesses: -1, MaxMemoryBytes: -1, MaxCPUSeconds: -1, MaxFileBytes: -1, MaxWorkspaceBytes: -1})
-	for _, a := range s.args(s.feat, s.etcDir, "/ws", "true") {
+	for _, a := range s.args(s.feat, s.etcDir, "/ws", "", "true") {
 		if strings.Contains(a, "prlimit") {
 			t.Fatalf("prlimit runs with every limit off: %q", a)
 		}

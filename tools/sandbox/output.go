@@ -1,11 +1,13 @@
 package sandbox
 
 import (
-	"brain/tools"
 	"fmt"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"brain/internal/egress"
+	"brain/tools"
 )
 
 // stream keeps the head and the tail of one output stream, at most limit
@@ -114,6 +116,9 @@ type result struct {
 	Stderr    string `json:"stderr"`
 	Truncated bool   `json:"truncated"`
 	Notice    string `json:"notice,omitempty"`
+	// Egress is the session's proxy counts in proxy mode, with the hosts
+	// refused for the first time during this command.
+	Egress *egress.Report `json:"egress,omitempty"`
 }
 
 func (r *result) set(stdout, stderr string, truncated bool) {

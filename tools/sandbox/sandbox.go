@@ -59,18 +59,16 @@ package sandbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"brain/internal/egress"
 	"brain/tools"
 )
 
@@ -80,6 +78,8 @@ type Config struct {
 	Root string
 	// Network lets commands use the host's network; off by default.
 	Network bool
+	// Egress, when set, is network mode "proxy" (egress.go); not with Network.
+	Egress *Egress
 	// DefaultTimeout applies when a call gives no timeoutSeconds (120s).
 	DefaultTimeout time.Duration
 	// MaxTimeout is the largest timeoutSeconds a call may ask (1800s, the
@@ -148,6 +148,7 @@ type Sandboxes struct {
 	feat    features
 	seccomp []byte // the filter bwrap loads (seccomp.go); nil without one
 	etcDir  string
+	sockDir string // the proxies' sockets, in proxy mode
 	grace   time.Duration
 
 	mu      sync.Mutex
@@ -162,7 +163,9 @@ type Sandboxes struct {
 type box struct {
 	sem       chan struct{} // one command at a time
 	workspace string
-	broken    bool // guarded by sem: the last stop was not confirmed
+	broken    bool          // guarded by sem: the last stop was not confirmed
+	proxy     *egress.Proxy // in proxy mode
+	sock      string        // the proxy's socket on the host
 }
 
 // New checks cfg, creates Root and checks that bwrap can create a sandbox
@@ -182,6 +185,12 @@ func New(cfg Config) (*Sandboxes, error) {
 	}
 	if err := s.writeEtc(s.etcDir, s.feat); err != nil {
 		return nil, fmt.Errorf("sandbox: write /etc files: %w", err)
+	}
+	if cfg.Egress != nil {
+		if err := s.probeEgress(); err != nil {
+			s.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -216,6 +225,16 @@ func withDefaults(cfg Config) (Config, error) {
 		return cfg, fmt.Errorf("sandbox: max output bytes %d is under %d", cfg.MaxOutputBytes, minOutput)
 	}
 	limitDefaults(&cfg)
+	if cfg.Egress != nil {
+		if cfg.Network {
+			return cfg, errors.New("sandbox: network is either the host's or the egress proxy, not both")
+		}
+		e := *cfg.Egress
+		if err := checkEgress(&e); err != nil {
+			return cfg, err
+		}
+		cfg.Egress = &e
+	}
 	cfg.runAs, err = resolveRunAs(cfg.RunAs)
 	return cfg, err
 }
@@ -257,6 +276,7 @@ func (s *Sandboxes) Close() error {
 	for _, p := range s.strays {
 		p.kill()
 	}
+	s.closeProxies()
 	return nil
 }
 
@@ -270,6 +290,8 @@ func (s *Sandboxes) Tool() tools.Definition {
 	net := "The network is off."
 	if s.cfg.Network {
 		net = "The network is on."
+	} else if s.cfg.Egress != nil {
+		net = egressText(s.cfg.Egress)
 	}
 	maxSec := int(s.cfg.MaxTimeout / time.Second)
 	defSec := int(s.cfg.DefaultTimeout / time.Second)
@@ -278,7 +300,7 @@ func (s *Sandboxes) Tool() tools.Definition {
 		`"timeoutSeconds":{"type":"integer","minimum":1,"maximum":%d,"description":"Seconds before the command and everything it started are killed; default %d."}},`+
 		`"required":["command"],"additionalProperties":false}`, maxSec, defSec)
 	out := `{"type":"object","properties":{"exit_code":{"type":"integer"},"stdout":{"type":"string"},` +
-		`"stderr":{"type":"string"},"truncated":{"type":"boolean"},"notice":{"type":"string"}},` +
+		`"stderr":{"type":"string"},"truncated":{"type":"boolean"},"notice":{"type":"string"},"egress":{"type":"object"}},` +
 		`"required":["exit_code","stdout","stderr","truncated"]}`
 	return tools.Definition{
 		Name: ToolName,
@@ -319,7 +341,7 @@ func (s *Sandboxes) run(ctx context.Context, call tools.Call) (json.RawMessage, 
 	case call.SessionID == "":
 		return nil, tools.Failed("sandbox_exec: the call has no session")
 	}
-	b, err := s.box(call.SessionID)
+	b, err := s.box(call.SessionID, call.Agent)
 	if err != nil {
 		return nil, err
 	}
@@ -342,7 +364,7 @@ func (s *Sandboxes) run(ctx context.Context, call tools.Call) (json.RawMessage, 
 // exec runs one command in a new bwrap and waits for it to exit, time
 // out, be cancelled, or be stopped by Close.
 func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command string, timeout time.Duration, notice string) (json.RawMessage, error) {
-	args := s.args(s.feat, s.etcDir, b.workspace, command)
+	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -393,6 +415,10 @@ wait:
 		b.broken = true
 	}
 	s.mu.Unlock()
+	rep := b.report()
+	if n := egressNote(rep); n != "" && why != "" {
+		why += " (" + n + ")"
+	}
 
 	switch {
 	case !confirmed && why == "":
@@ -409,7 +435,7 @@ wait:
 		msg, _ := p.stderr.text(2000)
 		return nil, tools.Failed("sandbox_exec: the sandbox could not be set up, %s did not run: %s", quote(command), strings.TrimSpace(msg))
 	}
-	r := result{ExitCode: p.exitCode(), Notice: notice}
+	r := result{ExitCode: p.exitCode(), Notice: notice, Egress: rep}
 	over, err := s.overBudget(b.workspace)
 	switch {
 	case err != nil:
@@ -426,8 +452,9 @@ func (s *Sandboxes) soFar(p *proc) string {
 	return string(fit(&partial{}, p.stdout, p.stderr, s.cfg.MaxOutputBytes-1024))
 }
 
-// box returns the session's sandbox, creating its workspace on first use.
-func (s *Sandboxes) box(sessionID string) (*box, error) {
+// box returns the session's sandbox, creating its workspace (and, in
+// proxy mode, its proxy) on first use.
+func (s *Sandboxes) box(sessionID, agent string) (*box, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b, ok := s.boxes[sessionID]; ok {
@@ -438,41 +465,11 @@ func (s *Sandboxes) box(sessionID string) (*box, error) {
 		return nil, tools.Failed("sandbox_exec: could not create the session's workspace: %v", err)
 	}
 	b := &box{sem: make(chan struct{}, 1), workspace: ws}
+	if s.cfg.Egress != nil && !s.closed {
+		if err := s.startProxy(b, sessionID, agent); err != nil {
+			return nil, tools.Failed("sandbox_exec: could not start the session's egress proxy: %v", err)
+		}
+	}
 	s.boxes[sessionID] = b
 	return b, nil
 }
-
-var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-// dirName maps a session id to a directory name: the id itself when it is
-// plain, else its plain characters and a hash of the whole id, so distinct
-// ids never share a workspace.
-func dirName(id string) string {
-	if safeID.MatchString(id) {
-		return id
-	}
-	clean := []rune{}
-	for _, r := range id {
-		if len(clean) == 40 {
-			break
-		}
-		if r < 128 && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			clean = append(clean, r)
-		} else {
-			clean = append(clean, '_')
-		}
-	}
-	sum := sha256.Sum256([]byte(id))
-	return string(clean) + "-" + hex.EncodeToString(sum[:8])
-}
-
-// quote names a command in a message, shortened when long.
-func quote(command string) string {
-	r := []rune(command)
-	if len(r) > 200 {
-		return fmt.Sprintf("%q (%d characters)", string(r[:200])+"...", len(r))
-	}
-	return fmt.Sprintf("%q", command)
-}
-
-func since(t time.Time) time.Duration { return time.Since(t).Round(100 * time.Millisecond) }
