@@ -257,7 +257,7 @@ func (s hookInbox) Record(ctx context.Context, it slackhook.Item) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	return s.in.Record(ctx, store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind, Payload: payload, DedupeKeys: it.DedupeKeys})
+	return s.in.Record(ctx, store.Inbound{Source: InboxSource, ThreadKey: it.ThreadKey, Kind: it.Kind(), Payload: payload, DedupeKeys: it.DedupeKeys})
 }
 
 func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
@@ -265,26 +265,27 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 	if err := json.Unmarshal(rec.Payload, &it); err != nil {
 		return fmt.Errorf("decode inbox item: %w", err)
 	}
-	switch {
-	case it.Message != nil:
-		return b.onMessage(ctx, it.ThreadKey, *it.Message)
-	case it.Action != nil && it.Action.Home:
-		v, err := slack.DecodeValue(it.Action.ActionID, it.Action.Value)
-		if err != nil {
-			return nil
+	switch body := it.Body.(type) {
+	case *slackhook.Message:
+		return b.onMessage(ctx, it.ThreadKey, *body)
+	case *slackhook.Action:
+		if body.Home {
+			v, err := slack.DecodeValue(body.ActionID, body.Value)
+			if err != nil {
+				return nil
+			}
+			return b.onHomeAction(ctx, body.ActionID, v.Approval, body.User)
 		}
-		return b.onHomeAction(ctx, it.Action.ActionID, v.Approval, it.Action.User)
-	case it.Action != nil:
-		return b.onAction(ctx, *it.Action)
-	case it.Home != nil:
-		b.rememberHome(it.Home.User)
-		return b.publishHome(ctx, it.Home.User)
-	case it.Submission != nil:
-		return b.onSubmission(ctx, *it.Submission)
-	case it.Agent != nil && it.Kind == slackhook.KindStop:
-		return b.onStop(ctx, it.ThreadKey, *it.Agent)
-	case it.Agent != nil && it.Kind == slackhook.KindThreadStarted:
-		return b.onThreadStarted(ctx, *it.Agent)
+		return b.onAction(ctx, *body)
+	case *slackhook.Home:
+		b.rememberHome(body.User)
+		return b.publishHome(ctx, body.User)
+	case *slackhook.Submission:
+		return b.onSubmission(ctx, *body)
+	case *slackhook.Stop:
+		return b.onStop(ctx, it.ThreadKey, body.Agent)
+	case *slackhook.ThreadStarted:
+		return b.onThreadStarted(ctx, body.Agent)
 	}
 	return nil
 }

@@ -47,7 +47,7 @@ func TestRouting(t *testing.T) {
 					m.ThreadTS = root
 				}
 				key := slack.Thread{Team: "T1", Channel: "C1", TS: root}.Key()
-				payload, err := json.Marshal(slackhook.Item{Kind: slackhook.KindMessage, ThreadKey: key, Message: &m})
+				payload, err := json.Marshal(slackhook.Item{ThreadKey: key, Body: &m})
 				if err != nil {
 					t.Fatal(err)
 				}

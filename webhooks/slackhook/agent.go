@@ -12,8 +12,13 @@ const (
 	KindThreadStarted = "thread_started"
 )
 
-// Agent is who did what in which agent thread, for KindStop and
-// KindThreadStarted.
+// Stop is a person pressing Stop on an agent session.
+type Stop struct{ Agent }
+
+// ThreadStarted is a person opening a new assistant thread.
+type ThreadStarted struct{ Agent }
+
+// Agent is who did what in which agent thread, for Stop and ThreadStarted.
 type Agent struct {
 	EventID  string `json:"event_id,omitempty"`
 	User     string `json:"user"`
@@ -62,10 +67,13 @@ func parseAgentEvent(env envelope) (it *Item, why string, ok bool) {
 	if !allValid(a.Team, a.User, a.Channel, a.ThreadTS) || env.EventID == "" || !validID(env.EventID) {
 		return nil, ev.Type + " with missing or malformed ids", true
 	}
+	var body Body = &Stop{Agent: a}
+	if kind == KindThreadStarted {
+		body = &ThreadStarted{Agent: a}
+	}
 	return &Item{
-		Kind:       kind,
 		DedupeKeys: []string{"event:" + env.EventID},
 		ThreadKey:  threadKey(a.Team, a.Channel, a.ThreadTS),
-		Agent:      &a,
+		Body:       body,
 	}, "", true
 }

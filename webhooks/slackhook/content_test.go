@@ -18,12 +18,12 @@ func TestParseEvent_FileShare(t *testing.T) {
 	if err != nil || res.Item == nil {
 		t.Fatalf("parse: %+v %v", res, err)
 	}
-	files := res.Item.Message.Files
+	files := res.Item.Message().Files
 	if len(files) != 1 || files[0] != (File{ID: "F1", Name: "shot.png", Mimetype: "image/png", Size: 1234, URL: "https://files.slack.com/F1/shot.png"}) {
 		t.Fatalf("files = %+v", files)
 	}
-	if !res.Item.Message.Mention || res.Item.Message.Text != "look" {
-		t.Errorf("message = %+v", res.Item.Message)
+	if !res.Item.Message().Mention || res.Item.Message().Text != "look" {
+		t.Errorf("message = %+v", res.Item.Message())
 	}
 }
 
@@ -31,7 +31,7 @@ func TestParseEvent_FileShare(t *testing.T) {
 // Messages tab is not.
 func TestParseEvent_AppHomeOpened(t *testing.T) {
 	res, err := ParseEvent([]byte(`{"type":"event_callback","team_id":"T1","event_id":"Ev9","event":{"type":"app_home_opened","user":"U7","channel":"D1","tab":"home","view":{"id":"V1"}}}`), "UBOT")
-	if err != nil || res.Item == nil || res.Item.Kind != KindHome || res.Item.Home.User != "U7" || res.Item.ThreadKey != "slack:T1:home:U7" {
+	if err != nil || res.Item == nil || res.Item.Kind() != KindHome || res.Item.Home().User != "U7" || res.Item.ThreadKey != "slack:T1:home:U7" {
 		t.Fatalf("home: %+v %v", res, err)
 	}
 	checkWellFormed(t, *res.Item)
@@ -51,7 +51,7 @@ func TestParseInteraction_HomeClick(t *testing.T) {
 	if err != nil || len(items) != 1 {
 		t.Fatalf("items %+v %v", items, err)
 	}
-	a := items[0].Action
+	a := items[0].Action()
 	if !a.Home || a.User != "U7" || a.Value != `{"a":"apr_1"}` || items[0].ThreadKey != "slack:T1:home:U7" {
 		t.Fatalf("action %+v", a)
 	}

@@ -130,10 +130,9 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 	}
 	keys = append(keys, "msg:"+ev.Channel+":"+ev.TS)
 	res.Item = &Item{
-		Kind:       KindMessage,
 		DedupeKeys: keys,
 		ThreadKey:  threadKey(team, ev.Channel, root),
-		Message: &Message{
+		Body: &Message{
 			EventID:     env.EventID,
 			EventType:   ev.Type,
 			Team:        team,
@@ -178,10 +177,9 @@ func homeOpened(res EventResult, env envelope, ev messageEvent) EventResult {
 		return res
 	}
 	res.Item = &Item{
-		Kind:       KindHome,
 		DedupeKeys: []string{"event:" + env.EventID},
 		ThreadKey:  threadkey.SlackHome(team, ev.User),
-		Home:       &Home{User: ev.User, Team: team},
+		Body:       &Home{User: ev.User, Team: team},
 	}
 	return res
 }

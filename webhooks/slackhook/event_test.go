@@ -29,50 +29,50 @@ func TestParseEvent_Messages(t *testing.T) {
 			name:  "app_mention at top level",
 			inner: `{"type":"app_mention","user":"U1","text":"<@UBOT> deploy it","ts":"1700000000.000100","channel":"C1","event_ts":"1700000000.000100"}`,
 			bot:   botID,
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:C1:1700000000.000100"},
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:C1:1700000000.000100"},
 				ThreadKey: "slack:T1:C1:1700000000.000100",
-				Message: &Message{EventID: "Ev1", EventType: "app_mention", Team: "T1", Channel: "C1", User: "U1",
+				Body: &Message{EventID: "Ev1", EventType: "app_mention", Team: "T1", Channel: "C1", User: "U1",
 					Text: "deploy it", TS: "1700000000.000100", ThreadTS: "1700000000.000100", Mention: true}},
 		},
 		{
 			name:  "message in a thread mentioning the bot",
 			inner: `{"type":"message","channel":"C1","channel_type":"channel","user":"U1","text":"  <@UBOT|brain>   and again ","ts":"1700000000.000300","thread_ts":"1700000000.000100"}`,
 			bot:   botID,
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:C1:1700000000.000300"},
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:C1:1700000000.000300"},
 				ThreadKey: "slack:T1:C1:1700000000.000100",
-				Message: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "C1", ChannelType: "channel", User: "U1",
+				Body: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "C1", ChannelType: "channel", User: "U1",
 					Text: "and again", TS: "1700000000.000300", ThreadTS: "1700000000.000100", Mention: true}},
 		},
 		{
 			name:  "DM without mention",
 			inner: `{"type":"message","channel":"D1","channel_type":"im","user":"U1","text":"hello <@U2>","ts":"5.1"}`,
 			bot:   botID,
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:D1:5.1"}, ThreadKey: "slack:T1:D1:5.1",
-				Message: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "D1", ChannelType: "im", User: "U1",
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:D1:5.1"}, ThreadKey: "slack:T1:D1:5.1",
+				Body: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "D1", ChannelType: "im", User: "U1",
 					Text: "hello <@U2>", TS: "5.1", ThreadTS: "5.1"}},
 		},
 		{
 			name:  "thread_broadcast counts",
 			inner: `{"type":"message","subtype":"thread_broadcast","channel":"C1","channel_type":"channel","user":"U1","text":"fyi","ts":"5.2","thread_ts":"5.0"}`,
 			bot:   botID,
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:C1:5.2"}, ThreadKey: "slack:T1:C1:5.0",
-				Message: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "C1", ChannelType: "channel", User: "U1",
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:C1:5.2"}, ThreadKey: "slack:T1:C1:5.0",
+				Body: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "C1", ChannelType: "channel", User: "U1",
 					Text: "fyi", TS: "5.2", ThreadTS: "5.0"}},
 		},
 		{
 			name:  "file_share counts; mention of another user starting with the bot id is not stripped",
 			inner: `{"type":"message","subtype":"file_share","channel":"G1","channel_type":"group","user":"U1","text":"<@UBOTX> look","ts":"5.3","files":[{"id":"F1"}]}`,
 			bot:   botID,
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:G1:5.3"}, ThreadKey: "slack:T1:G1:5.3",
-				Message: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "G1", ChannelType: "group", User: "U1",
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:G1:5.3"}, ThreadKey: "slack:T1:G1:5.3",
+				Body: &Message{EventID: "Ev1", EventType: "message", Team: "T1", Channel: "G1", ChannelType: "group", User: "U1",
 					Text: "<@UBOTX> look", TS: "5.3", ThreadTS: "5.3"}},
 		},
 		{
 			name:  "bot id taken from authorizations when not configured",
 			inner: `{"type":"app_mention","user":"U1","text":"<@UBOT> hi","ts":"5.4","channel":"C1"}`,
 			bot:   "",
-			want: Item{Kind: KindMessage, DedupeKeys: []string{"event:Ev1", "msg:C1:5.4"}, ThreadKey: "slack:T1:C1:5.4",
-				Message: &Message{EventID: "Ev1", EventType: "app_mention", Team: "T1", Channel: "C1", User: "U1",
+			want: Item{DedupeKeys: []string{"event:Ev1", "msg:C1:5.4"}, ThreadKey: "slack:T1:C1:5.4",
+				Body: &Message{EventID: "Ev1", EventType: "app_mention", Team: "T1", Channel: "C1", User: "U1",
 					Text: "hi", TS: "5.4", ThreadTS: "5.4", Mention: true}},
 		},
 	}
@@ -107,8 +107,8 @@ func TestParseEvent_MentionTwiceSharesKey(t *testing.T) {
 	if a.Item.DedupeKeys[1] != m.Item.DedupeKeys[1] || a.Item.DedupeKeys[0] == m.Item.DedupeKeys[0] {
 		t.Fatalf("keys %v and %v", a.Item.DedupeKeys, m.Item.DedupeKeys)
 	}
-	if a.Item.ThreadKey != m.Item.ThreadKey || a.Item.Message.Text != m.Item.Message.Text || !m.Item.Message.Mention {
-		t.Fatalf("items differ: %+v vs %+v", a.Item.Message, m.Item.Message)
+	if a.Item.ThreadKey != m.Item.ThreadKey || a.Item.Message().Text != m.Item.Message().Text || !m.Item.Message().Mention {
+		t.Fatalf("items differ: %+v vs %+v", a.Item.Message(), m.Item.Message())
 	}
 }
 
@@ -225,12 +225,12 @@ func TestParseEvent_AgentEvents(t *testing.T) {
 	if err != nil || res.Item == nil {
 		t.Fatalf("stop: %+v, %v", res, err)
 	}
-	if it := res.Item; it.Kind != KindStop || it.ThreadKey != "slack:T1:C1:1700000000.000100" || it.Agent.User != "U1" || it.DedupeKeys[0] != "event:Ev9" {
-		t.Errorf("stop item %+v %+v", it, it.Agent)
+	if it := res.Item; it.Kind() != KindStop || it.ThreadKey != "slack:T1:C1:1700000000.000100" || it.Agent().User != "U1" || it.DedupeKeys[0] != "event:Ev9" {
+		t.Errorf("stop item %+v %+v", it, it.Agent())
 	}
 	started := `{"team_id":"T1","type":"event_callback","event_id":"Ev8","event":{"type":"assistant_thread_started","assistant_thread":{"user_id":"U2","channel_id":"D1","thread_ts":"1700000000.000300"},"event_ts":"1.2"}}`
 	res, err = ParseEvent([]byte(started), "UBOT")
-	if err != nil || res.Item == nil || res.Item.Kind != KindThreadStarted || res.Item.Agent.Channel != "D1" || res.Item.Agent.User != "U2" {
+	if err != nil || res.Item == nil || res.Item.Kind() != KindThreadStarted || res.Item.Agent().Channel != "D1" || res.Item.Agent().User != "U2" {
 		t.Fatalf("thread started: %+v, %v", res, err)
 	}
 	for _, bad := range []string{
@@ -243,4 +243,48 @@ func TestParseEvent_AgentEvents(t *testing.T) {
 			t.Errorf("%s: %+v, %v; want ignored", bad, res, err)
 		}
 	}
+}
+
+// TestItem_StoredShapeKept: items recorded in the inbox by earlier
+// versions (a kind beside one body field) still decode into the same
+// body, and a stored item whose kind and body disagree is refused.
+func TestItem_StoredShapeKept(t *testing.T) {
+	for _, tt := range []struct{ stored, kind string }{
+		{`{"kind":"message","dedupe_keys":["event:Ev1"],"thread_key":"slack:T1:C1:5.4","message":{"event_type":"app_mention","team":"T1","channel":"C1","user":"U1","text":"hi","ts":"5.4","thread_ts":"5.4","mention":true}}`, KindMessage},
+		{`{"kind":"action","dedupe_keys":["action:9.5:9.6:U1:a"],"thread_key":"slack:T1:C1:9.0","action":{"action_id":"a","value":"v","user":"U1","team":"T1","channel":"C1","message_ts":"9.5","thread_ts":"9.0"}}`, KindAction},
+		{`{"kind":"home","dedupe_keys":["event:Ev2"],"thread_key":"slack:T1:home:U7","home":{"user":"U7","team":"T1"}}`, KindHome},
+		{`{"kind":"submission","dedupe_keys":["view:V1:U1"],"thread_key":"slack:T1:C1:9.0","submission":{"callback_id":"c","metadata":"m","view_id":"V1","user":"U1","team":"T1"}}`, KindSubmission},
+		{`{"kind":"stop","dedupe_keys":["event:Ev9"],"thread_key":"slack:T1:C1:1.0","agent":{"user":"U1","team":"T1","channel":"C1","thread_ts":"1.0"}}`, KindStop},
+		{`{"kind":"thread_started","dedupe_keys":["event:Ev8"],"thread_key":"slack:T1:D1:1.0","agent":{"user":"U2","team":"T1","channel":"D1","thread_ts":"1.0"}}`, KindThreadStarted},
+	} {
+		var it Item
+		if err := json.Unmarshal([]byte(tt.stored), &it); err != nil {
+			t.Fatalf("%s: %v", tt.kind, err)
+		}
+		if it.Kind() != tt.kind || len(it.DedupeKeys) != 1 || it.ThreadKey == "" {
+			t.Fatalf("%s decoded as %+v", tt.kind, it)
+		}
+		var again, want map[string]any
+		_ = json.Unmarshal([]byte(mustJSON(t, it)), &again)
+		_ = json.Unmarshal([]byte(tt.stored), &want)
+		if !reflect.DeepEqual(again["kind"], want["kind"]) || !reflect.DeepEqual(again[jsonBodyKey(tt.kind)], want[jsonBodyKey(tt.kind)]) {
+			t.Errorf("%s re-encoded as %s", tt.kind, mustJSON(t, it))
+		}
+	}
+	for _, bad := range []string{`{"kind":"message","action":{"action_id":"a"}}`, `{"kind":"stop"}`, `{"kind":"nope","message":{}}`, `{}`} {
+		var it Item
+		if err := json.Unmarshal([]byte(bad), &it); err == nil {
+			t.Errorf("%s decoded as %+v; want an error", bad, it)
+		}
+	}
+	if _, err := json.Marshal(Item{ThreadKey: "x"}); err == nil {
+		t.Error("an item without a body encoded")
+	}
+}
+
+func jsonBodyKey(kind string) string {
+	if kind == KindStop || kind == KindThreadStarted {
+		return "agent"
+	}
+	return kind
 }

@@ -29,10 +29,10 @@ func FuzzParseEvent(f *testing.F) {
 			return
 		}
 		checkWellFormed(t, *res.Item)
-		if res.Item.Kind == KindHome || res.Item.Agent != nil {
+		if res.Item.Kind() == KindHome || res.Item.Agent() != nil {
 			return // Home and agent events: checkWellFormed is all there is to check
 		}
-		m := res.Item.Message
+		m := res.Item.Message()
 		if bot != "" && m.User == bot {
 			t.Fatalf("accepted the bot's own message: %+v", m)
 		}
@@ -55,7 +55,7 @@ func FuzzParseInteraction(f *testing.F) {
 		}
 		for _, it := range items {
 			checkWellFormed(t, it)
-			if it.Kind != KindSubmission && (len(it.DedupeKeys) != 1 || !strings.HasPrefix(it.DedupeKeys[0], "action:")) {
+			if it.Kind() != KindSubmission && (len(it.DedupeKeys) != 1 || !strings.HasPrefix(it.DedupeKeys[0], "action:")) {
 				t.Fatalf("bad action keys %v", it.DedupeKeys)
 			}
 		}

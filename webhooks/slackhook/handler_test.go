@@ -80,7 +80,7 @@ func TestHandler_SignedMention(t *testing.T) {
 			if items[0].ThreadKey != tt.wantThread {
 				t.Fatalf("thread key %q, want %q", items[0].ThreadKey, tt.wantThread)
 			}
-			if got := items[0].DedupeKeys; len(got) != 2 || got[0] != "event:Ev1" || got[1] != "msg:"+items[0].Message.Channel+":3.2" {
+			if got := items[0].DedupeKeys; len(got) != 2 || got[0] != "event:Ev1" || got[1] != "msg:"+items[0].Message().Channel+":3.2" {
 				t.Fatalf("dedupe keys %v", got)
 			}
 		})
@@ -264,7 +264,7 @@ func TestHandler_Interaction(t *testing.T) {
 		t.Fatalf("recorded %d items", len(items))
 	}
 	checkWellFormed(t, items[0])
-	if a := items[0].Action; a.Value != "appr_123:approve" || a.User != "U1" || items[0].ThreadKey != "slack:T1:C1:9.0" {
+	if a := items[0].Action(); a.Value != "appr_123:approve" || a.User != "U1" || items[0].ThreadKey != "slack:T1:C1:9.0" {
 		t.Fatalf("item %s", mustJSON(t, items[0]))
 	}
 }

@@ -74,37 +74,37 @@ func checkWellFormed(t testing.TB, it Item) {
 			t.Fatalf("bad dedupe key %q", k)
 		}
 	}
-	switch it.Kind {
+	switch it.Kind() {
 	case KindMessage:
-		m := it.Message
-		if m == nil || it.Action != nil || m.User == "" || m.TS == "" || m.ThreadTS == "" || m.Channel == "" || m.Team == "" {
+		m := it.Message()
+		if m == nil || it.Action() != nil || m.User == "" || m.TS == "" || m.ThreadTS == "" || m.Channel == "" || m.Team == "" {
 			t.Fatalf("bad message item: %+v", it)
 		}
 		if it.ThreadKey != threadKey(m.Team, m.Channel, m.ThreadTS) {
 			t.Fatalf("thread key %q does not match message %+v", it.ThreadKey, m)
 		}
 	case KindHome:
-		h := it.Home
-		if h == nil || it.Message != nil || it.Action != nil || h.User == "" || it.ThreadKey != threadkey.SlackHome(h.Team, h.User) {
+		h := it.Home()
+		if h == nil || it.Message() != nil || it.Action() != nil || h.User == "" || it.ThreadKey != threadkey.SlackHome(h.Team, h.User) {
 			t.Fatalf("bad home item: %+v", it)
 		}
 	case KindAction:
-		a := it.Action
+		a := it.Action()
 		if a != nil && a.Home {
-			if it.Message != nil || a.User == "" || a.ActionID == "" || it.ThreadKey != threadkey.SlackHome(a.Team, a.User) {
+			if it.Message() != nil || a.User == "" || a.ActionID == "" || it.ThreadKey != threadkey.SlackHome(a.Team, a.User) {
 				t.Fatalf("bad home action item: %+v", it)
 			}
 			return
 		}
-		if a == nil || it.Message != nil || a.User == "" || a.MessageTS == "" || a.ThreadTS == "" || a.Channel == "" || a.ActionID == "" {
+		if a == nil || it.Message() != nil || a.User == "" || a.MessageTS == "" || a.ThreadTS == "" || a.Channel == "" || a.ActionID == "" {
 			t.Fatalf("bad action item: %+v", it)
 		}
 		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) {
 			t.Fatalf("thread key %q does not match action %+v", it.ThreadKey, a)
 		}
 	case KindSubmission:
-		s := it.Submission
-		if s == nil || it.Action != nil || it.Message != nil || s.User == "" || s.ViewID == "" || s.CallbackID == "" ||
+		s := it.Submission()
+		if s == nil || it.Action() != nil || it.Message() != nil || s.User == "" || s.ViewID == "" || s.CallbackID == "" ||
 			len(s.Metadata) > maxMetadata || len(s.Values) > maxInputs {
 			t.Fatalf("bad submission item: %+v", it)
 		}
@@ -112,14 +112,14 @@ func checkWellFormed(t testing.TB, it Item) {
 			t.Fatalf("submission keys %v, want [%s]", it.DedupeKeys, want)
 		}
 	case KindStop, KindThreadStarted:
-		a := it.Agent
-		if a == nil || it.Message != nil || it.Action != nil || a.User == "" || a.Channel == "" || a.ThreadTS == "" || a.Team == "" {
+		a := it.Agent()
+		if a == nil || it.Message() != nil || it.Action() != nil || a.User == "" || a.Channel == "" || a.ThreadTS == "" || a.Team == "" {
 			t.Fatalf("bad agent item: %+v", it)
 		}
 		if it.ThreadKey != threadKey(a.Team, a.Channel, a.ThreadTS) || it.DedupeKeys[0] != "event:"+a.EventID {
 			t.Fatalf("keys %q %v do not match %+v", it.ThreadKey, it.DedupeKeys, a)
 		}
 	default:
-		t.Fatalf("bad kind %q", it.Kind)
+		t.Fatalf("bad kind %q", it.Kind())
 	}
 }

@@ -106,10 +106,9 @@ func parseInteractionPayload(payload []byte) ([]Item, error) {
 			continue
 		}
 		items = append(items, Item{
-			Kind:       KindAction,
 			DedupeKeys: []string{"action:" + msgTS + ":" + click + ":" + in.User.ID + ":" + a.ActionID},
 			ThreadKey:  threadKey(team, channel, root),
-			Action: &Action{
+			Body: &Action{
 				ActionID:    a.ActionID,
 				BlockID:     a.BlockID,
 				Value:       firstNonEmpty(a.Value, a.SelectedOption.Value),
@@ -139,10 +138,9 @@ func homeClicks(in interaction, team string) []Item {
 			continue
 		}
 		items = append(items, Item{
-			Kind:       KindAction,
 			DedupeKeys: []string{"action:home:" + a.ActionTS + ":" + in.User.ID + ":" + a.ActionID},
 			ThreadKey:  threadkey.SlackHome(team, in.User.ID),
-			Action: &Action{
+			Body: &Action{
 				ActionID: a.ActionID, BlockID: a.BlockID, Value: firstNonEmpty(a.Value, a.SelectedOption.Value),
 				ActionTS: a.ActionTS, User: in.User.ID, Team: team, TriggerID: in.TriggerID, Home: true,
 			},

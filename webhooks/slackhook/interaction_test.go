@@ -27,10 +27,9 @@ func TestParseInteraction_BlockActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Item{{
-		Kind:       KindAction,
 		DedupeKeys: []string{"action:9.5:9.6:U1:approval"},
 		ThreadKey:  "slack:T1:C1:9.0",
-		Action: &Action{ActionID: "approval", BlockID: "b1", Value: "appr_123:approve", ActionTS: "9.6", User: "U1", Team: "T1",
+		Body: &Action{ActionID: "approval", BlockID: "b1", Value: "appr_123:approve", ActionTS: "9.6", User: "U1", Team: "T1",
 			Channel: "C1", MessageTS: "9.5", ThreadTS: "9.0", ResponseURL: "https://hooks.slack.com/actions/T1/1/abc", TriggerID: "123.456.abc"},
 	}}
 	if !reflect.DeepEqual(items, want) {
@@ -78,7 +77,7 @@ func TestParseInteraction_Shapes(t *testing.T) {
 				if it.ThreadKey != tt.wantThread {
 					t.Errorf("thread key %q, want %q", it.ThreadKey, tt.wantThread)
 				}
-				values = append(values, it.Action.Value)
+				values = append(values, it.Action().Value)
 			}
 			if !reflect.DeepEqual(values, tt.wantValues) {
 				t.Fatalf("values %v, want %v", values, tt.wantValues)
@@ -111,10 +110,9 @@ func TestParseInteraction_ViewSubmission(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Item{{
-		Kind:       KindSubmission,
 		DedupeKeys: []string{"view:V123:U2"},
 		ThreadKey:  "slack:T1:view:U2",
-		Submission: &Submission{CallbackID: "brain_decision", Metadata: `{"a":"apr_1"}`, ViewID: "V123", User: "U2", Team: "T1",
+		Body: &Submission{CallbackID: "brain_decision", Metadata: `{"a":"apr_1"}`, ViewID: "V123", User: "U2", Team: "T1",
 			Values: map[string]string{"brain_comment.comment": "not on a Friday"}},
 	}}
 	if !reflect.DeepEqual(items, want) {

@@ -11,6 +11,9 @@ package slackhook
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 
 	"brain/internal/threadkey"
 )
@@ -25,8 +28,6 @@ const (
 // Item is one inbound thing worth acting on, already filtered: bots, the
 // bot's own messages, edits and deletions never become Items.
 type Item struct {
-	Kind string `json:"kind"` // KindMessage or KindAction
-
 	// DedupeKeys holds every key under which this Item may arrive again. An
 	// Inbox must treat the Item as a duplicate when any of them was seen:
 	//   - "event:<event_id>" for Events API deliveries (retries reuse it);
@@ -34,18 +35,111 @@ type Item struct {
 	//     both app_mention and message with different event ids;
 	//   - "action:<message_ts>:<action_ts>:<user>:<action_id>" for clicks;
 	//   - "view:<view_id>:<user>" for submitted modals.
-	DedupeKeys []string `json:"dedupe_keys"`
+	DedupeKeys []string
 
 	// ThreadKey names the conversation: "slack:<team>:<channel>:<root ts>",
 	// where the root is thread_ts if set, else the message's own ts. DMs
 	// work the same way.
-	ThreadKey string `json:"thread_key"`
+	ThreadKey string
 
+	// Body is what happened: one of *Message, *Action, *Home, *Submission,
+	// *Stop or *ThreadStarted.
+	Body Body
+}
+
+// Body is what an Item carries. The set is sealed (only this package's
+// types have kind), so a consumer's type switch over the six cases is
+// complete.
+type Body interface{ kind() string }
+
+func (*Message) kind() string       { return KindMessage }
+func (*Action) kind() string        { return KindAction }
+func (*Home) kind() string          { return KindHome }
+func (*Submission) kind() string    { return KindSubmission }
+func (*Stop) kind() string          { return KindStop }
+func (*ThreadStarted) kind() string { return KindThreadStarted }
+
+// Kind is the kind of the Item's Body ("" without one).
+func (it Item) Kind() string {
+	if it.Body == nil {
+		return ""
+	}
+	return it.Body.kind()
+}
+
+// Message is the Body when it is a *Message, else nil.
+func (it Item) Message() *Message { m, _ := it.Body.(*Message); return m }
+
+// Action is the Body when it is an *Action, else nil.
+func (it Item) Action() *Action { a, _ := it.Body.(*Action); return a }
+
+// Home is the Body when it is a *Home, else nil.
+func (it Item) Home() *Home { h, _ := it.Body.(*Home); return h }
+
+// Submission is the Body when it is a *Submission, else nil.
+func (it Item) Submission() *Submission { s, _ := it.Body.(*Submission); return s }
+
+// Agent is the agent event of a *Stop or *ThreadStarted Body, else nil.
+func (it Item) Agent() *Agent {
+	switch b := it.Body.(type) {
+	case *Stop:
+		return &b.Agent
+	case *ThreadStarted:
+		return &b.Agent
+	}
+	return nil
+}
+
+// itemJSON is how an Item is stored in the inbox: the kind beside one
+// body field. Items recorded by earlier versions have this shape, so it
+// must not change.
+type itemJSON struct {
+	Kind       string      `json:"kind"`
+	DedupeKeys []string    `json:"dedupe_keys"`
+	ThreadKey  string      `json:"thread_key"`
 	Message    *Message    `json:"message,omitempty"`
 	Action     *Action     `json:"action,omitempty"`
 	Home       *Home       `json:"home,omitempty"`
 	Submission *Submission `json:"submission,omitempty"`
 	Agent      *Agent      `json:"agent,omitempty"` // KindStop, KindThreadStarted
+}
+
+// MarshalJSON writes the stored shape.
+func (it Item) MarshalJSON() ([]byte, error) {
+	w := itemJSON{Kind: it.Kind(), DedupeKeys: it.DedupeKeys, ThreadKey: it.ThreadKey,
+		Message: it.Message(), Action: it.Action(), Home: it.Home(), Submission: it.Submission(), Agent: it.Agent()}
+	if w.Kind == "" {
+		return nil, errors.New("slack item without a body")
+	}
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads the stored shape, refusing one whose kind and body
+// disagree.
+func (it *Item) UnmarshalJSON(b []byte) error {
+	var w itemJSON
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	var body Body
+	switch {
+	case w.Kind == KindMessage && w.Message != nil:
+		body = w.Message
+	case w.Kind == KindAction && w.Action != nil:
+		body = w.Action
+	case w.Kind == KindHome && w.Home != nil:
+		body = w.Home
+	case w.Kind == KindSubmission && w.Submission != nil:
+		body = w.Submission
+	case w.Kind == KindStop && w.Agent != nil:
+		body = &Stop{Agent: *w.Agent}
+	case w.Kind == KindThreadStarted && w.Agent != nil:
+		body = &ThreadStarted{Agent: *w.Agent}
+	default:
+		return fmt.Errorf("slack item of kind %q without its body", w.Kind)
+	}
+	*it = Item{DedupeKeys: w.DedupeKeys, ThreadKey: w.ThreadKey, Body: body}
+	return nil
 }
 
 // Home is an app_home_opened event on the Home tab.

@@ -128,7 +128,7 @@ func TestRunSocketMode_RecordsThenAcks(t *testing.T) {
 	inbox := &fakeInbox{RecordFunc: func(_ context.Context, it Item) (bool, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		if failOnce && it.Kind == KindMessage && it.Message.EventID == "Ev1" {
+		if failOnce && it.Kind() == KindMessage && it.Message().EventID == "Ev1" {
 			failOnce = false
 			return false, errors.New("database is locked")
 		}

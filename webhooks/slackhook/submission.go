@@ -82,9 +82,8 @@ func parseSubmission(payload []byte) ([]Item, error) {
 		}
 	}
 	return []Item{{
-		Kind:       KindSubmission,
 		DedupeKeys: []string{"view:" + v.ID + ":" + in.User.ID},
 		ThreadKey:  threadkey.SlackView(team, in.User.ID),
-		Submission: &Submission{CallbackID: v.CallbackID, Metadata: v.PrivateMetadata, ViewID: v.ID, User: in.User.ID, Team: team, Values: values},
+		Body:       &Submission{CallbackID: v.CallbackID, Metadata: v.PrivateMetadata, ViewID: v.ID, User: in.User.ID, Team: team, Values: values},
 	}}, nil
 }
