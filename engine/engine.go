@@ -10,6 +10,7 @@ import (
 
 	"brain/engine/lease"
 	"brain/engine/policy"
+	"brain/internal/startstop"
 	"brain/tools"
 )
 
@@ -129,9 +130,12 @@ type Engine struct {
 	sizes    sizer           // the context estimate's correction, per agent
 	runners  map[string]*runner
 	waiting  int // runners with input not yet taken into a turn
-	started  bool
 	stopping bool
-	stopCh   chan struct{}
+	stopCh   chan struct{} // closed when Stop begins: no new turns
+	// life runs the background loops (approval sweeps, lease heartbeat and
+	// takeover sweeps) from Start to the end of Stop; turns and applies
+	// are drained by Stop itself first, as they may finish gracefully.
+	life     startstop.Lifecycle
 	base     context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -250,16 +254,15 @@ func orDefault(v, def int) int {
 
 // Start recovers sessions a crash left running and schedules queued input.
 // It is safe to call twice and concurrently with Stop; after Stop it does
-// nothing.
+// nothing. When recovery fails, a later Start tries again.
 func (e *Engine) Start(ctx context.Context) error {
-	e.mu.Lock()
-	if e.started || e.stopping {
-		e.mu.Unlock()
+	return e.life.Start(ctx, e.start)
+}
+
+func (e *Engine) start(ctx context.Context) error {
+	if e.isStopping() {
 		return nil // a stopped engine does not start again
 	}
-	e.started = true
-	e.mu.Unlock()
-
 	if err := e.recover(ctx, time.Time{}); err != nil {
 		return fmt.Errorf("recover sessions: %w", err)
 	}
@@ -269,18 +272,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.ExpireApprovals(ctx); err != nil {
 		return err
 	}
-	e.mu.Lock()
-	if e.stopping { // Stop came during recovery: nothing more to start
-		e.mu.Unlock()
+	if e.isStopping() { // Stop came during recovery: nothing more to start
 		return nil
 	}
-	e.wg.Add(1) // under mu, so it never races Stop's Wait
+	e.life.Go(e.sweepApprovals)
 	if !e.leases.Exclusive {
-		e.wg.Add(1)
-		go e.watchReplicas()
+		e.life.Go(e.watchReplicas)
 	}
-	e.mu.Unlock()
-	go e.sweepApprovals()
 	pending, err := e.store.Sessions(ctx, SessionFilter{
 		Statuses:     []Status{StatusIdle, StatusAwaitingInput},
 		PendingInput: true,
@@ -292,6 +290,12 @@ func (e *Engine) Start(ctx context.Context) error {
 		e.kick(s.ID)
 	}
 	return nil
+}
+
+func (e *Engine) isStopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopping
 }
 
 // Stop stops taking input, lets running turns finish until ctx is done, then
@@ -331,24 +335,27 @@ func (e *Engine) Stop(ctx context.Context) error {
 	}
 	e.applyCancel()
 	e.cancel()
-	return nil
+	// The background loops ran until now: the lease heartbeat keeps the
+	// leases of draining turns alive.
+	// They end at once, their context cancelled: wait for them whatever
+	// ctx says, so nothing of the engine outlives Stop.
+	return e.life.Stop(context.WithoutCancel(ctx), nil)
 }
 
 // sweepApprovals expires pending approvals until Stop.
-func (e *Engine) sweepApprovals() {
-	defer e.wg.Done()
+func (e *Engine) sweepApprovals(ctx context.Context) {
 	tick := time.NewTicker(e.expirySweep)
 	defer tick.Stop()
 	for {
 		select {
 		case <-tick.C:
-			if err := e.ExpireApprovals(e.base); err != nil {
+			if err := e.ExpireApprovals(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("expire approvals", tools.LogErr, err)
 			}
-			if err := e.RemindApprovals(e.base); err != nil {
+			if err := e.RemindApprovals(ctx); err != nil && ctx.Err() == nil {
 				e.log.Error("remind approvals", tools.LogErr, err)
 			}
-		case <-e.stopCh:
+		case <-ctx.Done():
 			return
 		}
 	}

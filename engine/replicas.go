@@ -167,9 +167,10 @@ func (e *Engine) queuedHere(id string) bool {
 // watchReplicas is the loop of an engine that shares its store: the
 // heartbeat of its leases, and the sweeps that take over what dead
 // replicas left (running sessions and applies whose leases expired) and
-// run input no replica took.
-func (e *Engine) watchReplicas() {
-	defer e.wg.Done()
+// run input no replica took. The heartbeat goes on while Stop drains the
+// turns (their leases must outlive them); the sweeps stop with Stop's
+// start, as a stopping engine takes nothing new.
+func (e *Engine) watchReplicas(ctx context.Context) {
 	beat := time.NewTicker(max(e.leases.TTL/3, time.Millisecond))
 	defer beat.Stop()
 	poll := time.NewTicker(e.pollInterval)
@@ -178,7 +179,10 @@ func (e *Engine) watchReplicas() {
 	for {
 		select {
 		case <-beat.C:
-			if err := e.leases.Renew(e.base); err != nil {
+			if err := e.leases.Renew(ctx); err != nil {
+				if ctx.Err() != nil {
+					return
+				}
 				e.log.Error("renew leases", tools.LogErr, err)
 				if time.Since(lastBeat) > e.leases.TTL {
 					// The leases may have expired: stop what they guard
@@ -189,8 +193,10 @@ func (e *Engine) watchReplicas() {
 			}
 			lastBeat = time.Now()
 		case <-poll.C:
-			e.sweep(e.base)
-		case <-e.stopCh:
+			if !e.isStopping() {
+				e.sweep(ctx)
+			}
+		case <-ctx.Done():
 			return
 		}
 	}
