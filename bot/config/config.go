@@ -34,6 +34,10 @@ type Config struct {
 	Storage    StorageConfig          `yaml:"storage"`
 	Telemetry  TelemetryConfig        `yaml:"telemetry"`
 	Console    ConsoleConfig          `yaml:"console"`
+	Audit      AuditConfig            `yaml:"audit"`
+	Budgets    []BudgetConfig         `yaml:"budgets"`
+	RateLimits RateLimitsConfig       `yaml:"rate_limits"`
+	Retention  RetentionConfig        `yaml:"retention"`
 
 	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default

@@ -95,6 +95,12 @@ func Run(t *testing.T, newDB NewDB) {
 		{"OAuthStates", testOAuthStates},
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
 		{"LinearParkedInbound", testLinearParkedInbound},
+
+		{"AuditChain", testAuditChain},
+		{"AuditRejects", testAuditRejects},
+		{"AuditConcurrentAppenders", testAuditConcurrentAppenders},
+		{"AuditOfCommit", testAuditOfCommit},
+		{"AuditPrune", testAuditPrune},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
