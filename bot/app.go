@@ -22,6 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"brain/bot/api"
+	"brain/bot/audit"
 	"brain/bot/config"
 	"brain/bot/schedule"
 	"brain/bot/telemetry"
@@ -74,6 +75,10 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
+	// audit records acts to the audit trail; sealer, when a signing key
+	// is set, seals it (governance.go).
+	audit  *audit.Recorder
+	sealer *audit.Sealer
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
@@ -157,6 +162,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
+	if err := a.buildGovernance(clock); err != nil {
+		return nil, err
+	}
 	a.keys = api.NewKeyGuard(cfg.APIKeys, clock)
 	a.api = api.New(api.Config{
 		Engine:       a.engine,
@@ -170,12 +178,18 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Metrics:      reg,
 		Done:         a.done,
 		Prices:       agentPrices(cfg),
+		Audit:        a.audit,
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err
 	}
 	// The scheduler posts outcomes through the platforms: it starts after them.
 	a.services = append(a.services, a.schedules)
+	if a.sealer != nil {
+		// First to start, last to stop: its final seal covers what the
+		// others recorded.
+		a.services = append([]service{a.sealer}, a.services...)
+	}
 	a.registerReadiness(clock, mcps)
 	if err := a.mountConsole(clock, mcps); err != nil {
 		return nil, err

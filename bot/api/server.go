@@ -72,6 +72,15 @@ type Config struct {
 	Prices map[string]*config.PriceConfig
 	// Clock tells the time for throttling wrong keys; nil is time.Now.
 	Clock func() time.Time
+	// Audit, when set, records each API key's writes (every method but
+	// GET and HEAD) by the key's name; a write that cannot be recorded is
+	// refused.
+	Audit Auditor
+}
+
+// Auditor appends an act to the audit trail (bot/audit.Recorder).
+type Auditor interface {
+	Record(ctx context.Context, actor, action, target string, detail any) error
 }
 
 // Server is the HTTP API.
@@ -85,6 +94,7 @@ type Server struct {
 	defaultAgent string
 	done         <-chan struct{}
 	prices       map[string]*config.PriceConfig
+	audit        Auditor
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -109,6 +119,7 @@ func New(cfg Config) *Server {
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 		prices:       cfg.Prices,
+		audit:        cfg.Audit,
 	}
 	clock := cfg.Clock
 	if clock == nil {

@@ -116,6 +116,14 @@ type Config struct {
 	// Origins are the conversation platforms sessions come from, besides
 	// the API, the console and schedules.
 	Origins []Origin
+	// Audit, when set, records each sign-in; a sign-in that cannot be
+	// recorded is refused.
+	Audit Auditor
+}
+
+// Auditor appends an act to the audit trail (bot/audit.Recorder).
+type Auditor interface {
+	Record(ctx context.Context, actor, action, target string, detail any) error
 }
 
 // Origin is a conversation platform as the sessions pages show it: its
