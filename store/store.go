@@ -42,6 +42,7 @@ type Store interface {
 	LinearTokens
 	Health
 	Audit
+	Spending
 	engine.Leases
 	Close() error
 }

@@ -101,6 +101,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"AuditConcurrentAppenders", testAuditConcurrentAppenders},
 		{"AuditOfCommit", testAuditOfCommit},
 		{"AuditPrune", testAuditPrune},
+		{"Spend", testSpend},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
