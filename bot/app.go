@@ -24,6 +24,7 @@ import (
 	"brain/bot/api"
 	"brain/bot/audit"
 	"brain/bot/config"
+	"brain/bot/governance"
 	"brain/bot/schedule"
 	"brain/bot/telemetry"
 	"brain/engine"
@@ -77,8 +78,9 @@ type App struct {
 	schedules *schedule.Scheduler
 	// audit records acts to the audit trail; sealer, when a signing key
 	// is set, seals it (governance.go).
-	audit  *audit.Recorder
-	sealer *audit.Sealer
+	audit   *audit.Recorder
+	sealer  *audit.Sealer
+	budgets *governance.Budgets
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
@@ -156,13 +158,13 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.platforms, err = newPlatforms(cfg, clock, opts.Platforms); err != nil {
 		return nil, err
 	}
+	if err := a.buildGovernance(clock); err != nil {
+		return nil, err
+	}
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
-		return nil, err
-	}
-	if err := a.buildGovernance(clock); err != nil {
 		return nil, err
 	}
 	a.keys = api.NewKeyGuard(cfg.APIKeys, clock)
@@ -179,6 +181,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Done:         a.done,
 		Prices:       agentPrices(cfg),
 		Audit:        a.audit,
+		Budgets:      a.budgetsAPI(),
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err
@@ -254,6 +257,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
+		Spend:             a.spend(),
 		Files:             files,
 		FileBudget:        fileBudget,
 		Groups:            groups,

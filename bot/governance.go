@@ -1,9 +1,14 @@
 package bot
 
 import (
+	"strings"
 	"time"
 
+	"brain/bot/api"
 	"brain/bot/audit"
+	"brain/bot/config"
+	"brain/bot/governance"
+	"brain/engine"
 	"brain/tools"
 )
 
@@ -13,6 +18,10 @@ import (
 // seals what the others recorded).
 func (a *App) buildGovernance(clock func() time.Time) error {
 	a.audit = &audit.Recorder{Store: a.store, Now: clock}
+	if len(a.cfg.Budgets) > 0 {
+		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
+			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}
+	}
 	if f := a.cfg.Audit.SigningKeyFile; f != "" {
 		key, err := audit.LoadPrivateKey(f)
 		if err != nil {
@@ -22,4 +31,37 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 			Log: a.log.With(tools.LogComponent, "audit")}
 	}
 	return nil
+}
+
+// spend is the engine's Spend: the budgets, or nil (no limit) when none
+// are configured. Admins set limits through the API only for budgets the
+// config declares a scope for.
+func (a *App) spend() engine.Spend {
+	if a.budgets == nil {
+		return nil
+	}
+	return a.budgets
+}
+
+// raisers says, in a budget stop, who can raise a budget.
+func raisers(cfg *config.Config) string {
+	var who []string
+	if len(cfg.Console.Admins) > 0 {
+		who = append(who, "console.admins ("+strings.Join(cfg.Console.Admins, ", ")+")")
+	}
+	if len(cfg.APIKeys) > 0 {
+		who = append(who, "an API key holder (PUT /v1/budgets)")
+	}
+	if len(who) == 0 {
+		return "the operator (budgets in the config)"
+	}
+	return strings.Join(who, " or ")
+}
+
+// budgetsAPI is what /v1/budgets changes, nil without budgets.
+func (a *App) budgetsAPI() api.Budgets {
+	if a.budgets == nil {
+		return nil
+	}
+	return a.budgets
 }

@@ -76,6 +76,8 @@ type Config struct {
 	// GET and HEAD) by the key's name; a write that cannot be recorded is
 	// refused.
 	Audit Auditor
+	// Budgets, when set, serves /v1/budgets.
+	Budgets Budgets
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -95,6 +97,7 @@ type Server struct {
 	done         <-chan struct{}
 	prices       map[string]*config.PriceConfig
 	audit        Auditor
+	budgets      Budgets
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -120,6 +123,7 @@ func New(cfg Config) *Server {
 		done:         cfg.Done,
 		prices:       cfg.Prices,
 		audit:        cfg.Audit,
+		budgets:      cfg.Budgets,
 	}
 	clock := cfg.Clock
 	if clock == nil {
@@ -173,6 +177,8 @@ func (a *Server) routes() http.Handler {
 	handle("GET /v1/approvals/{id}", a.auth(a.getApproval))
 	handle("POST /v1/approvals/{id}/decision", a.auth(a.decide))
 	handle("POST /v1/approvals/{id}/retry", a.auth(a.retry))
+	handle("GET /v1/budgets", a.auth(a.listBudgets))
+	handle("PUT /v1/budgets", a.auth(a.setBudget))
 	handle("GET /v1/schedules", a.auth(a.listSchedules))
 	handle("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
 	handle("GET /v1/openapi.json", a.auth(a.openAPI))

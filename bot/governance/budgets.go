@@ -252,3 +252,8 @@ func (b *Budgets) Raise(ctx context.Context, l store.BudgetLimit) error {
 	}
 	return b.Store.SetBudgetLimit(ctx, l)
 }
+
+// Set lists the limits admins set.
+func (b *Budgets) Set(ctx context.Context) ([]store.BudgetLimit, error) {
+	return b.Store.BudgetLimits(ctx)
+}
