@@ -81,6 +81,8 @@ type App struct {
 	audit   *audit.Recorder
 	sealer  *audit.Sealer
 	budgets *governance.Budgets
+	// retention deletes what expired (governance.go).
+	retention *governance.Retention
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
@@ -188,6 +190,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	// The scheduler posts outcomes through the platforms: it starts after them.
 	a.services = append(a.services, a.schedules)
+	if a.retention != nil {
+		a.services = append(a.services, a.retention)
+	}
 	if a.sealer != nil {
 		// First to start, last to stop: its final seal covers what the
 		// others recorded.

@@ -22,6 +22,10 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
 			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}
 	}
+	if r := a.cfg.Retention; r.Audit > 0 || len(a.cfg.Budgets) > 0 {
+		a.retention = &governance.Retention{Store: a.store, Audit: r.Audit.Std(), Every: r.Every.Std(), Batch: r.Batch,
+			Trail: a.audit, Now: clock, Log: a.log.With(tools.LogComponent, "retention")}
+	}
 	if f := a.cfg.Audit.SigningKeyFile; f != "" {
 		key, err := audit.LoadPrivateKey(f)
 		if err != nil {

@@ -206,3 +206,43 @@ func TestBudgets_NoticeStopRaiseRetry(t *testing.T) {
 		t.Errorf("audit = %+v; want the override with its reason", entries)
 	}
 }
+
+// TestRetention_PrunesInBatches: expired audit entries and spend go in
+// batches, what is kept still verifies, and the run is audited.
+func TestRetention_PrunesInBatches(t *testing.T) {
+	ctx := context.Background()
+	st := openSQLite(t)
+	for i := range 25 {
+		at := t0.Add(time.Duration(i) * time.Hour)
+		if _, err := st.AppendAudit(ctx, store.AuditRecord{At: at, Actor: "U1", Action: "console.signed_in", Target: "console"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.RecordSpend(ctx, store.SpendRecord{At: at.Add(-90 * 24 * time.Hour), SessionID: "s", Person: "U1", Tokens: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := t0.Add(30 * time.Hour)
+	clock := func() time.Time { return now }
+	r := &governance.Retention{Store: st, Audit: 10 * time.Hour, Batch: 4, Trail: &audit.Recorder{Store: st, Now: clock}, Now: clock}
+	if err := r.RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	es, err := st.AuditEntries(ctx, store.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entries at t0+20h.. are within 10h of now; 0..19 went.
+	if es[0].Seq != 21 || len(es) != 6 {
+		t.Fatalf("kept seqs %d..%d (%d), want 21..26", es[0].Seq, es[len(es)-1].Seq, len(es))
+	}
+	last := es[len(es)-1]
+	if last.Action != audit.ActionDeleted || !strings.Contains(string(last.Detail), `"audit_entries":20`) || !strings.Contains(string(last.Detail), `"spend_records":25`) {
+		t.Errorf("retention entry = %+v", last)
+	}
+	if rep, err := audit.VerifyStore(ctx, st); err != nil || rep.Break != nil {
+		t.Errorf("verify after pruning: %s, %v", rep.Describe(), err)
+	}
+	if tok, _, _ := st.SpentSince(ctx, store.SpendPerson, "U1", time.Time{}); tok != 0 {
+		t.Errorf("spend left: %d tokens", tok)
+	}
+}
