@@ -89,6 +89,7 @@ func settle(t *testing.T, e *engine.Engine, id string) engine.Session {
 		}
 		select {
 		case <-ch:
+		case <-time.After(50 * time.Millisecond): // another replica may commit it: look again
 		case <-ctx.Done():
 			t.Fatalf("session %s did not settle: %+v", id, s)
 		}
