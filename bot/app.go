@@ -203,6 +203,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		return nil, err
 	}
 	telemetry.RegisterInbox(reg, a.store, a.inboxSources(), clock, a.log)
+	a.registerGovernanceMetrics(reg)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), reservedRoutes(a.platforms), a.log)
 	return a, nil
 }

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"brain/bot/audit"
 	"brain/bot/config"
 	"brain/bot/governance"
+	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/tools"
 )
@@ -68,4 +70,37 @@ func (a *App) budgetsAPI() api.Budgets {
 		return nil
 	}
 	return a.budgets
+}
+
+// registerGovernanceMetrics adds the audit chain's head and the spend
+// against each named budget to /metrics.
+func (a *App) registerGovernanceMetrics(reg *telemetry.Registry) {
+	reg.GaugeFunc("brain_audit_head_seq", "Sequence number of the newest audit trail entry.", nil, func() []telemetry.Sample {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		head, err := a.store.AuditHead(ctx)
+		if err != nil {
+			a.log.Warn("read audit head for metrics", tools.LogErr, err)
+			return nil
+		}
+		return []telemetry.Sample{{Value: float64(head.Seq)}}
+	})
+	if a.budgets == nil {
+		return
+	}
+	reg.GaugeFunc("brain_budget_spent_ratio", "Share of each named budget spent in its current period (1 = used up).",
+		[]string{"scope", "subject", "period"}, func() []telemetry.Sample {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			bs, err := a.budgets.Named(ctx)
+			if err != nil {
+				a.log.Warn("read budgets for metrics", tools.LogErr, err)
+				return nil
+			}
+			out := make([]telemetry.Sample, len(bs))
+			for i, b := range bs {
+				out[i] = telemetry.Sample{Labels: []string{b.Scope, b.Subject, b.Period}, Value: b.Share()}
+			}
+			return out
+		})
 }

@@ -257,3 +257,40 @@ func (b *Budgets) Raise(ctx context.Context, l store.BudgetLimit) error {
 func (b *Budgets) Set(ctx context.Context) ([]store.BudgetLimit, error) {
 	return b.Store.BudgetLimits(ctx)
 }
+
+// Named is every budget with a named subject (the config's and the ones
+// admins set), with what was spent against it: the budgets metrics and
+// the console can list without enumerating every person.
+func (b *Budgets) Named(ctx context.Context) ([]Budget, error) {
+	set, err := b.Store.BudgetLimits(ctx)
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ scope, subject, period string }
+	seen := map[key]bool{}
+	var keys []key
+	add := func(k key) {
+		if k.subject != "" && !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+	}
+	for _, c := range b.Limits {
+		add(key{c.Scope, c.Subject, c.Period})
+	}
+	for _, l := range set {
+		add(key{l.Scope, l.Subject, l.Period})
+	}
+	now := b.Now()
+	out := make([]Budget, 0, len(keys))
+	for _, k := range keys {
+		bu, _ := b.limit(set, k.scope, k.subject, k.period)
+		start, next := PeriodStart(k.period, now)
+		if bu.SpentTokens, bu.SpentCost, err = b.Store.SpentSince(ctx, k.scope, k.subject, start); err != nil {
+			return nil, err
+		}
+		bu.Resets = next
+		out = append(out, bu)
+	}
+	return out, nil
+}

@@ -198,6 +198,10 @@ func TestBudgets_NoticeStopRaiseRetry(t *testing.T) {
 	if last := msgs[len(msgs)-1]; last != "answer 6" {
 		t.Errorf("last message = %q, want the retried turn's answer", last)
 	}
+	named, err := r.budgets.Named(ctx)
+	if err != nil || len(named) != 1 || named[0].Subject != "U1" || named[0].Tokens != 2000 || named[0].SpentTokens != 1200 || named[0].SetBy != "U0" {
+		t.Errorf("Named = %+v, %v; want U1's raised day budget, 1200 of 2000 spent", named, err)
+	}
 	entries, err := r.store.AuditEntries(ctx, store.AuditQuery{})
 	if err != nil {
 		t.Fatal(err)
