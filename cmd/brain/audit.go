@@ -12,12 +12,25 @@ import (
 	"brain/bot/config"
 )
 
+const auditUsage = `Usage: brain audit export|verify
+
+  brain audit export --config FILE [--from T] [--to T] [--out FILE]
+                     write the audit trail (or a time range of it) as JSON Lines
+  brain audit verify [--config FILE | --file EXPORT] [--public-key PEM]
+                     check the hash chain and the seals offline; names the
+                     first broken entry and exits 1
+`
+
 // auditCmd is brain audit export|verify.
 func auditCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
+		fmt.Fprint(stderr, auditUsage)
 		return errors.New("brain audit: want export or verify")
 	}
 	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, auditUsage)
+		return nil
 	case "export":
 		fs, cfgPath := newFlags("audit export", "brain audit export --config FILE [--from T] [--to T] [--out FILE]", stderr)
 		from := fs.String("from", "", "first time to export (RFC 3339 or YYYY-MM-DD); empty: the oldest entry")
