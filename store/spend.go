@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"math"
 	"time"
 )
 
@@ -56,20 +57,19 @@ type Spending interface {
 	PruneSpend(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
-// spendColumn is the column of scope, or "" for an unknown scope.
-func spendColumn(scope string) string {
-	switch scope {
-	case SpendPerson, SpendChannel, SpendAgent, SpendSchedule:
-		return scope
-	}
-	return ""
-}
-
 // SpendColumn is the spend table's column for scope; unknown scopes are
 // refused (drivers build their query from it, never from caller text).
 func SpendColumn(scope string) (string, error) {
-	if c := spendColumn(scope); c != "" {
-		return c, nil
+	switch scope {
+	case SpendPerson, SpendChannel, SpendAgent, SpendSchedule:
+		return scope, nil
 	}
 	return "", invariant("unknown spend scope %q", scope)
 }
+
+// Micros is dollars as the stores keep them: whole millionths, so sums
+// are exact and both drivers add the same way.
+func Micros(dollars float64) int64 { return int64(math.Round(dollars * 1e6)) }
+
+// Dollars is Micros back in dollars.
+func Dollars(micros int64) float64 { return float64(micros) / 1e6 }

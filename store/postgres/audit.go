@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -41,6 +42,13 @@ func appendAuditTx(ctx context.Context, tx pgx.Tx, recs []store.AuditRecord) ([]
 	if len(recs) == 0 {
 		return nil, nil
 	}
+	// The head row is written by the first append ever; until then there
+	// is nothing to lock, so make it (a concurrent maker waits, then does
+	// nothing) and lock it.
+	if _, err := tx.Exec(ctx, `INSERT INTO audit_head (id, seq, at, hash) VALUES (1, 0, $1, $2) ON CONFLICT (id) DO NOTHING`,
+		formatTime(time.Time{}), store.AuditGenesis); err != nil {
+		return nil, fmt.Errorf("make audit head: %w", err)
+	}
 	head, err := auditHead(ctx, tx, " FOR UPDATE")
 	if err != nil {
 		return nil, err
@@ -70,7 +78,11 @@ func auditHead(ctx context.Context, q querier, lock string) (store.AuditEntry, e
 		e  store.AuditEntry
 		at string
 	)
-	if err := q.QueryRow(ctx, `SELECT seq, at, hash FROM audit_head WHERE id = 1`+lock).Scan(&e.Seq, &at, &e.Hash); err != nil {
+	err := q.QueryRow(ctx, `SELECT seq, at, hash FROM audit_head WHERE id = 1`+lock).Scan(&e.Seq, &at, &e.Hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.AuditEntry{Hash: store.AuditGenesis}, nil // nothing appended yet
+	}
+	if err != nil {
 		return store.AuditEntry{}, fmt.Errorf("read audit head: %w", err)
 	}
 	if e.Seq == 0 {

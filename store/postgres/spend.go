@@ -12,9 +12,9 @@ var _ store.Spending = (*Store)(nil)
 
 // RecordSpend appends one model call's spend.
 func (s *Store) RecordSpend(ctx context.Context, r store.SpendRecord) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO spend (at, session_id, person, channel, agent, schedule, tokens, cost)
+	_, err := s.pool.Exec(ctx, `INSERT INTO spend (at, session_id, person, channel, agent, schedule, tokens, cost_micro)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		formatTime(r.At), r.SessionID, r.Person, r.Channel, r.Agent, r.Schedule, r.Tokens, r.Cost)
+		formatTime(r.At), r.SessionID, r.Person, r.Channel, r.Agent, r.Schedule, r.Tokens, store.Micros(r.Cost))
 	return interpretError("record spend", err)
 }
 
@@ -24,28 +24,25 @@ func (s *Store) SpentSince(ctx context.Context, scope, subject string, since tim
 	if err != nil {
 		return 0, 0, err
 	}
-	var (
-		tokens int64
-		cost   float64
-	)
-	err = s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT COALESCE(SUM(tokens), 0)::bigint, COALESCE(SUM(cost), 0)::double precision
-		FROM spend WHERE %s = $1 AND %s <> '' AND at >= $2`, col, col), subject, formatTime(since)).Scan(&tokens, &cost)
-	return tokens, cost, interpretError("spent since", err)
+	var tokens, micros int64
+	err = s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT COALESCE(SUM(tokens), 0)::bigint, COALESCE(SUM(cost_micro), 0)::bigint
+		FROM spend WHERE %s = $1 AND %s <> '' AND at >= $2`, col, col), subject, formatTime(since)).Scan(&tokens, &micros)
+	return tokens, store.Dollars(micros), interpretError("spent since", err)
 }
 
 // SetBudgetLimit records l, replacing the one for its budget.
 func (s *Store) SetBudgetLimit(ctx context.Context, l store.BudgetLimit) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO budget_limits (scope, subject, period, tokens, cost, set_by, reason, set_at)
+	_, err := s.pool.Exec(ctx, `INSERT INTO budget_limits (scope, subject, period, tokens, cost_micro, set_by, reason, set_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-		ON CONFLICT (scope, subject, period) DO UPDATE SET tokens = excluded.tokens, cost = excluded.cost,
+		ON CONFLICT (scope, subject, period) DO UPDATE SET tokens = excluded.tokens, cost_micro = excluded.cost_micro,
 			set_by = excluded.set_by, reason = excluded.reason, set_at = excluded.set_at`,
-		l.Scope, l.Subject, l.Period, l.Tokens, l.Cost, l.SetBy, l.Reason, formatTime(l.SetAt))
+		l.Scope, l.Subject, l.Period, l.Tokens, store.Micros(l.Cost), l.SetBy, l.Reason, formatTime(l.SetAt))
 	return interpretError("set budget limit", err)
 }
 
 // BudgetLimits lists the limits admins set.
 func (s *Store) BudgetLimits(ctx context.Context) ([]store.BudgetLimit, error) {
-	rows, err := s.pool.Query(ctx, `SELECT scope, subject, period, tokens, cost, set_by, reason, set_at
+	rows, err := s.pool.Query(ctx, `SELECT scope, subject, period, tokens, cost_micro, set_by, reason, set_at
 		FROM budget_limits ORDER BY scope, subject, period`)
 	if err != nil {
 		return nil, interpretError("budget limits", err)
@@ -54,12 +51,14 @@ func (s *Store) BudgetLimits(ctx context.Context) ([]store.BudgetLimit, error) {
 	var out []store.BudgetLimit
 	for rows.Next() {
 		var (
-			l  store.BudgetLimit
-			at string
+			l      store.BudgetLimit
+			at     string
+			micros int64
 		)
-		if err := rows.Scan(&l.Scope, &l.Subject, &l.Period, &l.Tokens, &l.Cost, &l.SetBy, &l.Reason, &at); err != nil {
+		if err := rows.Scan(&l.Scope, &l.Subject, &l.Period, &l.Tokens, &micros, &l.SetBy, &l.Reason, &at); err != nil {
 			return nil, interpretError("budget limits", err)
 		}
+		l.Cost = store.Dollars(micros)
 		if l.SetAt, err = parseTime(at); err != nil {
 			return nil, err
 		}

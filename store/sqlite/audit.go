@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -57,7 +58,8 @@ func appendAuditTx(ctx context.Context, tx *sql.Tx, recs []store.AuditRecord) ([
 		out = append(out, e)
 		head = e
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE audit_head SET seq = ?, at = ?, hash = ? WHERE id = 1`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO audit_head (id, seq, at, hash) VALUES (1, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, at = excluded.at, hash = excluded.hash`,
 		head.Seq, formatTime(head.At), head.Hash); err != nil {
 		return nil, fmt.Errorf("move audit head: %w", err)
 	}
@@ -69,7 +71,11 @@ func auditHead(ctx context.Context, q queryer) (store.AuditEntry, error) {
 		e  store.AuditEntry
 		at string
 	)
-	if err := q.QueryRowContext(ctx, `SELECT seq, at, hash FROM audit_head WHERE id = 1`).Scan(&e.Seq, &at, &e.Hash); err != nil {
+	err := q.QueryRowContext(ctx, `SELECT seq, at, hash FROM audit_head WHERE id = 1`).Scan(&e.Seq, &at, &e.Hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return store.AuditEntry{Hash: store.AuditGenesis}, nil // nothing appended yet
+	}
+	if err != nil {
 		return store.AuditEntry{}, fmt.Errorf("read audit head: %w", err)
 	}
 	if e.Seq == 0 {

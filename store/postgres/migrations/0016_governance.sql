@@ -3,7 +3,8 @@
 --
 -- audit_log is hash-chained (store/audit.go): each entry's prev is the hash
 -- of the entry before it. audit_head holds the newest seq and hash in its
--- one row; appenders lock it (FOR UPDATE), so replicas append one chain.
+-- one row (written by the first append); appenders lock it (FOR UPDATE),
+-- so replicas append one chain.
 -- detail is text, not jsonb: the hash covers its exact bytes.
 CREATE TABLE audit_log (
     seq    bigint   NOT NULL PRIMARY KEY,
@@ -23,12 +24,10 @@ CREATE TABLE audit_head (
     at   utc_time NOT NULL,
     hash text     NOT NULL
 );
-INSERT INTO audit_head (id, seq, at, hash)
-    VALUES (1, 0, '0001-01-01T00:00:00.000000000Z', '0000000000000000000000000000000000000000000000000000000000000000');
 
 -- One row per model call: what it spent, and whom it counts against.
 CREATE TABLE spend (
-    id         bigserial NOT NULL PRIMARY KEY,
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     at         utc_time  NOT NULL,
     session_id text COLLATE "C" NOT NULL,
     person     text COLLATE "C" NOT NULL DEFAULT '',
@@ -36,7 +35,7 @@ CREATE TABLE spend (
     agent      text COLLATE "C" NOT NULL DEFAULT '',
     schedule   text COLLATE "C" NOT NULL DEFAULT '',
     tokens     bigint    NOT NULL,
-    cost       double precision NOT NULL
+    cost_micro bigint    NOT NULL  -- US dollars x 1e6
 );
 CREATE INDEX spend_person ON spend (person, at) WHERE person <> '';
 CREATE INDEX spend_channel ON spend (channel, at) WHERE channel <> '';
@@ -50,7 +49,7 @@ CREATE TABLE budget_limits (
     subject text COLLATE "C" NOT NULL,
     period  text COLLATE "C" NOT NULL,
     tokens  bigint   NOT NULL,
-    cost    double precision NOT NULL,
+    cost_micro bigint NOT NULL,
     set_by  text     NOT NULL,
     reason  text     NOT NULL,
     set_at  utc_time NOT NULL,

@@ -3,7 +3,8 @@
 --
 -- audit_log is hash-chained (store/audit.go): each entry's prev is the hash
 -- of the entry before it. audit_head holds the newest seq and hash in its
--- one row, so the chain goes on after retention pruned every entry.
+-- one row (written by the first append), so the chain goes on after
+-- retention pruned every entry.
 CREATE TABLE audit_log (
     seq    INTEGER NOT NULL PRIMARY KEY,
     at     TEXT    NOT NULL,
@@ -22,8 +23,6 @@ CREATE TABLE audit_head (
     at   TEXT    NOT NULL,
     hash TEXT    NOT NULL
 ) STRICT;
-INSERT INTO audit_head (id, seq, at, hash)
-    VALUES (1, 0, '0001-01-01T00:00:00.000000000Z', '0000000000000000000000000000000000000000000000000000000000000000');
 
 -- One row per model call: what it spent, and whom it counts against.
 CREATE TABLE spend (
@@ -35,7 +34,7 @@ CREATE TABLE spend (
     agent      TEXT    NOT NULL DEFAULT '',
     schedule   TEXT    NOT NULL DEFAULT '',
     tokens     INTEGER NOT NULL,
-    cost       REAL    NOT NULL
+    cost_micro INTEGER NOT NULL  -- US dollars x 1e6
 ) STRICT;
 CREATE INDEX spend_person ON spend (person, at) WHERE person <> '';
 CREATE INDEX spend_channel ON spend (channel, at) WHERE channel <> '';
@@ -49,7 +48,7 @@ CREATE TABLE budget_limits (
     subject TEXT    NOT NULL,
     period  TEXT    NOT NULL,
     tokens  INTEGER NOT NULL,
-    cost    REAL    NOT NULL,
+    cost_micro INTEGER NOT NULL,
     set_by  TEXT    NOT NULL,
     reason  TEXT    NOT NULL,
     set_at  TEXT    NOT NULL,
