@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Spend governs what model calls may cost: the engine asks it before each
 // model call and tells it what each call used. Budgets live outside the
@@ -72,12 +69,4 @@ func (e *Engine) recordSpend(ctx context.Context, t *turn, u Usage) error {
 
 func (e *Engine) spendCall(t *turn) SpendCall {
 	return SpendCall{Session: t.session, TurnID: t.id, Agent: t.agent.Name, Model: t.model}
-}
-
-func isBudgetStop(err error) bool { _, ok := budgetStopped(err); return ok }
-
-// budgetStopped reports err's BudgetStop, if it is one.
-func budgetStopped(err error) (*BudgetStop, bool) {
-	var b *BudgetStop
-	return b, errors.As(err, &b)
 }

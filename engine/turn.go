@@ -359,12 +359,15 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 		return
 	}
 	status, code, msg := StatusInterrupted, CodeInternal, "internal error; "+resumeHint
-	var pe *ProviderError
+	var (
+		pe *ProviderError
+		bs *BudgetStop
+	)
 	switch {
 	case errors.Is(cause, errShutdown):
 		code, msg = CodeInterrupted, "brain shut down while this turn was running; "+resumeHint
-	case isBudgetStop(err):
-		bs, _ := budgetStopped(err)
+	case errors.As(err, &bs):
+		// Interrupted, not failed: resume with retry goes on after a raise.
 		code, msg = CodeBudgetExceeded, bs.Message
 	case errors.As(err, &pe):
 		// Providers echo what they were sent, the key included.
