@@ -16,8 +16,9 @@ import (
 
 // buildGovernance makes the audit recorder the API and the console record
 // through and, with audit.signing_key_file set, the sealer that signs the
-// chain's head every audit.seal_every (a service, stopped last so it
-// seals what the others recorded).
+// chain's head every audit.seal_every (a service, started first and so
+// stopped last: its final seal covers what the others recorded). The
+// retention job runs when it has something to prune.
 func (a *App) buildGovernance(clock func() time.Time) error {
 	a.audit = &audit.Recorder{Store: a.store, Now: clock}
 	if len(a.cfg.Budgets) > 0 {
@@ -39,9 +40,9 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 	return nil
 }
 
-// spend is the engine's Spend: the budgets, or nil (no limit) when none
-// are configured. Admins set limits through the API only for budgets the
-// config declares a scope for.
+// spend is the engine's Spend: the budgets, or nil (no limit) when the
+// config has none (then /v1/budgets refuses changes too: a limit set
+// there would never be checked).
 func (a *App) spend() engine.Spend {
 	if a.budgets == nil {
 		return nil
