@@ -22,7 +22,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"brain/bot/api"
+	"brain/bot/audit"
 	"brain/bot/config"
+	"brain/bot/governance"
 	"brain/bot/schedule"
 	"brain/bot/telemetry"
 	"brain/engine"
@@ -74,6 +76,13 @@ type App struct {
 	closers []io.Closer
 
 	schedules *schedule.Scheduler
+	// audit records acts to the audit trail; sealer, when a signing key
+	// is set, seals it (governance.go).
+	audit   *audit.Recorder
+	sealer  *audit.Sealer
+	budgets *governance.Budgets
+	// retention deletes what expired (governance.go).
+	retention *governance.Retention
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
@@ -157,6 +166,9 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.platforms, err = newPlatforms(cfg, clock, opts.Platforms); err != nil {
 		return nil, err
 	}
+	if err := a.buildGovernance(clock); err != nil {
+		return nil, err
+	}
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
@@ -178,17 +190,28 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Prices:       agentPrices(cfg),
 		Clock:        clock,
 		Accounts:     a.store,
+		Audit:        a.audit,
+		Budgets:      a.budgetsAPI(),
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err
 	}
 	// The scheduler posts outcomes through the platforms: it starts after them.
 	a.services = append(a.services, a.schedules)
+	if a.retention != nil {
+		a.services = append(a.services, a.retention)
+	}
+	if a.sealer != nil {
+		// First to start, last to stop: its final seal covers what the
+		// others recorded.
+		a.services = append([]service{a.sealer}, a.services...)
+	}
 	a.registerReadiness(clock, mcps)
 	if err := a.mountConsole(clock, mcps); err != nil {
 		return nil, err
 	}
 	telemetry.RegisterInbox(reg, a.store, a.inboxSources(), clock, a.log)
+	a.registerGovernanceMetrics(reg)
 	a.server = newHTTPServer(cfg.Limits, a.api.Handler(), reservedRoutes(a.platforms), a.log)
 	return a, nil
 }
@@ -248,6 +271,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
+		Spend:             a.spend(),
 		Files:             files,
 		FileBudget:        fileBudget,
 		Groups:            groups,

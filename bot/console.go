@@ -48,6 +48,7 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Search:       a.store,
 		Usage:        a.store,
 		Prices:       agentPrices(cfg),
+		Audit:        a.audit,
 	}
 	if s := cfg.Console.SlackSignIn; s != nil {
 		wc.SlackSignIn = &web.SlackSignIn{ClientID: s.ClientID, ClientSecret: s.ClientSecret, TeamID: s.TeamID,

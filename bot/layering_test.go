@@ -61,6 +61,10 @@ var layers = []struct {
 	{"brain/bot/web/webtest", []string{"*"}},
 	{"brain/bot/schedule", []string{"brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/bridge", []string{"brain/engine", "brain/store", "brain/tools"}},
+	// Governance: the audit trail, budgets and retention, on the store
+	// contract.
+	{"brain/bot/audit", []string{"brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/governance", []string{"brain/bot/audit", "brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/bridge/bridgetest", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/slackbridge", []string{"brain/bot/bridge", "brain/bot/config", "brain/bot/filestore", "brain/channels/slack", "brain/webhooks/slackhook", "brain/engine", "brain/store", "brain/tools"}},

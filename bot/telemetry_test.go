@@ -76,6 +76,7 @@ func TestTelemetry_TurnModelAndToolMetricsAndLogLines(t *testing.T) {
 		"# TYPE brain_delivery_duration_seconds histogram\n",
 		"# TYPE brain_inbox_depth gauge\n",
 		"# TYPE brain_inbox_oldest_age_seconds gauge\n",
+		"# TYPE brain_audit_head_seq gauge\n",
 		`brain_http_requests_total{code="201"} 1`,
 	} {
 		if !strings.Contains(body, want) {

@@ -51,6 +51,9 @@ type Config struct {
 	Scrubber *tools.Scrubber
 	// Observer, when set, is told about turns and tool calls (metrics, logs).
 	Observer Observer
+	// Spend, when set, is asked before each model call and told what it
+	// used (budgets); nil spends without limit.
+	Spend Spend
 	// Files loads the files user messages refer to; nil leaves them out
 	// with a note to the model.
 	Files Files
@@ -111,6 +114,7 @@ type Engine struct {
 	askTool        *tools.Tool
 	scrub          *tools.Scrubber
 	observer       Observer
+	spend          Spend
 	files          Files
 	maxAttachBytes int64
 	groups         Groups
@@ -192,6 +196,7 @@ func New(cfg Config) (*Engine, error) {
 		askTool:        newAskTool(),
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
+		spend:          cfg.Spend,
 		files:          cfg.Files,
 		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,

@@ -215,6 +215,9 @@ func (e *Engine) loop(ctx context.Context, t *turn) (Outcome, error) {
 		if err := ctx.Err(); err != nil {
 			return "", err
 		}
+		if err := e.allowSpend(ctx, t); err != nil {
+			return "", err
+		}
 		live := e.live(t)
 		t.onDelta = nil
 		if live != nil {
@@ -232,6 +235,9 @@ func (e *Engine) loop(ctx context.Context, t *turn) (Outcome, error) {
 		}
 		e.count("model_calls")
 		t.usage = t.usage.Add(resp.Usage)
+		if err := e.recordSpend(ctx, t, resp.Usage); err != nil {
+			return "", fmt.Errorf("record spend: %w", err)
+		}
 		calls, err := e.recordResponse(wctx, t, resp)
 		if err != nil {
 			return "", err
@@ -353,10 +359,16 @@ func (e *Engine) failTurn(ctx context.Context, t *turn, err error, cause error) 
 		return
 	}
 	status, code, msg := StatusInterrupted, CodeInternal, "internal error; "+resumeHint
-	var pe *ProviderError
+	var (
+		pe *ProviderError
+		bs *BudgetStop
+	)
 	switch {
 	case errors.Is(cause, errShutdown):
 		code, msg = CodeInterrupted, "brain shut down while this turn was running; "+resumeHint
+	case errors.As(err, &bs):
+		// Interrupted, not failed: resume with retry goes on after a raise.
+		code, msg = CodeBudgetExceeded, bs.Message
 	case errors.As(err, &pe):
 		// Providers echo what they were sent, the key included.
 		code, msg = pe.Code, e.scrub.String(pe.Error())

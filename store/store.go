@@ -4,7 +4,7 @@
 // engine, which calls it; this package adds the records brain keeps beside
 // the log — platform inbox items, schedule runs, channel delivery state,
 // Linear grants — with the small interfaces for storing them (Threads,
-// Inbox, Runs, ChannelState, LinearTokens, Health), Store (everything a
+// Inbox, Runs, ChannelState, LinearTokens, Health, Audit), Store (everything a
 // driver has), the capabilities only some drivers have (Replicated), the
 // merge rules of a commit (ApplyCommit, ApplyApproval), the checks every
 // driver makes before any I/O (CheckCommit, ...) and the migration loader.
@@ -46,6 +46,8 @@ type Store interface {
 	Health
 	SessionSearch
 	UsageReport
+	Audit
+	Spending
 	engine.Leases
 	Close() error
 }

@@ -61,9 +61,19 @@ func (a *Server) auth(next http.HandlerFunc) http.HandlerFunc {
 			writeError(w, r, a.log, engine.Errorf(engine.CodeUnauthorized, "a valid bearer API key is required (Authorization: Bearer KEY)"))
 			return
 		}
+		if a.audit != nil && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if err := a.audit.Record(r.Context(), "key:"+c.Name, actionKeyUsed, r.Method+" "+r.URL.Path, nil); err != nil {
+				writeError(w, r, a.log, err)
+				return
+			}
+		}
 		next(w, r.WithContext(context.WithValue(r.Context(), callerKey, c)))
 	}
 }
+
+// actionKeyUsed is the audit action of an API key's write (bot/audit's
+// ActionAPIKeyUsed).
+const actionKeyUsed = "api_key.used"
 
 // forwardedHeaders are what reverse proxies add to name the client they
 // relay; any of them means the loopback peer is not the caller.

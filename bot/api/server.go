@@ -76,6 +76,17 @@ type Config struct {
 	// Accounts keeps people and connections (the /v1/people and
 	// /v1/connections routes); nil answers them 404.
 	Accounts Accounts
+	// Audit, when set, records each API key's writes (every method but
+	// GET and HEAD) by the key's name; a write that cannot be recorded is
+	// refused.
+	Audit Auditor
+	// Budgets, when set, serves /v1/budgets.
+	Budgets Budgets
+}
+
+// Auditor appends an act to the audit trail (bot/audit.Recorder).
+type Auditor interface {
+	Record(ctx context.Context, actor, action, target string, detail any) error
 }
 
 // Server is the HTTP API.
@@ -91,6 +102,8 @@ type Server struct {
 	defaultAgent string
 	done         <-chan struct{}
 	prices       map[string]*config.PriceConfig
+	audit        Auditor
+	budgets      Budgets
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -115,6 +128,8 @@ func New(cfg Config) *Server {
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 		prices:       cfg.Prices,
+		audit:        cfg.Audit,
+		budgets:      cfg.Budgets,
 	}
 	clock := cfg.Clock
 	if clock == nil {
@@ -169,6 +184,8 @@ func (a *Server) routes() http.Handler {
 	handle("GET /v1/approvals/{id}", a.auth(a.getApproval))
 	handle("POST /v1/approvals/{id}/decision", a.auth(a.decide))
 	handle("POST /v1/approvals/{id}/retry", a.auth(a.retry))
+	handle("GET /v1/budgets", a.auth(a.listBudgets))
+	handle("PUT /v1/budgets", a.auth(a.setBudget))
 	handle("GET /v1/schedules", a.auth(a.listSchedules))
 	handle("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
 	handle("GET /v1/people", a.auth(a.listPeople))

@@ -35,7 +35,11 @@ type Config struct {
 	Telemetry  TelemetryConfig        `yaml:"telemetry"`
 	Console    ConsoleConfig          `yaml:"console"`
 	// SecretsAtRest is the secrets block (the key of stored credentials).
-	SecretsAtRest SecretsConfig `yaml:"secrets"`
+	SecretsAtRest SecretsConfig    `yaml:"secrets"`
+	Audit         AuditConfig      `yaml:"audit"`
+	Budgets       []BudgetConfig   `yaml:"budgets"`
+	RateLimits    RateLimitsConfig `yaml:"rate_limits"`
+	Retention     RetentionConfig  `yaml:"retention"`
 
 	// Filled by Load from the ${VAR} expansion.
 	missingEnv []string            // referenced, unset and without a default

@@ -84,6 +84,7 @@ func (c *Config) ApplyDefaults() {
 		setDefault(&c.Storage.PollInterval, Duration(defaultPollInterval))
 	}
 	c.applyConsoleDefaults()
+	c.applyGovernanceDefaults()
 	for i := range c.APIKeys {
 		setDefault(&c.APIKeys[i].Name, DefaultAPIKeyName(i))
 	}

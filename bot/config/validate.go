@@ -46,6 +46,7 @@ func (c *Config) Validate() error {
 	c.validateTools(&p)
 	c.validateMCP(&p)
 	c.validateConsole(&p)
+	c.validateGovernance(&p)
 
 	c.validateApprovals(&p)
 	for i, a := range c.Approvals.Approvers {

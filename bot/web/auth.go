@@ -318,6 +318,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, v visitor) {
 // sign-in the chain began on slack.com, and a browser withholds the new
 // SameSite=Strict cookie from a navigation a cross-site redirect led to.
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request, old, v visitor, next string) {
+	if a := s.cfg.Audit; a != nil {
+		by, viaKey := v.identity()
+		if err := a.Record(r.Context(), by, "console.signed_in", "console", map[string]bool{"api_key": viaKey}); err != nil {
+			s.log.Error("record console sign-in", tools.LogErr, err)
+			s.fail(w, r, old, http.StatusInternalServerError, "The sign-in could not be recorded; try again.")
+			return
+		}
+	}
 	s.auth.drop(old.token)
 	v = s.auth.put(v)
 	s.setCookie(w, r, v)

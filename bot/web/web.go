@@ -129,6 +129,14 @@ type Config struct {
 	Usage store.UsageReport
 	// Prices are each agent's model price, for the estimated costs.
 	Prices map[string]*config.PriceConfig
+	// Audit, when set, records each sign-in; a sign-in that cannot be
+	// recorded is refused.
+	Audit Auditor
+}
+
+// Auditor appends an act to the audit trail (bot/audit.Recorder).
+type Auditor interface {
+	Record(ctx context.Context, actor, action, target string, detail any) error
 }
 
 // Origin is a conversation platform as the sessions pages show it: its

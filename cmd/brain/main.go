@@ -36,6 +36,8 @@ Usage:
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
+  brain audit export --config FILE       write the audit trail as JSON Lines (--from, --to)
+  brain audit verify --config FILE       check the audit trail's chain and seals offline
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
   brain connections list|revoke         list connections (never tokens); revoke one (via the running daemon)
   brain secrets keygen|rotate           make a key; re-encrypt stored credentials under the current key
@@ -94,6 +96,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return configCmd(ctx, args[1:], stdout, stderr)
 	case "approvals":
 		return approvals(ctx, args[1:], stdout, stderr)
+	case "audit":
+		return auditCmd(ctx, args[1:], stdout, stderr)
 	case "migrate":
 		return migrateCmd(ctx, args[1:], stdout, stderr)
 	case "secrets":

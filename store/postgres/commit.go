@@ -181,7 +181,7 @@ func duplicateInput(ctx context.Context, tx pgx.Tx, c engine.Commit, cur engine.
 }
 
 // insertEvents inserts evs, stamped by store.Log.Append, in order, in one
-// round trip.
+// round trip, and the audit entries they call for (store.AuditOfEvents).
 func insertEvents(ctx context.Context, tx pgx.Tx, evs []engine.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -205,5 +205,6 @@ func insertEvents(ctx context.Context, tx pgx.Tx, evs []engine.Event) error {
 	if err := results.Close(); err != nil {
 		return fmt.Errorf("insert events: %w", err)
 	}
-	return nil
+	_, err := appendAuditTx(ctx, tx, store.AuditOfEvents(evs))
+	return err
 }

@@ -136,7 +136,8 @@ func duplicateInput(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.Co
 	return res, true, nil
 }
 
-// insertEvents inserts evs, stamped by store.Log.Append, in order.
+// insertEvents inserts evs, stamped by store.Log.Append, in order, and
+// the audit entries they call for (store.AuditOfEvents).
 func insertEvents(ctx context.Context, tx *sql.Tx, evs []engine.Event) error {
 	for _, ev := range evs {
 		_, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, seq, id, type, turn_id, created_at, data)
@@ -149,5 +150,6 @@ func insertEvents(ctx context.Context, tx *sql.Tx, evs []engine.Event) error {
 			return fmt.Errorf("insert event %s: %w", ev.ID, err)
 		}
 	}
-	return nil
+	_, err := appendAuditTx(ctx, tx, store.AuditOfEvents(evs))
+	return err
 }

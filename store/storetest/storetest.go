@@ -106,6 +106,12 @@ func Run(t *testing.T, newDB NewDB) {
 		{"SecretsSealed", testSecretsSealed},
 		{"SecretsPlainMigrated", testSecretsPlainMigrated},
 		{"SecretsSealedRotationRace", testSecretsSealedRotationRace},
+		{"AuditChain", testAuditChain},
+		{"AuditRejects", testAuditRejects},
+		{"AuditConcurrentAppenders", testAuditConcurrentAppenders},
+		{"AuditOfCommit", testAuditOfCommit},
+		{"AuditPrune", testAuditPrune},
+		{"Spend", testSpend},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

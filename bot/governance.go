@@ -1,0 +1,107 @@
+package bot
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"brain/bot/api"
+	"brain/bot/audit"
+	"brain/bot/config"
+	"brain/bot/governance"
+	"brain/bot/telemetry"
+	"brain/engine"
+	"brain/tools"
+)
+
+// buildGovernance makes the audit recorder the API and the console record
+// through and, with audit.signing_key_file set, the sealer that signs the
+// chain's head every audit.seal_every (a service, started first and so
+// stopped last: its final seal covers what the others recorded). The
+// retention job runs when it has something to prune.
+func (a *App) buildGovernance(clock func() time.Time) error {
+	a.audit = &audit.Recorder{Store: a.store, Now: clock}
+	if len(a.cfg.Budgets) > 0 {
+		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
+			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}
+	}
+	if r := a.cfg.Retention; r.Audit > 0 || len(a.cfg.Budgets) > 0 {
+		a.retention = &governance.Retention{Store: a.store, Audit: r.Audit.Std(), Every: r.Every.Std(), Batch: r.Batch,
+			Trail: a.audit, Now: clock, Log: a.log.With(tools.LogComponent, "retention")}
+	}
+	if f := a.cfg.Audit.SigningKeyFile; f != "" {
+		key, err := audit.LoadPrivateKey(f)
+		if err != nil {
+			return err
+		}
+		a.sealer = &audit.Sealer{Store: a.store, Key: key, Every: a.cfg.Audit.SealEvery.Std(), Now: clock,
+			Log: a.log.With(tools.LogComponent, "audit")}
+	}
+	return nil
+}
+
+// spend is the engine's Spend: the budgets, or nil (no limit) when the
+// config has none (then /v1/budgets refuses changes too: a limit set
+// there would never be checked).
+func (a *App) spend() engine.Spend {
+	if a.budgets == nil {
+		return nil
+	}
+	return a.budgets
+}
+
+// raisers says, in a budget stop, who can raise a budget.
+func raisers(cfg *config.Config) string {
+	var who []string
+	if len(cfg.Console.Admins) > 0 {
+		who = append(who, "console.admins ("+strings.Join(cfg.Console.Admins, ", ")+")")
+	}
+	if len(cfg.APIKeys) > 0 {
+		who = append(who, "an API key holder (PUT /v1/budgets)")
+	}
+	if len(who) == 0 {
+		return "the operator (budgets in the config)"
+	}
+	return strings.Join(who, " or ")
+}
+
+// budgetsAPI is what /v1/budgets changes, nil without budgets.
+func (a *App) budgetsAPI() api.Budgets {
+	if a.budgets == nil {
+		return nil
+	}
+	return a.budgets
+}
+
+// registerGovernanceMetrics adds the audit chain's head and the spend
+// against each named budget to /metrics.
+func (a *App) registerGovernanceMetrics(reg *telemetry.Registry) {
+	reg.GaugeFunc("brain_audit_head_seq", "Sequence number of the newest audit trail entry.", nil, func() []telemetry.Sample {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		head, err := a.store.AuditHead(ctx)
+		if err != nil {
+			a.log.Warn("read audit head for metrics", tools.LogErr, err)
+			return nil
+		}
+		return []telemetry.Sample{{Value: float64(head.Seq)}}
+	})
+	if a.budgets == nil {
+		return
+	}
+	reg.GaugeFunc("brain_budget_spent_ratio", "Share of each named budget spent in its current period (1 = used up).",
+		[]string{"scope", "subject", "period"}, func() []telemetry.Sample {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			bs, err := a.budgets.Named(ctx)
+			if err != nil {
+				a.log.Warn("read budgets for metrics", tools.LogErr, err)
+				return nil
+			}
+			out := make([]telemetry.Sample, len(bs))
+			for i, b := range bs {
+				out[i] = telemetry.Sample{Labels: []string{b.Scope, b.Subject, b.Period}, Value: b.Share()}
+			}
+			return out
+		})
+}
