@@ -297,12 +297,6 @@ func (e *Engine) start(ctx context.Context) error {
 	return nil
 }
 
-func (e *Engine) isStopping() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.stopping
-}
-
 // Stop stops taking input, lets running turns finish until ctx is done, then
 // cancels what is left; cancelled turns leave their sessions interrupted,
 // with their input and the input queued behind them reported not run
@@ -345,25 +339,6 @@ func (e *Engine) Stop(ctx context.Context) error {
 	// They end at once, their context cancelled: wait for them whatever
 	// ctx says, so nothing of the engine outlives Stop.
 	return e.life.Stop(context.WithoutCancel(ctx), nil)
-}
-
-// sweepApprovals expires pending approvals until Stop.
-func (e *Engine) sweepApprovals(ctx context.Context) {
-	tick := time.NewTicker(e.expirySweep)
-	defer tick.Stop()
-	for {
-		select {
-		case <-tick.C:
-			if err := e.ExpireApprovals(ctx); err != nil && ctx.Err() == nil {
-				e.log.Error("expire approvals", tools.LogErr, err)
-			}
-			if err := e.RemindApprovals(ctx); err != nil && ctx.Err() == nil {
-				e.log.Error("remind approvals", tools.LogErr, err)
-			}
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // kick marks a session as having queued input and makes sure a goroutine

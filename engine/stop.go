@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"slices"
+	"time"
+
+	"brain/tools"
 )
 
 // StopFor is Cancel on behalf of a person clicking Stop in a channel: only
@@ -27,4 +30,30 @@ func (e *Engine) StopFor(ctx context.Context, sessionID, by string) (s Session, 
 	}
 	s, err = e.Cancel(ctx, sessionID)
 	return s, err == nil, err
+}
+
+// isStopping reports whether Stop began.
+func (e *Engine) isStopping() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stopping
+}
+
+// sweepApprovals expires pending approvals until Stop.
+func (e *Engine) sweepApprovals(ctx context.Context) {
+	tick := time.NewTicker(e.expirySweep)
+	defer tick.Stop()
+	for {
+		select {
+		case <-tick.C:
+			if err := e.ExpireApprovals(ctx); err != nil && ctx.Err() == nil {
+				e.log.Error("expire approvals", tools.LogErr, err)
+			}
+			if err := e.RemindApprovals(ctx); err != nil && ctx.Err() == nil {
+				e.log.Error("remind approvals", tools.LogErr, err)
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }
