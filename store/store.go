@@ -41,6 +41,7 @@ type Store interface {
 	ChannelState
 	LinearTokens
 	Health
+	SessionLister
 	engine.Leases
 	Close() error
 }

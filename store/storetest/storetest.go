@@ -36,6 +36,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CreateSessionExistingThread", testCreateSessionExistingThread},
 		{"CreateSessionConcurrentSameKey", testCreateSessionConcurrentSameKey},
 		{"SessionsFilter", testSessionsFilter},
+		{"ListSessions", testListSessions},
+		{"CommitKeepsUsage", testCommitKeepsUsage},
+		{"CommitContextSeq", testCommitContextSeq},
 
 		{"CommitAssignsConsecutiveSeqs", testCommitAssignsConsecutiveSeqs},
 		{"CommitEventDefaults", testCommitEventDefaults},

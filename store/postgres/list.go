@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"brain/engine"
+	"brain/store"
+)
+
+// ListSessions lists sessions newest activity first, a page at a time;
+// see store.SessionLister. Each filter is served by an index of migration
+// 0017, the cursor by their (updated_at, id) order.
+func (s *Store) ListSessions(ctx context.Context, q store.SessionQuery) (store.SessionPage, error) {
+	limit, cur, err := store.CheckSessionQuery(q)
+	if err != nil {
+		return store.SessionPage{}, err
+	}
+	var c conditions
+	eq := func(col, v string) {
+		if v != "" {
+			c.add(col + " = " + c.arg(v))
+		}
+	}
+	eq("status", string(q.Status))
+	eq("origin", string(q.Origin))
+	eq("agent", q.Agent)
+	eq("started_by", q.Person)
+	if !q.Since.IsZero() {
+		c.add("updated_at >= " + c.arg(formatTime(q.Since)))
+	}
+	if !q.Until.IsZero() {
+		c.add("updated_at < " + c.arg(formatTime(q.Until)))
+	}
+	if cur.ID != "" {
+		at := c.arg(formatTime(cur.UpdatedAt))
+		c.add("(updated_at < " + at + " OR (updated_at = " + at + " AND id < " + c.arg(cur.ID) + "))")
+	}
+	query := `SELECT ` + sessionColumns + ` FROM sessions`
+	if len(c.where) > 0 {
+		query += " WHERE " + strings.Join(c.where, " AND ")
+	}
+	query += " ORDER BY updated_at DESC, id DESC LIMIT " + c.arg(limit+1)
+	rows, err := s.pool.Query(ctx, query, c.args...)
+	if err != nil {
+		return store.SessionPage{}, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []engine.Session
+	for rows.Next() {
+		sess, err := scanSession(rows)
+		if err != nil {
+			return store.SessionPage{}, fmt.Errorf("list sessions: %w", err)
+		}
+		out = append(out, sess)
+	}
+	if err := rows.Err(); err != nil {
+		return store.SessionPage{}, fmt.Errorf("list sessions: %w", err)
+	}
+	page := store.SessionPage{}
+	page.Sessions, page.Next = store.NextCursor(out, limit)
+	return page, nil
+}
