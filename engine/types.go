@@ -103,10 +103,10 @@ type Session struct {
 	// it and the inputs they took), so a turn never reads the whole log.
 	// The engine moves it when it records a summary; 0 = the whole log.
 	ContextSeq int64 `json:"-"`
-	// Usage is the running total of the tokens the session's model calls
-	// used, kept by the store as commits record them (see
+	// UsageTotal is the running total of the tokens the session's model
+	// calls used, kept by the store as commits record them (see
 	// Engine.SessionUsage).
-	Usage Usage `json:"-"`
+	UsageTotal Usage `json:"-"`
 }
 
 // Event is one entry of a session's append-only log.

@@ -13,5 +13,5 @@ func (e *Engine) SessionUsage(ctx context.Context, sessionID string) (Usage, err
 	if err != nil {
 		return Usage{}, err
 	}
-	return s.Usage, nil
+	return s.UsageTotal, nil
 }

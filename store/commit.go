@@ -88,7 +88,7 @@ func ApplyCommit(c engine.Commit, cur engine.Session, lastInputSeq int64) (Appli
 	log := Log{LastSeq: next.LastSeq, LastInputSeq: lastInputSeq}
 	events := log.Append(c.SessionID, now, c.Events)
 	next.LastSeq = log.LastSeq
-	next.Usage = next.Usage.Add(UsageOf(events))
+	next.UsageTotal = next.UsageTotal.Add(UsageOf(events))
 	next.UpdatedAt = now
 	if len(next.Question) == 0 {
 		next.Question = nil

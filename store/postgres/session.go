@@ -180,7 +180,7 @@ func scanSession(r pgx.Row, extra ...any) (engine.Session, error) {
 	)
 	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
 		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey,
-		&s.ContextSeq, &s.Usage.InputTokens, &s.Usage.OutputTokens, &s.Usage.CacheReadTokens, &s.Usage.CacheWriteTokens}
+		&s.ContextSeq, &s.UsageTotal.InputTokens, &s.UsageTotal.OutputTokens, &s.UsageTotal.CacheReadTokens, &s.UsageTotal.CacheWriteTokens}
 	if err := r.Scan(append(dest, extra...)...); err != nil {
 		return engine.Session{}, err
 	}

@@ -96,7 +96,7 @@ func commitTx(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.CommitRe
 		WHERE id = ?`,
 		string(next.Status), next.InputCursor, next.Checkpoint, nullJSON(next.Question), nullJSON(next.Result),
 		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, next.ContextSeq,
-		next.Usage.InputTokens, next.Usage.OutputTokens, next.Usage.CacheReadTokens, next.Usage.CacheWriteTokens,
+		next.UsageTotal.InputTokens, next.UsageTotal.OutputTokens, next.UsageTotal.CacheReadTokens, next.UsageTotal.CacheWriteTokens,
 		c.SessionID); err != nil {
 		return engine.CommitResult{}, fmt.Errorf("update session: %w", err)
 	}

@@ -141,15 +141,15 @@ func testCommitKeepsUsage(t *testing.T, open func() store.Store) {
 	}})
 	res := Commit(t, st, engine.Commit{SessionID: "s1"})
 	want := u(127, 13, 50, 8)
-	if res.Session.Usage != want {
-		t.Errorf("commit result usage %+v, want %+v", res.Session.Usage, want)
+	if res.Session.UsageTotal != want {
+		t.Errorf("commit result usage %+v, want %+v", res.Session.UsageTotal, want)
 	}
 	got, err := st.Session(context.Background(), "s1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Usage != want {
-		t.Errorf("read usage %+v, want %+v", got.Usage, want)
+	if got.UsageTotal != want {
+		t.Errorf("read usage %+v, want %+v", got.UsageTotal, want)
 	}
 }
 
