@@ -75,7 +75,7 @@ func benchTurns(b *testing.B, st store.Store, n int) {
 	eng, err := engine.New(engine.Config{
 		Store: st, Clock: time.Now,
 		NewID:  func(p string) string { return fmt.Sprintf("%s_%d", p, ids.Add(1)) },
-		Agents: []*engine.Agent{{Name: "a", Model: echo{}, ContextWindow: 4096}},
+		Agents: []*engine.Agent{{Name: "a", Model: echo{}, ContextWindow: 4096, MaxTokens: 1024}},
 	})
 	if err != nil {
 		b.Fatal(err)
@@ -109,6 +109,10 @@ func benchTurns(b *testing.B, st store.Store, n int) {
 			}
 			if got.Status == engine.StatusIdle && got.Checkpoint > ev.Seq {
 				return
+			}
+			if got.Status == engine.StatusFailed || got.Status == engine.StatusInterrupted {
+				evs, _ := eng.Events(ctx, s.ID, got.Checkpoint, 0)
+				b.Fatalf("the turn stopped (%s): %s", got.Status, evs[len(evs)-3].Data)
 			}
 			<-changed
 			changed = eng.Changed(s.ID)
