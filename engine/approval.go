@@ -63,6 +63,9 @@ type Approval struct {
 	Comment string `json:"comment,omitempty"`
 	// RemindedAt is when the reminder before expiry was recorded.
 	RemindedAt time.Time `json:"reminded_at,omitzero"`
+	// MessageID is the id of the model message that proposed it (the
+	// apply's tools.Call.MessageID), recorded with the proposal.
+	MessageID string `json:"-"`
 }
 
 // Vote is one person's approval of an approval that needs several.

@@ -255,7 +255,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 	if tool == nil {
 		out = failed("tool %q is no longer configured for agent %q; nothing was applied", a.Tool, a.Agent)
 	} else {
-		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a.SessionID, a.CallID), ToolCallID: a.CallID, Agent: a.Agent}
+		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a), ToolCallID: a.CallID, Agent: a.Agent}
 		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy}
 		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
 			return tool.Apply(ctx, tc, dec)
@@ -314,11 +314,17 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 	e.count("approvals_" + string(status))
 }
 
-// messageOf returns the id of the model message that holds the call (see
-// tools.Call.MessageID): the first of the agent.message and tool.call
-// events its response was recorded as. It is "" when the log cannot be
-// read; the apply runs all the same, since it needs only its arguments.
-func (e *Engine) messageOf(ctx context.Context, sessionID, callID string) string {
+// messageOf returns the id of the model message that holds the
+// approval's call (see tools.Call.MessageID): recorded with the proposal,
+// or, for an approval proposed before brain recorded it, the first of the
+// agent.message and tool.call events its response was recorded as, found
+// in the log. It is "" when the log cannot be read; the apply runs all the
+// same, since it needs only its arguments.
+func (e *Engine) messageOf(ctx context.Context, a Approval) string {
+	if a.MessageID != "" {
+		return a.MessageID
+	}
+	sessionID, callID := a.SessionID, a.CallID
 	evs, err := e.store.Events(ctx, sessionID, 0, 0)
 	if err != nil {
 		e.log.Warn("read the log for an apply's message id", tools.LogSession, sessionID, tools.LogErr, err)

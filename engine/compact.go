@@ -65,6 +65,8 @@ type compaction struct {
 type compactResult struct {
 	event *ContextCompacted // nil when there was nothing to do
 	usage Usage             // of the summary call
+	// contextSeq is the session's context checkpoint once it is recorded.
+	contextSeq int64
 }
 
 // compact runs a compaction and records it. It returns a nil event when
@@ -72,16 +74,25 @@ type compactResult struct {
 // summary already written is recorded all the same.
 func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, error) {
 	wctx := context.WithoutCancel(ctx)
-	evs, err := e.store.Events(wctx, c.sessionID, 0, 0)
+	s, err := e.store.Session(wctx, c.sessionID)
+	if err != nil {
+		return compactResult{}, fmt.Errorf("compact: %w", err)
+	}
+	// The context is rebuilt from the events after the checkpoint alone,
+	// so that is all a compaction needs to read.
+	evs, err := e.store.Events(wctx, c.sessionID, s.ContextSeq, 0)
 	if err != nil {
 		return compactResult{}, fmt.Errorf("compact: read history: %w", err)
+	}
+	if len(evs) == 0 {
+		return compactResult{contextSeq: s.ContextSeq}, nil
 	}
 	p := newPlanner(e, c, evs)
 	before := p.size(nil)
 	plan := ContextCompacted{Reason: c.reason, TokensBefore: before}
 	plan.Shortened = p.shorten(c.target)
 	after := p.size(&plan)
-	var res compactResult
+	res := compactResult{contextSeq: s.ContextSeq}
 	// A compaction asked for by a person always summarises.
 	if c.summarize && (after > c.target || c.reason == CompactAPI) {
 		if cut, ok := p.cut(c.target, plan.Shortened); ok {
@@ -91,7 +102,10 @@ func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, erro
 				return res, err
 			}
 			plan.Summary, plan.FromSeq, plan.ToSeq = summary, evs[0].Seq, evs[cut-1].Seq
-			plan.Kept = keptNotes(evs[:cut], p.payloads[:cut], p.failed)
+			plan.Kept = p.kept(cut)
+			if p.prev != nil {
+				plan.FromSeq = p.prev.FromSeq // the new summary stands for the old one too
+			}
 			plan.Usage = usage
 			after = p.size(&plan)
 		}
@@ -104,9 +118,23 @@ func (e *Engine) compact(ctx context.Context, c compaction) (compactResult, erro
 	if err != nil {
 		return res, err
 	}
-	if _, err := e.commit(wctx, Commit{SessionID: c.sessionID, Update: c.guard, Events: recorded}); err != nil {
+	update := c.guard
+	if plan.Summary != "" {
+		update = func(s *Session) error {
+			if c.guard != nil {
+				if err := c.guard(s); err != nil {
+					return err
+				}
+			}
+			s.ContextSeq = p.checkpoint(plan, s.InputCursor)
+			return nil
+		}
+	}
+	done, err := e.commit(wctx, Commit{SessionID: c.sessionID, Update: update, Events: recorded})
+	if err != nil {
 		return res, fmt.Errorf("record compaction: %w", err)
 	}
+	res.contextSeq = done.Session.ContextSeq
 	e.count("compactions_" + c.reason)
 	res.event = &plan
 	return res, nil
@@ -121,14 +149,24 @@ type planner struct {
 	payloads []Payload
 	failed   map[string]bool
 	nextSeq  int64
+	// prev is the latest summary in evs: evs start at the context
+	// checkpoint, so what came before it is known only through prev.
+	prev *ContextCompacted
 }
 
 func newPlanner(e *Engine, c compaction, evs []Event) *planner {
 	p := &planner{e: e, c: c, evs: evs, payloads: make([]Payload, len(evs)), failed: map[string]bool{}}
 	for i, ev := range evs {
 		p.payloads[i], _ = ev.Decode() // unreadable events are left out, as in buildMessages
-		if tc, ok := p.payloads[i].(TurnCompleted); ok && tc.Outcome == OutcomeFailed {
-			p.failed[ev.TurnID] = true
+		switch pl := p.payloads[i].(type) {
+		case TurnCompleted:
+			if pl.Outcome == OutcomeFailed {
+				p.failed[ev.TurnID] = true
+			}
+		case ContextCompacted:
+			if pl.Summary != "" {
+				p.prev = &pl
+			}
 		}
 		p.nextSeq = ev.Seq + 1
 	}
@@ -155,7 +193,9 @@ func (p *planner) size(plan *ContextCompacted) int {
 func (p *planner) boundaries() []int {
 	var out []int
 	last := map[string]string{} // turn -> type of its previous event
-	content := false            // whether a boundary would have anything before it
+	// Whether a boundary would have anything before it: the previous
+	// summary's turns do, when the events start at the checkpoint.
+	content := p.prev != nil
 	for i, ev := range p.evs {
 		if p.failed[ev.TurnID] {
 			continue
@@ -255,7 +295,7 @@ func (p *planner) cut(target int, shortened []int64) (int, bool) {
 	fits := func(k int) bool {
 		i := cands[k]
 		plan := ContextCompacted{Summary: placeholder, FromSeq: p.evs[0].Seq, ToSeq: p.evs[i-1].Seq, Shortened: shortened,
-			Kept: keptNotes(p.evs[:i], p.payloads[:i], p.failed)}
+			Kept: p.kept(i)}
 		return p.size(&plan) <= target
 	}
 	// The rest shrinks as the cut moves later, so the first that fits is
@@ -337,8 +377,17 @@ func (e *Engine) summarize(ctx context.Context, c compaction, transcript string)
 // maxKeptApprovals bounds the approval outcomes a summary carries.
 const maxKeptApprovals = 20
 
-// keptNotes is what a summary of evs carries word for word.
-func keptNotes(evs []Event, payloads []Payload, failed map[string]bool) []string {
+// How the notes a summary keeps word for word begin, one kind each (an
+// approval's note begins with "[approval ID").
+const (
+	keptRequest  = "The person's latest request: "
+	keptQuestion = "The last question you asked: "
+	keptResult   = "Your latest result (the result tool's value): "
+)
+
+// keptNotes is what a summary of evs carries word for word, from the
+// events after seq after (the inputs their turns took may come before).
+func keptNotes(evs []Event, payloads []Payload, failed map[string]bool, after int64) []string {
 	var (
 		question *Question
 		request  string
@@ -351,9 +400,13 @@ func keptNotes(evs []Event, payloads []Payload, failed map[string]bool) []string
 		if failed[evs[i].TurnID] {
 			continue
 		}
+		if in, ok := pl.(Input); ok {
+			inputs[evs[i].ID] = in
+		}
+		if evs[i].Seq <= after {
+			continue
+		}
 		switch pl := pl.(type) {
-		case Input:
-			inputs[evs[i].ID] = pl
 		case TurnStarted:
 			for _, id := range pl.InputIDs {
 				if in, ok := inputs[id]; ok {
@@ -377,10 +430,10 @@ func keptNotes(evs []Event, payloads []Payload, failed map[string]bool) []string
 	}
 	var out []string
 	if request != "" {
-		out = append(out, "The person's latest request: "+clip(request, 2000))
+		out = append(out, keptRequest+clip(request, 2000))
 	}
 	if question != nil {
-		q := "The last question you asked: " + question.Text
+		q := keptQuestion + question.Text
 		if len(question.Options) > 0 {
 			labels := make([]string, len(question.Options))
 			for i, o := range question.Options {
@@ -391,7 +444,7 @@ func keptNotes(evs []Event, payloads []Payload, failed map[string]bool) []string
 		out = append(out, q)
 	}
 	if result != nil {
-		out = append(out, "Your latest result (the result tool's value): "+clip(string(compactJSON(result.Data)), 4000))
+		out = append(out, keptResult+clip(string(compactJSON(result.Data)), 4000))
 	}
 	if len(order) > maxKeptApprovals {
 		order = order[len(order)-maxKeptApprovals:]

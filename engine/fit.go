@@ -112,7 +112,7 @@ func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target
 	if res.event.Summary != "" {
 		t.summarized = true
 	}
-	history, err := e.store.Events(context.WithoutCancel(ctx), t.session.ID, 0, 0)
+	history, err := e.store.Events(context.WithoutCancel(ctx), t.session.ID, res.contextSeq, 0)
 	if err != nil {
 		return true, fmt.Errorf("read history: %w", err)
 	}
@@ -176,7 +176,7 @@ func (e *Engine) Compact(ctx context.Context, sessionID string) (ContextCompacte
 	for _, tool := range agent.Tools {
 		specs = append(specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})
 	}
-	evs, err := e.store.Events(ctx, sessionID, 0, 0)
+	evs, err := e.store.Events(ctx, sessionID, s.ContextSeq, 0)
 	if err != nil {
 		return ContextCompacted{}, err
 	}

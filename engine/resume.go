@@ -129,10 +129,26 @@ type retried struct {
 // failed; the session.error events Cancel writes end in idle and are not
 // retried (a person cancelled that input on purpose).
 func (e *Engine) unanswered(ctx context.Context, s Session) ([]retried, error) {
-	evs, err := e.store.Events(ctx, s.ID, 0, 0)
+	// The stops are after the checkpoint, and so, nearly always, are the
+	// inputs they name; the whole log is read only for one that is not.
+	evs, err := e.store.Events(ctx, s.ID, s.Checkpoint, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read the log: %w", err)
 	}
+	out, missing, err := unansweredIn(evs, s.Checkpoint)
+	if err != nil || !missing || s.Checkpoint == 0 {
+		return out, err
+	}
+	if evs, err = e.store.Events(ctx, s.ID, 0, 0); err != nil {
+		return nil, fmt.Errorf("read the log: %w", err)
+	}
+	out, _, err = unansweredIn(evs, s.Checkpoint)
+	return out, err
+}
+
+// unansweredIn is unanswered over evs; missing reports a stop that named
+// an input evs do not hold.
+func unansweredIn(evs []Event, checkpoint int64) (out []retried, missing bool, err error) {
 	var stopped, named []string
 	inputs := map[string]Event{}
 	for _, ev := range evs {
@@ -140,12 +156,12 @@ func (e *Engine) unanswered(ctx context.Context, s Session) ([]retried, error) {
 			inputs[ev.ID] = ev
 			continue
 		}
-		if ev.Seq <= s.Checkpoint || (ev.Type != EventSessionError && ev.Type != EventSessionStatus) {
+		if ev.Seq <= checkpoint || (ev.Type != EventSessionError && ev.Type != EventSessionStatus) {
 			continue
 		}
 		p, err := ev.Decode()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		switch p := p.(type) {
 		case SessionError:
@@ -159,20 +175,20 @@ func (e *Engine) unanswered(ctx context.Context, s Session) ([]retried, error) {
 			named = nil
 		}
 	}
-	var out []retried
 	for _, id := range stopped {
 		ev, ok := inputs[id]
+		missing = missing || !ok
 		if !ok || slices.ContainsFunc(out, func(r retried) bool { return r.id == id }) {
 			continue
 		}
 		p, err := ev.Decode()
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		out = append(out, retried{id: id, input: p.(Input)})
 	}
 	slices.SortFunc(out, func(a, b retried) int { return int(inputs[a.id].Seq - inputs[b.id].Seq) })
-	return out, nil
+	return out, missing, nil
 }
 
 // requeue records r's input again as a new user.message, once per original.

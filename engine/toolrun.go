@@ -221,6 +221,7 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 			ApprovalID: a.ID, Tool: a.Tool, CallID: a.CallID, Title: a.Card.Title, Facts: a.Card.Facts,
 			Input: a.Input, RequestedBy: a.RequestedBy, ExpiresAt: a.ExpiresAt,
 		}
+		a.MessageID = t.message // what the apply's call context names
 		c.NewApproval = a
 		if a.Status == ApprovalApplying {
 			// Auto-approved by a policy: the decision is committed with

@@ -118,9 +118,10 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	if s.OpenQuestion() != nil {
 		return nil, errNothingToDo // steering waits for the answer
 	}
-	// One read of the log gives the queued input and, with the events the
-	// turn's start commits, the model's context.
-	history, err := e.store.Events(ctx, id, 0, 0)
+	// One read of the log from the context checkpoint gives the queued
+	// input (always after it) and, with the events the turn's start
+	// commits, the model's context: its cost does not grow with the log.
+	history, err := e.store.Events(ctx, id, s.ContextSeq, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
@@ -160,7 +161,7 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 		return nil, err
 	}
 	t.session = res.Session
-	if history, err = historyWith(ctx, e.store, id, history, res.Events); err != nil {
+	if history, err = historyWith(ctx, e.store, id, s.ContextSeq, history, res.Events); err != nil {
 		return nil, err
 	}
 	var unreadable error
@@ -185,17 +186,18 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	return t, nil
 }
 
-// historyWith is the log read before a commit followed by the events the
-// commit appended, when nothing came between them; else the log read again.
-func historyWith(ctx context.Context, st Store, id string, before, appended []Event) ([]Event, error) {
-	var last int64
+// historyWith is the log after seq after, read before a commit, followed
+// by the events the commit appended, when nothing came between them; else
+// the log after after read again.
+func historyWith(ctx context.Context, st Store, id string, after int64, before, appended []Event) ([]Event, error) {
+	last := after
 	if n := len(before); n > 0 {
 		last = before[n-1].Seq
 	}
 	if len(appended) > 0 && appended[0].Seq == last+1 {
 		return append(before, appended...), nil
 	}
-	history, err := st.Events(ctx, id, 0, 0)
+	history, err := st.Events(ctx, id, after, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}

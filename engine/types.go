@@ -98,6 +98,15 @@ type Session struct {
 	Question json.RawMessage `json:"question,omitempty"`
 	// Result is the latest committed result (JSON object).
 	Result json.RawMessage `json:"result,omitempty"`
+	// ContextSeq is the context checkpoint: the model's context is rebuilt
+	// from the events after it alone (the latest summary, the turns after
+	// it and the inputs they took), so a turn never reads the whole log.
+	// The engine moves it when it records a summary; 0 = the whole log.
+	ContextSeq int64 `json:"-"`
+	// UsageTotal is the running total of the tokens the session's model
+	// calls used, kept by the store as commits record them (see
+	// Engine.SessionUsage).
+	UsageTotal Usage `json:"-"`
 }
 
 // Event is one entry of a session's append-only log.

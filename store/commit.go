@@ -82,11 +82,13 @@ func ApplyCommit(c engine.Commit, cur engine.Session, lastInputSeq int64) (Appli
 		next.Checkpoint = upd.Checkpoint
 		next.Question = upd.Question
 		next.Result = upd.Result
+		next.ContextSeq = upd.ContextSeq
 	}
 	now := c.Now.UTC()
 	log := Log{LastSeq: next.LastSeq, LastInputSeq: lastInputSeq}
 	events := log.Append(c.SessionID, now, c.Events)
 	next.LastSeq = log.LastSeq
+	next.UsageTotal = next.UsageTotal.Add(UsageOf(events))
 	next.UpdatedAt = now
 	if len(next.Question) == 0 {
 		next.Question = nil
@@ -95,6 +97,27 @@ func ApplyCommit(c engine.Commit, cur engine.Session, lastInputSeq int64) (Appli
 		next.Result = nil
 	}
 	return Applied{Session: next, LastInputSeq: log.LastInputSeq, Events: events}, nil
+}
+
+// UsageOf is what evs add to their session's running usage total: each
+// turn's usage (on turn.completed, its compaction included) and each
+// compaction's made outside a turn. An event that cannot be decoded adds
+// nothing, as the engine leaves it out of everything else.
+func UsageOf(evs []engine.Event) engine.Usage {
+	var u engine.Usage
+	for _, ev := range evs {
+		switch ev.Type {
+		case engine.EventTurnCompleted:
+			if p, err := ev.Decode(); err == nil {
+				u = u.Add(p.(engine.TurnCompleted).Usage)
+			}
+		case engine.EventContextCompacted:
+			if p, err := ev.Decode(); err == nil && ev.TurnID == "" {
+				u = u.Add(p.(engine.ContextCompacted).Usage)
+			}
+		}
+	}
+	return u
 }
 
 // ApplyApproval is the merge rule of engine.Store.CommitApproval on cur,

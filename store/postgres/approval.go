@@ -18,7 +18,7 @@ import (
 const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, card, requested_by,
 	status, decision_id, decided_by, decided_at, output, error, attempts,
 	created_at, expires_at, updated_at,
-	policy, required, forbid_self, votes, comment, reminded_at`
+	policy, required, forbid_self, votes, comment, reminded_at, message_id`
 
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
@@ -163,11 +163,11 @@ func insertApproval(ctx context.Context, tx pgx.Tx, sessionID string, now time.T
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO approvals (`+approvalColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			$20, $21, $22, $23, $24, $25)`,
+			$20, $21, $22, $23, $24, $25, $26)`,
 		a.ID, a.SessionID, a.TurnID, a.CallID, a.Tool, a.Agent, objectJSON(a.Input), string(card), a.RequestedBy,
 		string(a.Status), a.DecisionID, a.DecidedBy, optionalTime(a.DecidedAt), nullJSON(a.Output), a.Error, a.Attempts,
 		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt),
-		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, optionalTime(a.RemindedAt))
+		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, optionalTime(a.RemindedAt), a.MessageID)
 	if isConstraint(err) {
 		return engine.Errorf(engine.CodeConflict, "approval %s already exists", a.ID)
 	}
@@ -202,7 +202,7 @@ func scanApproval(r pgx.Row) (engine.Approval, error) {
 	err := r.Scan(&a.ID, &a.SessionID, &a.TurnID, &a.CallID, &a.Tool, &a.Agent, &input, &card, &a.RequestedBy,
 		&status, &a.DecisionID, &a.DecidedBy, &decided, &output, &a.Error, &a.Attempts,
 		&created, &expires, &updated,
-		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded)
+		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded, &a.MessageID)
 	if err != nil {
 		return engine.Approval{}, err
 	}

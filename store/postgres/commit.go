@@ -142,10 +142,13 @@ func commitTx(ctx context.Context, tx pgx.Tx, c engine.Commit) (engine.CommitRes
 	}
 
 	if _, err := tx.Exec(ctx, `UPDATE sessions SET status = $1, input_cursor = $2, checkpoint = $3,
-			question = $4, result = $5, last_seq = $6, updated_at = $7, last_input_seq = $8
-		WHERE id = $9`,
+			question = $4, result = $5, last_seq = $6, updated_at = $7, last_input_seq = $8, context_seq = $9,
+			usage_input = $10, usage_output = $11, usage_cache_read = $12, usage_cache_write = $13
+		WHERE id = $14`,
 		string(next.Status), next.InputCursor, next.Checkpoint, nullJSON(next.Question), nullJSON(next.Result),
-		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, c.SessionID); err != nil {
+		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, next.ContextSeq,
+		next.UsageTotal.InputTokens, next.UsageTotal.OutputTokens, next.UsageTotal.CacheReadTokens, next.UsageTotal.CacheWriteTokens,
+		c.SessionID); err != nil {
 		return engine.CommitResult{}, fmt.Errorf("update session: %w", err)
 	}
 	return engine.CommitResult{Session: next, Events: ap.Events}, nil

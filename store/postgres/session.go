@@ -16,10 +16,15 @@ import (
 // scopeSession is the idempotency scope of CreateSession keys.
 const scopeSession = "session"
 
+// sessionInsertColumns are the columns CreateSession writes; the store's
+// own bookkeeping (the context checkpoint, the usage total) starts at 0.
+const sessionInsertColumns = `id, agent, origin, thread_key, interactive, started_by, status,
+	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
+
 // sessionColumns is the column list every session query selects, in the
 // order scanSession reads them.
-const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, status,
-	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
+const sessionColumns = sessionInsertColumns + `,
+	context_seq, usage_input, usage_output, usage_cache_read, usage_cache_write`
 
 // CreateSession inserts s. A reused idempotency key, or a thread key that is
 // already bound, returns the existing session with created=false and writes
@@ -73,7 +78,7 @@ func (s *Store) createSession(ctx context.Context, sess engine.Session, idempote
 
 	// Returned as stored, so the caller gets exactly what Session will
 	// return; no row when the thread key is bound already.
-	out, err := scanSession(tx.QueryRow(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
+	out, err := scanSession(tx.QueryRow(ctx, `INSERT INTO sessions (`+sessionInsertColumns+`, last_input_seq)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0)
 		ON CONFLICT (thread_key) WHERE thread_key <> '' DO NOTHING
 		RETURNING `+sessionColumns,
@@ -174,7 +179,8 @@ func scanSession(r pgx.Row, extra ...any) (engine.Session, error) {
 		question, resultJS *string
 	)
 	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
-		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey}
+		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey,
+		&s.ContextSeq, &s.UsageTotal.InputTokens, &s.UsageTotal.OutputTokens, &s.UsageTotal.CacheReadTokens, &s.UsageTotal.CacheWriteTokens}
 	if err := r.Scan(append(dest, extra...)...); err != nil {
 		return engine.Session{}, err
 	}

@@ -91,10 +91,13 @@ func commitTx(ctx context.Context, tx *sql.Tx, c engine.Commit) (engine.CommitRe
 	}
 
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, input_cursor = ?, checkpoint = ?,
-			question = ?, result = ?, last_seq = ?, updated_at = ?, last_input_seq = ?
+			question = ?, result = ?, last_seq = ?, updated_at = ?, last_input_seq = ?, context_seq = ?,
+			usage_input = ?, usage_output = ?, usage_cache_read = ?, usage_cache_write = ?
 		WHERE id = ?`,
 		string(next.Status), next.InputCursor, next.Checkpoint, nullJSON(next.Question), nullJSON(next.Result),
-		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, c.SessionID); err != nil {
+		next.LastSeq, formatTime(next.UpdatedAt), ap.LastInputSeq, next.ContextSeq,
+		next.UsageTotal.InputTokens, next.UsageTotal.OutputTokens, next.UsageTotal.CacheReadTokens, next.UsageTotal.CacheWriteTokens,
+		c.SessionID); err != nil {
 		return engine.CommitResult{}, fmt.Errorf("update session: %w", err)
 	}
 	return engine.CommitResult{Session: next, Events: ap.Events}, nil

@@ -14,10 +14,15 @@ import (
 // scopeSession is the idempotency scope of CreateSession keys.
 const scopeSession = "session"
 
+// sessionInsertColumns are the columns CreateSession writes; the store's
+// own bookkeeping (the context checkpoint, the usage total) starts at 0.
+const sessionInsertColumns = `id, agent, origin, thread_key, interactive, started_by, status,
+	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
+
 // sessionColumns is the column list every session query selects, in the
 // order scanSession reads them.
-const sessionColumns = `id, agent, origin, thread_key, interactive, started_by, status,
-	created_at, updated_at, last_seq, input_cursor, checkpoint, question, result, started_key`
+const sessionColumns = sessionInsertColumns + `,
+	context_seq, usage_input, usage_output, usage_cache_read, usage_cache_write`
 
 // CreateSession inserts s. A reused idempotency key, or a thread key that is
 // already bound, returns the existing session with created=false and writes
@@ -65,7 +70,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 			}
 		}
 
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`, last_input_seq)
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionInsertColumns+`, last_input_seq)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
 			sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
 			string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
@@ -189,7 +194,8 @@ func scanSession(r scanner, extra ...any) (engine.Session, error) {
 		question, resultJS []byte
 	)
 	dest := []any{&s.ID, &s.Agent, &s.Origin, &s.ThreadKey, &s.Interactive, &s.StartedBy, &status,
-		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey}
+		&created, &updated, &s.LastSeq, &s.InputCursor, &s.Checkpoint, &question, &resultJS, &s.StartedKey,
+		&s.ContextSeq, &s.UsageTotal.InputTokens, &s.UsageTotal.OutputTokens, &s.UsageTotal.CacheReadTokens, &s.UsageTotal.CacheWriteTokens}
 	err := r.Scan(append(dest, extra...)...)
 	if err != nil {
 		return engine.Session{}, err

@@ -49,6 +49,7 @@ func Approval(id string, created time.Time) engine.Approval {
 			{Label: "Title", Value: "Fix login — \"quoted\" & <escaped>"},
 		}},
 		RequestedBy: "U123",
+		MessageID:   "msg-" + id,
 		Status:      engine.ApprovalPending,
 		CreatedAt:   created,
 		ExpiresAt:   created.Add(time.Hour),

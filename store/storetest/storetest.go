@@ -39,6 +39,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ListSessionsFilters", testListSessionsFilters},
 		{"ListSessionsCursor", testListSessionsCursor},
 		{"UsageReport", testUsageReport},
+		{"CommitKeepsUsage", testCommitKeepsUsage},
+		{"CommitContextSeq", testCommitContextSeq},
 
 		{"CommitAssignsConsecutiveSeqs", testCommitAssignsConsecutiveSeqs},
 		{"CommitEventDefaults", testCommitEventDefaults},
