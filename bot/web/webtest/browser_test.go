@@ -68,7 +68,8 @@ type rig struct {
 	shots   string
 }
 
-func newRig(t *testing.T) *rig {
+// newRig starts brain with the test config plus extra (more top-level YAML).
+func newRig(t *testing.T, extra ...string) *rig {
 	t.Helper()
 	exe := chromium(t)
 	r := &rig{t: t, model: fakemodel.New(), slack: slackfake.New(), shots: t.TempDir()}
@@ -115,7 +116,7 @@ slack:
 console:
   slack_signin: {client_id: cid, client_secret: csecret, authorize_url: %s%s}
   admins: [U0ADA] # Ada opens every page below, the schedules and status included
-`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath)
+`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
