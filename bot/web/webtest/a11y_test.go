@@ -59,6 +59,9 @@ func TestConsole_AccessibleAndPictured(t *testing.T) {
 	r.model.Push(fakemodel.Text("Shortened to three lines; the full list stays in the changelog."))
 	r.api("POST", "/v1/sessions/"+s.ID+"/events", map[string]any{"type": "user.message", "text": "Shorter, please: three lines at most."}, nil)
 
+	// Both answers taken before the Slack thread's turn can ask for one.
+	r.waitFor("the API session's answers", func() bool { return r.model.Pending() == 0 })
+
 	// A Slack thread whose ticket waits for approval.
 	r.model.Push(
 		fakemodel.TextAndTools("I'll file it with the tracker.", fakemodel.Call{Name: "create_ticket", Input: `{"title":"Floor 3 printer jams on duplex jobs"}`}),
@@ -106,6 +109,8 @@ func TestConsole_AccessibleAndPictured(t *testing.T) {
 		r.do("a "+width.name+"'s viewport", chromedp.EmulateViewport(width.w, width.h))
 		for _, p := range pages {
 			r.do("open "+p.path, chromedp.Navigate(r.base+p.path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+			// Turns open, so axe-core checks (and the picture shows) what is in them.
+			r.do("open the turns", chromedp.Evaluate[chromedp.Void](`document.querySelectorAll('details.turn-box').forEach(d => d.open = true)`))
 			r.do("load axe-core", chromedp.Evaluate[chromedp.Void](string(axe)))
 			raw := get(r, "run axe-core on "+p.path, chromedp.Evaluate[string](axeViolations, chromedp.EvalAwaitPromise))
 			var found []string
