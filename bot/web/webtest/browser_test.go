@@ -68,7 +68,8 @@ type rig struct {
 	shots   string
 }
 
-func newRig(t *testing.T) *rig {
+// newRig starts brain with the test config plus extra (more top-level YAML).
+func newRig(t *testing.T, extra ...string) *rig {
 	t.Helper()
 	exe := chromium(t)
 	r := &rig{t: t, model: fakemodel.New(), slack: slackfake.New(), shots: t.TempDir()}
@@ -93,7 +94,7 @@ data_dir: %s
 public_url: %s
 api_keys: [{name: ops, key: %s}]
 models:
-  default: {provider: anthropic, model: claude-test, base_url: %s, api_key: test-model-key, max_retries: 0}
+  default: {provider: anthropic, model: claude-test, base_url: %s, api_key: test-model-key, max_retries: 0, price: {input: 3.00, output: 15.00}}
 agents:
   - name: default
     instructions: You are a test agent.
@@ -115,7 +116,7 @@ slack:
 console:
   slack_signin: {client_id: cid, client_secret: csecret, authorize_url: %s%s}
   admins: [U0ADA] # Ada opens every page below, the schedules and status included
-`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath)
+`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -267,18 +268,13 @@ func (r *rig) waitFor(what string, cond func() bool) {
 	}
 }
 
-// screenshot saves the page to the test's screenshot directory, and to
-// $BRAIN_CONSOLE_SCREENSHOT too for the one the README shows.
-func (r *rig) screenshot(name string, readme bool) {
+// screenshot saves the page to the test's screenshot directory (the
+// docs' pictures come from TestConsole_AccessibleAndPictured).
+func (r *rig) screenshot(name string) {
 	r.t.Helper()
 	png := get(r, "screenshot "+name, chromedp.FullScreenshot(100))
 	if err := os.WriteFile(filepath.Join(r.shots, name+".png"), png, 0o600); err != nil {
 		r.t.Fatal(err)
-	}
-	if dst := os.Getenv("BRAIN_CONSOLE_SCREENSHOT"); readme && dst != "" {
-		if err := os.WriteFile(dst, png, 0o644); err != nil {
-			r.t.Fatal(err)
-		}
 	}
 }
 
@@ -348,7 +344,7 @@ func TestConsole_InABrowser(t *testing.T) {
 	r.do("and after a reload", chromedp.Reload(),
 		chromedp.WaitVisible(`//li[contains(@class,"kind-agent")]//p[contains(text(),"You said:")]`))
 	r.do("click the javascript: link's text", chromedp.Click(`//li[contains(@class,"kind-agent")]//p[contains(.,"click me")]`))
-	r.screenshot("session", true)
+	r.screenshot("session")
 	reloaded := get(r, "count unsafe nodes", chromedp.Evaluate[int](unsafeNodes))
 	if live != 0 || reloaded != 0 || r.dialogs.Load() != 0 || r.probe.Load() != 0 {
 		t.Fatalf("hostile text was live: %d/%d unsafe nodes, %d dialogs, %d requests", live, reloaded, r.dialogs.Load(), r.probe.Load())
@@ -383,7 +379,7 @@ func TestConsole_InABrowser(t *testing.T) {
 		chromedp.WaitVisible(`//nav//span[@class="name" and text()="Ada (Slack)"]`),
 		chromedp.WaitVisible(`//article//a[text()="Create ticket Printer on fire"]`),
 	)
-	r.screenshot("approvals", false)
+	r.screenshot("approvals")
 
 	// A post without the CSRF token is refused.
 	r.do("post without the CSRF token",
@@ -434,7 +430,7 @@ func TestConsole_InABrowser(t *testing.T) {
 	r.ctx = first
 
 	r.do("the sessions list", chromedp.Navigate(r.base+"/sessions"), chromedp.WaitVisible(chromedp.CSS(`table.sessions`)))
-	r.screenshot("sessions", false)
+	r.screenshot("sessions")
 
 	// On a phone's width no page scrolls sideways (wide tables scroll in
 	// their own box).
@@ -442,14 +438,14 @@ func TestConsole_InABrowser(t *testing.T) {
 	for _, path := range []string{"/sessions", "/sessions/" + s.ID, "/approvals", "/schedules", "/status"} {
 		r.do("open "+path+" on a phone", chromedp.Navigate(r.base+path), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
 		if wide := get(r, "measure "+path, chromedp.Evaluate[bool](`document.documentElement.scrollWidth > window.innerWidth`)); wide {
-			r.screenshot("phone-wide", false)
+			r.screenshot("phone-wide")
 			over := get(r, "find what is too wide", chromedp.Evaluate[string](`Array.from(document.querySelectorAll('main *')).filter(e => e.getBoundingClientRect().right > window.innerWidth + 1).slice(-4).map(e => e.tagName + '.' + e.className).join(', ')`))
 			t.Errorf("%s is wider than a phone's screen: %s", path, over)
 		}
 	}
 	r.do("the status page shows Slack", chromedp.WaitVisible(`//article[.//h3[contains(.,"Slack")]]//dd[contains(.,"Events API over HTTP")]`),
 		chromedp.WaitVisible(`//article[.//h3[contains(.,"Slack")]]//dd[text()="connected"]`))
-	r.screenshot("phone-status", false)
+	r.screenshot("phone-status")
 
 	// Without JavaScript the pages still read: the timeline is in the HTML.
 	noJS, closeNoJS := chromedp.NewContext(first)
