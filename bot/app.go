@@ -30,6 +30,8 @@ import (
 	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
+	"brain/tools/sandbox"
+	"brain/tools/skills"
 )
 
 // Options are what an embedding program or a test injects.
@@ -72,6 +74,10 @@ type App struct {
 	tracing *telemetry.Tracing
 	// closers are closed after the services stop (sandboxes).
 	closers []io.Closer
+	// skills is the skill catalog (nil without skills.sources) and
+	// skillUses which skills each agent uses.
+	skills    *skills.Catalog
+	skillUses map[string]agentSkills
 
 	schedules *schedule.Scheduler
 	// platforms are the conversation platforms the config turns on.
@@ -134,7 +140,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		}
 		models[name] = tel.ObserveModel(mc.Model, mc.Price, m)
 	}
-	agents, mcps, err := a.buildAgentsAndTools(models, opts.Tools)
+	agents, mcps, err := a.buildAgentsAndTools(ctx, models, opts.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -187,13 +193,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 
 // buildAgentsAndTools builds the tools (declared, built in, extra and the
 // MCP catalog, which becomes a service) and the agents over them.
-func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
+func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
 	cfg := a.cfg
 	declared, err := httpTools(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	builtins, closers, err := builtinTools(cfg, true)
+	cat, uses, err := startSkills(ctx, cfg, a.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.skills, a.skillUses = cat, uses
+	var binds func(string) []sandbox.Bind
+	if cat != nil {
+		binds = skillBinds(cat, uses)
+	}
+	builtins, closers, err := builtinTools(cfg, true, binds)
 	a.closers = append(a.closers, closers...) // closed on error too
 	if err != nil {
 		return nil, nil, err
@@ -212,6 +227,7 @@ func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.
 	if err != nil {
 		return nil, nil, err
 	}
+	attachSkills(cfg, agents, cat, uses)
 	return agents, mcps, nil
 }
 

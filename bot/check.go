@@ -14,16 +14,22 @@ import (
 // CheckConfig checks what config.Load cannot check alone, without opening
 // the database, binding a port, starting a sandbox or connecting anywhere:
 // the tools declared in config compile, the built-ins configure, every
-// tool an agent names exists, and the approval policies compile. It returns every problem at once.
+// tool an agent names exists, the approval policies compile, and every
+// skill is valid (git sources as last fetched) and every skill an agent
+// names exists. It returns every problem at once.
 func CheckConfig(cfg *config.Config, opts Options) error {
 	var errs []error
 	declared, err := httpTools(cfg)
 	errs = append(errs, err)
-	builtins, _, err := builtinTools(cfg, false)
+	builtins, _, err := builtinTools(cfg, false, nil)
 	errs = append(errs, err)
 	errs = append(errs, checkAgentTools(cfg, withPlanTool(slices.Concat(declared, builtins, opts.Tools))))
 	_, err = approvalPolicies(cfg)
 	errs = append(errs, err)
+	if len(cfg.Skills.Sources) > 0 {
+		_, _, err = LoadSkills(cfg, true)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

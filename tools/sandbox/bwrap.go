@@ -84,7 +84,7 @@ const (
 // args builds the bwrap command line that runs command with workspace
 // bound at /workspace. fd 3 receives bwrap's info (the sandbox's pid 1);
 // fd 4 receives the start byte (see startScript).
-func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string {
+func (s *Sandboxes) args(f features, etcDir, workspace, command string, binds ...Bind) []string {
 	asRoot := s.cfg.runAs != nil
 	var a []string
 	if asRoot {
@@ -140,6 +140,9 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string) []string
 	}
 	for _, name := range syntheticEtc {
 		a = append(a, "--ro-bind", filepath.Join(etcDir, name), "/etc/"+name)
+	}
+	for _, b := range binds {
+		a = append(a, "--ro-bind", b.Source, b.Target)
 	}
 	// bwrap binds every host path nosuid, and nodev unless --dev-bind:
 	// /workspace is rw,nosuid,nodev.
