@@ -181,3 +181,39 @@ func attachSkills(cfg *config.Config, agents []*engine.Agent, cat *skills.Catalo
 		}
 	}
 }
+
+// SkillRow is one skill as the console and brain skills list show it.
+type SkillRow struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Source      string   `json:"source"`
+	Hash        string   `json:"hash"`
+	Agents      []string `json:"agents"`
+}
+
+// skillRows lists the catalog's skills with their source, current hash
+// and the agents that use them, by name.
+func skillRows(cfg *config.Config, cat *skills.Catalog, uses map[string]agentSkills) []SkillRow {
+	var rows []SkillRow
+	for _, n := range cat.Names() {
+		e, _ := cat.Entry(n)
+		if _, h, err := cat.Read(n); err == nil {
+			e.Hash = h
+		}
+		r := SkillRow{Name: n, Description: e.Description, Source: e.Source.Name + " (" + e.Source.Describe() + ")", Hash: e.Hash, Agents: []string{}}
+		for _, a := range cfg.Agents {
+			if slices.Contains(uses[a.Name].all(), n) {
+				r.Agents = append(r.Agents, a.Name)
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// ListSkills is brain skills list: every skill of skills.sources as the
+// files are now (git sources as last synced), without starting anything.
+func ListSkills(cfg *config.Config) ([]SkillRow, error) {
+	cat, uses, err := LoadSkills(cfg, true)
+	return skillRows(cfg, cat, uses), err
+}

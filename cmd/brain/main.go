@@ -36,6 +36,7 @@ Usage:
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
+  brain skills list|sync --config FILE   list skills (source, hash, agents); sync fetches git sources
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
   brain completion bash|zsh              print a shell completion script
   brain version                          print version, commit, build date and Go version
@@ -86,6 +87,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return linear(ctx, args[1:], stdout, stderr)
 	case "config":
 		return configCmd(ctx, args[1:], stdout, stderr)
+	case "skills":
+		return skillsCmd(ctx, args[1:], stdout, stderr)
 	case "approvals":
 		return approvals(ctx, args[1:], stdout, stderr)
 	case "migrate":
