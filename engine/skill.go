@@ -25,9 +25,9 @@ func (SkillLoaded) isPayload()        {}
 // instructions (a file read is not a load).
 func skillOf(callID, out string) *SkillLoaded {
 	var l struct {
-		Name string  `json:"name"`
-		Hash string  `json:"hash"`
-		Path string  `json:"path"`
+		Name string `json:"name"`
+		Hash string `json:"hash"`
+		Path string `json:"path"`
 	}
 	if json.Unmarshal([]byte(out), &l) != nil || l.Name == "" || l.Hash == "" || l.Path != "" {
 		return nil
