@@ -217,3 +217,6 @@ func ListSkills(cfg *config.Config) ([]SkillRow, error) {
 	cat, uses, err := LoadSkills(cfg, true)
 	return skillRows(cfg, cat, uses), err
 }
+
+// ShortHash is a skill's content hash as people read it (12 hex digits).
+func ShortHash(hash string) string { return skills.Short(hash) }

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"brain/bot"
-	"brain/tools/skills"
 )
 
 const skillsUsage = "Usage: brain skills list|sync [--config FILE] [--json]"
@@ -54,7 +53,7 @@ func skillsCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "NAME\tSOURCE\tHASH\tAGENTS")
 		for _, r := range rows {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Source, skills.Short(r.Hash), strings.Join(r.Agents, ","))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Source, bot.ShortHash(r.Hash), strings.Join(r.Agents, ","))
 		}
 		_ = tw.Flush()
 	}

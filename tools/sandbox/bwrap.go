@@ -141,7 +141,14 @@ func (s *Sandboxes) args(f features, etcDir, workspace, command string, binds ..
 	for _, name := range syntheticEtc {
 		a = append(a, "--ro-bind", filepath.Join(etcDir, name), "/etc/"+name)
 	}
+	made := map[string]bool{}
 	for _, b := range binds {
+		// bwrap makes a missing mount point's parents 0700, closed to the
+		// sandbox user: make them searchable first.
+		if parent := filepath.Dir(filepath.Clean(b.Target)); parent != "/" && !made[parent] {
+			made[parent] = true
+			a = append(a, "--perms", "0755", "--dir", parent)
+		}
 		a = append(a, "--ro-bind", b.Source, b.Target)
 	}
 	// bwrap binds every host path nosuid, and nodev unless --dev-bind:

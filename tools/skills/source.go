@@ -106,6 +106,10 @@ func Sync(ctx context.Context, dataDir string, s Source) (string, []Problem, err
 	if err != nil {
 		return "", nil, keep(err)
 	}
+	// Readable by the sandbox's user, which sees skill folders read-only.
+	if err := os.Chmod(tmp, 0o755); err != nil {
+		return "", nil, keep(err)
+	}
 	done := false
 	defer func() {
 		if !done {
