@@ -32,6 +32,8 @@ import (
 	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
+	"brain/tools/sandbox"
+	"brain/tools/skills"
 )
 
 // Options are what an embedding program or a test injects.
@@ -74,6 +76,10 @@ type App struct {
 	tracing *telemetry.Tracing
 	// closers are closed after the services stop (sandboxes).
 	closers []io.Closer
+	// skills is the skill catalog (nil without skills.sources) and
+	// skillUses which skills each agent uses.
+	skills    *skills.Catalog
+	skillUses map[string]agentSkills
 
 	schedules *schedule.Scheduler
 	// audit records acts to the audit trail; sealer, when a signing key
@@ -149,7 +155,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		}
 		models[name] = tel.ObserveModel(mc.Model, mc.Price, m)
 	}
-	agents, mcps, err := a.buildAgentsAndTools(models, opts.Tools)
+	agents, mcps, err := a.buildAgentsAndTools(ctx, models, opts.Tools)
 	if err != nil {
 		return nil, err
 	}
@@ -218,13 +224,22 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 
 // buildAgentsAndTools builds the tools (declared, built in, extra and the
 // MCP catalog, which becomes a service) and the agents over them.
-func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
+func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
 	cfg := a.cfg
 	declared, err := httpTools(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	builtins, closers, err := builtinTools(cfg, true)
+	cat, uses, err := startSkills(ctx, cfg, a.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	a.skills, a.skillUses = cat, uses
+	var binds func(string) []sandbox.Bind
+	if cat != nil {
+		binds = skillBinds(cat, uses)
+	}
+	builtins, closers, err := builtinTools(cfg, true, binds)
 	a.closers = append(a.closers, closers...) // closed on error too
 	if err != nil {
 		return nil, nil, err
@@ -243,6 +258,7 @@ func (a *App) buildAgentsAndTools(models map[string]engine.Model, extra []tools.
 	if err != nil {
 		return nil, nil, err
 	}
+	attachSkills(cfg, agents, cat, uses)
 	return agents, mcps, nil
 }
 

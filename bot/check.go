@@ -14,15 +14,20 @@ import (
 // CheckConfig checks what config.Load cannot check alone, without opening
 // the database, binding a port, starting a sandbox or connecting anywhere:
 // the tools declared in config compile, the built-ins configure, every
-// tool an agent names exists (config validation compiles the approval
-// policies). It returns every problem at once.
+// tool an agent names exists, every skill is valid (git sources as last
+// fetched) and every skill an agent names exists (config validation
+// compiles the approval policies). It returns every problem at once.
 func CheckConfig(cfg *config.Config, opts Options) error {
 	var errs []error
 	declared, err := httpTools(cfg)
 	errs = append(errs, err)
-	builtins, _, err := builtinTools(cfg, false)
+	builtins, _, err := builtinTools(cfg, false, nil)
 	errs = append(errs, err)
 	errs = append(errs, checkAgentTools(cfg, withPlanTool(slices.Concat(declared, builtins, opts.Tools))))
+	if len(cfg.Skills.Sources) > 0 {
+		_, _, err = LoadSkills(cfg, true)
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -19,8 +19,8 @@ import (
 // web_fetch, sandbox_exec, the github_* family) and what must be closed at
 // shutdown. Built-ins stay off until their block is present. With
 // sandboxes false (brain config check), sandbox_exec is only named: no
-// sandbox is prepared.
-func builtinTools(cfg *config.Config, sandboxes bool) ([]tools.Definition, []io.Closer, error) {
+// sandbox is prepared. binds are the sandbox's read-only mounts (skills).
+func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) []sandbox.Bind) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
 	var closers []io.Closer
 	var errs []error
@@ -54,6 +54,7 @@ func builtinTools(cfg *config.Config, sandboxes bool) ([]tools.Definition, []io.
 			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}
 		sb, err := sandbox.New(sbc)
+		sbc.Binds = binds
 		if err != nil {
 			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}

@@ -24,6 +24,12 @@ type Agent struct {
 	// Dynamic, when set, is asked at each turn's start for more tools: a
 	// catalog that changes at runtime (MCP servers).
 	Dynamic func() []*tools.Tool
+	// Extend, when set, is asked at each turn's start with the turn's
+	// input for text added to the instructions and tools added to the
+	// turn (the agent's skills: their listing and the skill tool). The
+	// text should change only when what it offers changes, so the prompt
+	// prefix stays cacheable.
+	Extend func(input string) (instructions string, tools []*tools.Tool)
 	// MaxToolIterations caps tool rounds per turn; zero uses the engine's.
 	MaxToolIterations int
 	// InputMode is the default for input that arrives while a turn runs:
@@ -114,6 +120,22 @@ func (a *Agent) toolsFor(input string) (offered []*tools.Tool, ask bool) {
 		add(a.Dynamic())
 	}
 	return out, ask
+}
+
+// systemFor returns the system prompt of a turn with the given input and
+// the tools Extend adds to it.
+func (a *Agent) systemFor(input string) (string, []*tools.Tool) {
+	if a.Extend == nil {
+		return a.Instructions, nil
+	}
+	extra, ts := a.Extend(input)
+	switch {
+	case extra == "":
+		return a.Instructions, ts
+	case a.Instructions == "":
+		return extra, ts
+	}
+	return a.Instructions + "\n\n" + extra, ts
 }
 
 // Agent returns the named agent.

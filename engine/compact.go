@@ -47,10 +47,19 @@ const summarizeInstructions = `You write the working memory of an assistant whos
 	`Write plain text, at most about 600 words. Do not call tools.`
 
 // compaction is one request to compact a session's context.
+// systemPrompt is the system prompt the compacted request is sent with.
+func (c compaction) systemPrompt() string {
+	if c.system != "" {
+		return c.system
+	}
+	return c.agent.Instructions
+}
+
 type compaction struct {
 	sessionID string
 	turnID    string // "" outside a turn (POST .../compact)
 	agent     *Agent
+	system    string // the request's system prompt; "" = the agent's instructions
 	specs     []ToolSpec
 	reason    string
 	// target is the size, in tokens, the request should end up under.
@@ -185,7 +194,7 @@ func (p *planner) size(plan *ContextCompacted) int {
 		}
 	}
 	msgs, _ := buildMessages(evs)
-	return p.e.sizes.estimate(p.c.agent.Name, ModelRequest{System: p.c.agent.Instructions, Messages: msgs, Tools: p.c.specs})
+	return p.e.sizes.estimate(p.c.agent.Name, ModelRequest{System: p.c.systemPrompt(), Messages: msgs, Tools: p.c.specs})
 }
 
 // boundaries are the indexes of the round boundaries, oldest first:

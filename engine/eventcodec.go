@@ -105,6 +105,8 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[TurnCompleted](e.Data)
 	case EventPlanUpdated:
 		p, err = decodeAs[PlanUpdated](e.Data)
+	case EventSkillLoaded:
+		p, err = decodeAs[SkillLoaded](e.Data)
 	case EventFeedbackGiven:
 		p, err = decodeAs[FeedbackGiven](e.Data)
 	case EventContextCompacted:

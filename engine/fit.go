@@ -15,7 +15,7 @@ const CodeContextTooLarge = "context_too_large"
 // request is the model request of the turn's next round.
 func (t *turn) request() ModelRequest {
 	return ModelRequest{
-		System:    t.agent.Instructions,
+		System:    t.system,
 		Messages:  t.messages,
 		Tools:     t.specs,
 		SessionID: t.session.ID,
@@ -99,7 +99,7 @@ func (t *turn) compactTarget(est, budget int) int {
 // compacted.
 func (e *Engine) compactTurn(ctx context.Context, t *turn, reason string, target int) (changed bool, err error) {
 	res, err := e.compact(ctx, compaction{
-		sessionID: t.session.ID, turnID: t.id, agent: t.agent, specs: t.specs,
+		sessionID: t.session.ID, turnID: t.id, agent: t.agent, system: t.system, specs: t.specs,
 		reason: reason, target: target, summarize: !t.summarized,
 	})
 	t.usage = t.usage.Add(res.usage)

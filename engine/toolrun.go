@@ -22,6 +22,7 @@ type toolOutcome struct {
 	approval *Approval
 	result   *ResultRecord
 	plan     *PlanUpdated
+	skill    *SkillLoaded
 }
 
 func failed(format string, args ...any) toolOutcome {
@@ -91,6 +92,9 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	}
 	if call.Name == PlanTool && !out.IsError {
 		out.plan = planOf(call.ID, out.Text)
+	}
+	if call.Name == SkillTool && !out.IsError {
+		out.skill = skillOf(call.ID, out.Text)
 	}
 	return out
 }
@@ -238,6 +242,8 @@ func (e *Engine) recordResult(ctx context.Context, t *turn, call ToolCall, out t
 		}
 	case out.plan != nil:
 		opened = *out.plan
+	case out.skill != nil:
+		opened = *out.skill
 	case out.result != nil:
 		opened = *out.result
 		c.Result = out.result

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ type turn struct {
 	id       string
 	session  Session
 	agent    *Agent
+	system   string // the agent's instructions and what Extend added
 	inputs   []Event
 	tools    map[string]*tools.Tool
 	specs    []ToolSpec
@@ -175,6 +177,13 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	t.requestID = requestID
 	t.tools = map[string]*tools.Tool{}
 	offered, ask := agent.toolsFor(text)
+	system, extra := agent.systemFor(text)
+	t.system = system
+	for _, tool := range extra {
+		if _, dup := t.tools[tool.Name]; !dup && !slices.ContainsFunc(offered, func(o *tools.Tool) bool { return o.Name == tool.Name }) {
+			offered = append(offered, tool)
+		}
+	}
 	for _, tool := range offered {
 		t.tools[tool.Name] = tool
 		t.specs = append(t.specs, ToolSpec{Name: tool.Name, Description: tool.Description, InputSchema: tool.InputSchema()})

@@ -27,6 +27,7 @@ type Config struct {
 	GitHub     *GitHubChatConfig      `yaml:"github"`
 	Schedules  []ScheduleConfig       `yaml:"schedules"`
 	Tools      ToolsConfig            `yaml:"tools"`
+	Skills     SkillsConfig           `yaml:"skills"`
 	MCPServers []MCPServerConfig      `yaml:"mcp_servers"`
 	Approvals  ApprovalsConfig        `yaml:"approvals"`
 	Limits     LimitsConfig           `yaml:"limits"`
@@ -82,10 +83,13 @@ type PriceConfig struct {
 
 // AgentConfig is one entry of agents.
 type AgentConfig struct {
-	Name              string       `yaml:"name"`
-	Model             string       `yaml:"model"` // a key of models; default "default"
-	Instructions      string       `yaml:"instructions"`
-	Tools             []string     `yaml:"tools"`
+	Name         string   `yaml:"name"`
+	Model        string   `yaml:"model"` // a key of models; default "default"
+	Instructions string   `yaml:"instructions"`
+	Tools        []string `yaml:"tools"`
+	// Skills are the agent's Agent Skills: names or globs of skills of
+	// skills.sources.
+	Skills            []string     `yaml:"skills"`
 	When              []WhenConfig `yaml:"when"`
 	ResultTool        string       `yaml:"result_tool"`
 	MaxToolIterations int          `yaml:"max_tool_iterations"` // 0 = limits.max_tool_iterations
@@ -113,6 +117,7 @@ const (
 type WhenConfig struct {
 	InputMatches string   `yaml:"input_matches"`
 	Tools        []string `yaml:"tools"`
+	Skills       []string `yaml:"skills"` // names or globs, as agents[].skills
 
 	re *regexp.Regexp // compiled by Validate
 }

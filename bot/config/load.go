@@ -41,6 +41,7 @@ func Check(path string, env func(string) (string, bool)) (*Config, error) {
 	// A file that parsed is validated even when some values had the wrong
 	// type (they were blanked), so every problem is reported at once.
 	c.resolveDataDir(path)
+	c.resolveSkillDirs(path)
 	c.ApplyDefaults()
 	if err := errors.Join(err, c.Validate()); err != nil {
 		return c, fmt.Errorf("config %s:\n%w", path, err)

@@ -44,6 +44,7 @@ func (c *Config) Validate() error {
 	c.validateChannels(&p)
 	c.validateSchedules(&p)
 	c.validateTools(&p)
+	c.validateSkills(&p)
 	c.validateMCP(&p)
 	c.validateConsole(&p)
 	c.validateGovernance(&p)
@@ -265,8 +266,8 @@ func (c *Config) validateAgents(p *problems) {
 			} else {
 				w.re = re
 			}
-			if len(w.Tools) == 0 {
-				p.add(wkey+".tools", "required")
+			if len(w.Tools) == 0 && len(w.Skills) == 0 {
+				p.add(wkey+".tools", "required (or skills)")
 			}
 			checkToolNames(p, wkey+".tools", w.Tools)
 		}

@@ -38,6 +38,7 @@ Usage:
   brain config check [--config FILE]     check a config without starting anything
   brain audit export --config FILE       write the audit trail as JSON Lines (--from, --to)
   brain audit verify --config FILE       check the audit trail's chain and seals offline
+  brain skills list|sync --config FILE   list skills (source, hash, agents); sync fetches git sources
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
   brain connections list|revoke         list connections (never tokens); revoke one (via the running daemon)
   brain secrets keygen|rotate           make a key; re-encrypt stored credentials under the current key
@@ -94,6 +95,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return linear(ctx, args[1:], stdout, stderr)
 	case "config":
 		return configCmd(ctx, args[1:], stdout, stderr)
+	case "skills":
+		return skillsCmd(ctx, args[1:], stdout, stderr)
 	case "approvals":
 		return approvals(ctx, args[1:], stdout, stderr)
 	case "audit":

@@ -82,10 +82,10 @@ const (
 )
 
 // args builds the bwrap command line that runs command with workspace
-// bound at /workspace and, in proxy mode, the proxy's socket sock. fd 3
-// receives bwrap's info (the sandbox's pid 1); fd 4 receives the start
-// byte (see startScript).
-func (s *Sandboxes) args(f features, etcDir, workspace, sock, command string) []string {
+// bound at /workspace, in proxy mode the proxy's socket sock, and binds
+// read-only. fd 3 receives bwrap's info (the sandbox's pid 1); fd 4
+// receives the start byte (see startScript).
+func (s *Sandboxes) args(f features, etcDir, workspace, sock, command string, binds ...Bind) []string {
 	asRoot := s.cfg.runAs != nil
 	var a []string
 	if asRoot {
@@ -153,6 +153,16 @@ func (s *Sandboxes) args(f features, etcDir, workspace, sock, command string) []
 		a = append(a, "--perms", "0755", "--dir", "/run", "--perms", "0755", "--dir", "/run/brain",
 			"--ro-bind", s.cfg.Egress.Helper, helperPath, "--ro-bind", sock, socketPath,
 			"--ro-bind", filepath.Join(etcDir, "gitconfig"), gitconfig)
+	}
+	made := map[string]bool{}
+	for _, b := range binds {
+		// bwrap makes a missing mount point's parents 0700, closed to the
+		// sandbox user: make them searchable first.
+		if parent := filepath.Dir(filepath.Clean(b.Target)); parent != "/" && !made[parent] {
+			made[parent] = true
+			a = append(a, "--perms", "0755", "--dir", parent)
+		}
+		a = append(a, "--ro-bind", b.Source, b.Target)
 	}
 	// bwrap binds every host path nosuid, and nodev unless --dev-bind:
 	// /workspace is rw,nosuid,nodev.

@@ -120,6 +120,11 @@ type Config struct {
 	// budget; default 2 GiB.
 	MaxWorkspaceBytes int64
 
+	// Binds, when set, gives the host folders a command sees read-only,
+	// by the call's agent (its skills, at /skills/<name>). Targets must be
+	// absolute and outside /workspace, /tmp, /proc, /dev, /etc and /usr.
+	Binds func(agent string) []Bind
+
 	runAs *hostUser // resolved from RunAs; nil unless brain runs as root
 }
 
@@ -364,7 +369,14 @@ func (s *Sandboxes) run(ctx context.Context, call tools.Call) (json.RawMessage, 
 // exec runs one command in a new bwrap and waits for it to exit, time
 // out, be cancelled, or be stopped by Close.
 func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command string, timeout time.Duration, notice string) (json.RawMessage, error) {
-	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command)
+	var binds []Bind
+	if s.cfg.Binds != nil {
+		binds = s.cfg.Binds(call.Agent)
+		if err := checkBinds(binds); err != nil {
+			return nil, tools.Failed("sandbox_exec: %v; %s did not run", err, quote(command))
+		}
+	}
+	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command, binds...)
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
