@@ -32,7 +32,6 @@ import (
 	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
-	"brain/tools/sandbox"
 	"brain/tools/skills"
 )
 
@@ -230,14 +229,9 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if err != nil {
 		return nil, nil, err
 	}
-	cat, uses, err := startSkills(ctx, cfg, a.log)
+	binds, err := a.startSkills(ctx)
 	if err != nil {
 		return nil, nil, err
-	}
-	a.skills, a.skillUses = cat, uses
-	var binds func(string) []sandbox.Bind
-	if cat != nil {
-		binds = skillBinds(cat, uses)
 	}
 	builtins, closers, err := builtinTools(cfg, true, binds)
 	a.closers = append(a.closers, closers...) // closed on error too
@@ -258,7 +252,7 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if err != nil {
 		return nil, nil, err
 	}
-	attachSkills(cfg, agents, cat, uses)
+	attachSkills(cfg, agents, a.skills, a.skillUses)
 	return agents, mcps, nil
 }
 

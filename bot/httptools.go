@@ -53,8 +53,8 @@ func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) [
 		if err != nil {
 			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}
-		sb, err := sandbox.New(sbc)
 		sbc.Binds = binds
+		sb, err := sandbox.New(sbc)
 		if err != nil {
 			return nil, closers, errors.Join(append(errs, fmt.Errorf("tools.sandbox_exec: %w", err))...)
 		}

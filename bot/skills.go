@@ -220,3 +220,17 @@ func ListSkills(cfg *config.Config) ([]SkillRow, error) {
 
 // ShortHash is a skill's content hash as people read it (12 hex digits).
 func ShortHash(hash string) string { return skills.Short(hash) }
+
+// startSkills loads the skills for the app and returns the sandbox's
+// read-only mounts of them (nil without skills).
+func (a *App) startSkills(ctx context.Context) (func(string) []sandbox.Bind, error) {
+	cat, uses, err := startSkills(ctx, a.cfg, a.log)
+	if err != nil {
+		return nil, err
+	}
+	a.skills, a.skillUses = cat, uses
+	if cat == nil {
+		return nil, nil
+	}
+	return skillBinds(cat, uses), nil
+}
