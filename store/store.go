@@ -40,6 +40,7 @@ type Store interface {
 	Runs
 	ChannelState
 	LinearTokens
+	Memory
 	Health
 	engine.Leases
 	Close() error

@@ -95,6 +95,11 @@ func Run(t *testing.T, newDB NewDB) {
 		{"OAuthStates", testOAuthStates},
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
 		{"LinearParkedInbound", testLinearParkedInbound},
+
+		{"MemoryRoundTrip", testMemoryRoundTrip},
+		{"MemoryLimits", testMemoryLimits},
+		{"MemoryRejects", testMemoryRejects},
+		{"MemoryConcurrentEdits", testMemoryConcurrentEdits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
