@@ -151,6 +151,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if a.platforms, err = newPlatforms(cfg, clock, opts.Platforms); err != nil {
 		return nil, err
 	}
+	err = withMemoryTools(cfg, agents, a.store, clock, recordMemoryChange(func() *engine.Engine { return a.engine }))
+	if err != nil {
+		return nil, err
+	}
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
