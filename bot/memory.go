@@ -94,6 +94,11 @@ func personOf(s engine.Session) (string, bool) {
 	return string(s.Origin) + ":" + s.StartedBy, true
 }
 
+// MemoryStore is st as the memory tool asks it, stamping writes with now.
+func MemoryStore(st store.Memory, now func() time.Time) memory.Store {
+	return memoryStore{st: st, now: now}
+}
+
 // memoryStore is the store contract as the memory tool asks it.
 type memoryStore struct {
 	st  store.Memory

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/channels/slack/slackfake"
 )
 
 // mention posts an app_mention starting a thread in channel.
