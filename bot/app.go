@@ -174,6 +174,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Metrics:      reg,
 		Done:         a.done,
 		Prices:       agentPrices(cfg),
+		Memory:       a.store,
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err

@@ -22,6 +22,7 @@ import (
 	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/internal/keyguard"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -70,8 +71,12 @@ type Config struct {
 	// Prices are the prices of each agent's model (by agent name), for the
 	// estimated cost in a session's usage; an agent without is not priced.
 	Prices map[string]*config.PriceConfig
-	// Clock tells the time for throttling wrong keys; nil is time.Now.
+	// Clock tells the time for throttling wrong keys and stamping
+	// operators' memory edits; nil is time.Now.
 	Clock func() time.Time
+	// Memory keeps agents' memory files (the /v1/memory routes); nil
+	// answers them 404.
+	Memory store.Memory
 }
 
 // Server is the HTTP API.
@@ -85,6 +90,8 @@ type Server struct {
 	defaultAgent string
 	done         <-chan struct{}
 	prices       map[string]*config.PriceConfig
+	memory       store.Memory
+	now          func() time.Time
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -109,11 +116,13 @@ func New(cfg Config) *Server {
 		defaultAgent: cfg.DefaultAgent,
 		done:         cfg.Done,
 		prices:       cfg.Prices,
+		memory:       cfg.Memory,
 	}
 	clock := cfg.Clock
 	if clock == nil {
 		clock = time.Now
 	}
+	s.now = clock
 	if s.keys == nil {
 		s.keys = NewKeyGuard(cfg.APIKeys, clock)
 	}
@@ -164,6 +173,11 @@ func (a *Server) routes() http.Handler {
 	handle("POST /v1/approvals/{id}/retry", a.auth(a.retry))
 	handle("GET /v1/schedules", a.auth(a.listSchedules))
 	handle("POST /v1/schedules/{name}/run", a.auth(a.runSchedule))
+	handle("GET /v1/memory", a.auth(a.listMemory))
+	handle("GET /v1/memory/files", a.auth(a.memoryFiles))
+	handle("GET /v1/memory/file", a.auth(a.memoryFileGet))
+	handle("PUT /v1/memory/file", a.auth(a.memoryFilePut))
+	handle("DELETE /v1/memory/file", a.auth(a.memoryFileDelete))
 	handle("GET /v1/openapi.json", a.auth(a.openAPI))
 	return a.middleware(mux)
 }

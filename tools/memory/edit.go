@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"brain/internal/linediff"
 	"brain/tools"
 )
 
@@ -33,7 +34,7 @@ func (t *tree) create(ctx context.Context, p, text string) (string, error) {
 	}
 	text, note := t.scrub(text)
 	err = t.commit(ctx, w.scope, Change{Command: "create", Path: w.path},
-		Write{Path: w.rel, Content: text, Op: "create", Diff: diff("", text)})
+		Write{Path: w.rel, Content: text, Op: "create", Diff: linediff.Of("", text)})
 	if errors.Is(err, ErrConflict) {
 		return "", tools.Failed("Error: File %s already exists", w.path)
 	}
@@ -103,7 +104,7 @@ func (t *tree) existing(ctx context.Context, p, missing string) (where, File, er
 // edit replaces f's content, if nobody changed f since it was read.
 func (t *tree) edit(ctx context.Context, w where, f File, content, op string) error {
 	err := t.commit(ctx, w.scope, Change{Command: op, Path: w.path},
-		Write{Path: w.rel, Expect: f.Version, Content: content, Op: op, Diff: diff(f.Content, content)})
+		Write{Path: w.rel, Expect: f.Version, Content: content, Op: op, Diff: linediff.Of(f.Content, content)})
 	if errors.Is(err, ErrConflict) {
 		return tools.Failed("Error: %s was changed by another session after you read it (you read version %d); nothing was written. "+
 			"View it again and retry your edit.", w.path, f.Version)
@@ -128,7 +129,7 @@ func (t *tree) delete(ctx context.Context, p string) (string, error) {
 	}
 	writes := make([]Write, len(files))
 	for i, f := range files {
-		writes[i] = Write{Path: f.Path, Expect: f.Version, Delete: true, Op: "delete", Diff: diff(f.Content, "")}
+		writes[i] = Write{Path: f.Path, Expect: f.Version, Delete: true, Op: "delete", Diff: linediff.Of(f.Content, "")}
 	}
 	err = t.commit(ctx, w.scope, Change{Command: "delete", Path: w.path}, writes...)
 	if errors.Is(err, ErrConflict) {
@@ -222,7 +223,7 @@ func (t *tree) commit(ctx context.Context, s *Scope, ch Change, writes ...Write)
 		for _, w := range writes {
 			parts = append(parts, w.Diff)
 		}
-		ch.Diff = clipDiff(strings.Join(parts, "\n"))
+		ch.Diff = linediff.Clip(strings.Join(parts, "\n"))
 	}
 	if len(writes) == 1 && !writes[0].Delete {
 		ch.Version = writes[0].Expect + 1

@@ -298,20 +298,3 @@ func TestMemory_HoldCard(t *testing.T) {
 		t.Fatalf("card = %+v, %v", card, err)
 	}
 }
-
-func TestDiff(t *testing.T) {
-	for _, tt := range []struct{ a, b, want string }{
-		{"", "x\ny", "+x\n+y"},
-		{"a\nb\nc", "a\nB\nc", "-b\n+B"},
-		{"a\nc", "a\nb\nc", "+b"},
-		{"a\nb", "", "-a\n-b"},
-		{"same", "same", ""},
-	} {
-		if got := diff(tt.a, tt.b); got != tt.want {
-			t.Errorf("diff(%q, %q) = %q, want %q", tt.a, tt.b, got, tt.want)
-		}
-	}
-	if got := diff("", strings.Repeat("é", 5000)); len(got) > MaxDiff+40 || !strings.HasSuffix(got, "(diff cut at 4 KiB)") {
-		t.Errorf("a long diff is %d bytes: ...%q", len(got), got[len(got)-30:])
-	}
-}

@@ -1,16 +1,19 @@
-package memory
+// Package linediff is the one line diff brain records of a changed text
+// (the memory tool's memory.changed, an operator's edit of a memory
+// file): the region that changed, as "-" and "+" lines. It is a leaf.
+package linediff
 
 import (
 	"strings"
 )
 
-// MaxDiff bounds the diff recorded for one change.
-const MaxDiff = 4096
+// Max bounds a diff.
+const Max = 4096
 
-// diff is a line diff of one edit: the lines before and after the region
+// Of is a line diff of one edit: the lines before and after the region
 // that changed, each line prefixed "-" or "+". Commands change one region
 // of a file, so trimming the common lines at both ends finds it.
-func diff(before, after string) string {
+func Of(before, after string) string {
 	if before == after {
 		return ""
 	}
@@ -30,7 +33,7 @@ func diff(before, after string) string {
 	for _, l := range b[pre : len(b)-suf] {
 		out = append(out, "+"+l)
 	}
-	return clipDiff(strings.Join(out, "\n"))
+	return Clip(strings.Join(out, "\n"))
 }
 
 func splitLines(s string) []string {
@@ -40,12 +43,12 @@ func splitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// clipDiff bounds a diff at MaxDiff bytes, on a character boundary.
-func clipDiff(d string) string {
-	if len(d) <= MaxDiff {
+// Clip bounds a diff at Max bytes, on a character boundary.
+func Clip(d string) string {
+	if len(d) <= Max {
 		return d
 	}
-	cut := MaxDiff
+	cut := Max
 	for cut > 0 && d[cut]&0xC0 == 0x80 {
 		cut--
 	}
