@@ -10,10 +10,11 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":           {"serve", "chat", "sessions", "schedules", "approvals", "config", "migrate", "completion", "version", "help"},
+	"":           {"serve", "chat", "sessions", "schedules", "approvals", "memory", "config", "migrate", "completion", "version", "help"},
 	"sessions":   {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":  {"list", "run"},
 	"approvals":  {"list", "show", "approve", "deny"},
+	"memory":     {"list", "show", "export", "delete"},
 	"config":     {"check"},
 	"completion": {"bash", "zsh"},
 }
