@@ -45,6 +45,7 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Clock:        clock,
 		WriteTimeout: cfg.Limits.WriteTimeout.Std(),
 		Done:         a.done,
+		Memory:       a.store,
 	}
 	if s := cfg.Console.SlackSignIn; s != nil {
 		wc.SlackSignIn = &web.SlackSignIn{ClientID: s.ClientID, ClientSecret: s.ClientSecret, TeamID: s.TeamID,

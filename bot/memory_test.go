@@ -106,6 +106,15 @@ func TestMemory_ChannelScopeAcrossSlackThreads(t *testing.T) {
 	if err != nil || f.UpdatedBy != "U1" || f.Content != fact {
 		t.Fatalf("stored = %+v, %v", f, err)
 	}
+
+	// The console shows the scope, the file and who wrote it from where.
+	if status, _, body := sa.do("GET", "/memory", nil); status != 200 || !strings.Contains(string(body), want.Scope) {
+		t.Fatalf("GET /memory: %d\n%s", status, body)
+	}
+	status, _, body := sa.do("GET", "/memory?scope="+want.Scope+"&path=facts.md", nil)
+	if status != 200 || !strings.Contains(string(body), fact) || !strings.Contains(string(body), `href="/sessions/`+f.SessionID+`"`) {
+		t.Fatalf("GET the file's page: %d\n%s", status, body)
+	}
 }
 
 const memoryKey = "memory-ops-key-0123456789abcdef0123456789abcdef"

@@ -21,6 +21,7 @@ import (
 	"brain/bot/schedule"
 	"brain/engine"
 	"brain/internal/keyguard"
+	"brain/store"
 )
 
 //go:embed templates/*.html
@@ -116,6 +117,8 @@ type Config struct {
 	// Origins are the conversation platforms sessions come from, besides
 	// the API, the console and schedules.
 	Origins []Origin
+	// Memory keeps agents' memory files (the memory page); nil: none.
+	Memory store.Memory
 }
 
 // Origin is a conversation platform as the sessions pages show it: its
@@ -175,7 +178,7 @@ func New(cfg Config) (*Server, error) {
 var Patterns = []string{
 	"GET /{$}", "GET /static/", "GET /login", "POST /login", "POST /logout",
 	"GET /login/slack", "GET /login/slack/callback",
-	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
+	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status", "/memory", "/memory/",
 }
 
 // Handler serves every console route (see Patterns).
@@ -227,6 +230,8 @@ func (s *Server) routeList() []route {
 		{"GET /schedules", adminOnly, s.page(s.adminOnly(s.schedulesPage))},
 		{"POST /schedules/{name}/run", adminOnly, s.member(s.form(s.adminOnly(s.runSchedule)))},
 		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
+		{"GET /memory", adminOnly, s.page(s.adminOnly(s.memoryPage))},
+		{"POST /memory/{action}", adminOnly, s.member(s.form(s.adminOnly(s.memoryChange)))},
 	}
 }
 
