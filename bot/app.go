@@ -174,6 +174,10 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := a.buildGovernance(clock); err != nil {
 		return nil, err
 	}
+	err = withMemoryTools(cfg, agents, a.store, clock, recordMemoryChange(func() *engine.Engine { return a.engine }))
+	if err != nil {
+		return nil, err
+	}
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
@@ -197,6 +201,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Accounts:     a.store,
 		Audit:        a.audit,
 		Budgets:      a.budgetsAPI(),
+		Memory:       a.store,
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err

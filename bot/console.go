@@ -49,6 +49,7 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Usage:        a.store,
 		Prices:       agentPrices(cfg),
 		Audit:        a.audit,
+		Memory:       a.store,
 	}
 	if s := cfg.Console.SlackSignIn; s != nil {
 		wc.SlackSignIn = &web.SlackSignIn{ClientID: s.ClientID, ClientSecret: s.ClientSecret, TeamID: s.TeamID,

@@ -2,11 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"brain/engine/policy"
+	"brain/tools"
 )
 
 // applyPolicy shapes a new approval by the policy that matched its call:
@@ -28,6 +30,18 @@ func (e *Engine) applyPolicy(a *Approval, p policy.ApprovalPolicy, now time.Time
 		}, true
 	}
 	return toolOutcome{}, false
+}
+
+// policyHolds reports whether a policy holds a call of a run tool that lets
+// policies hold it (tools.Definition.Hold): a review or deny policy
+// matches it. Such a call then takes the approval path (proposeCall);
+// calls no such policy matches run at once, as the tool's others do.
+func (e *Engine) policyHolds(tool *tools.Tool, input json.RawMessage) bool {
+	if tool.Hold == nil || tool.Run == nil {
+		return false
+	}
+	pol, ok := e.policies.Match(tool.Name, input, tool.FoldCase...)
+	return ok && (pol.Action == policy.PolicyReview || pol.Action == policy.PolicyDeny)
 }
 
 // policyDecision is the approval.decided of an auto-approval.

@@ -29,8 +29,12 @@ func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, cal
 		}
 		return failed("%s", why)
 	}
+	preview := tool.Preview
+	if preview == nil {
+		preview = tool.Hold // a run tool a policy holds (see policyHolds)
+	}
 	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
-		card, err := tool.Preview(ctx, tc)
+		card, err := preview(ctx, tc)
 		if err != nil {
 			return nil, err
 		}
@@ -258,6 +262,9 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a), ToolCallID: a.CallID, Agent: a.Agent}
 		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy}
 		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
+			if tool.Apply == nil {
+				return tool.Run(ctx, tc) // a held call (see policyHolds)
+			}
 			return tool.Apply(ctx, tc, dec)
 		})
 		if !out.IsError && len(raw) > e.maxOutputBytes {
@@ -366,7 +373,7 @@ func (e *Engine) approvalTool(a Approval) *tools.Tool {
 		all = append(all, agent.Dynamic()...)
 	}
 	for _, t := range all {
-		if t.Name == a.Tool && t.NeedsApproval() {
+		if t.Name == a.Tool && (t.NeedsApproval() || t.Hold != nil) {
 			return t
 		}
 	}

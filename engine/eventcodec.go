@@ -111,6 +111,8 @@ func (e Event) Decode() (Payload, error) {
 		p, err = decodeAs[FeedbackGiven](e.Data)
 	case EventContextCompacted:
 		p, err = decodeAs[ContextCompacted](e.Data)
+	case EventMemoryChanged:
+		p, err = decodeAs[MemoryChanged](e.Data)
 	default:
 		return nil, nil
 	}

@@ -28,7 +28,7 @@ func (t *turn) independent(call ToolCall) bool {
 		return false
 	}
 	tool, ok := t.tools[call.Name]
-	return ok && !tool.NeedsApproval() && !tool.Result
+	return ok && !tool.NeedsApproval() && tool.Hold == nil && !tool.Result
 }
 
 // runCalls runs a round's calls and records their results in order. An

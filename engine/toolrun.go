@@ -77,7 +77,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		},
 	}
 	timeout := e.timeoutOf(tool)
-	if tool.NeedsApproval() {
+	if tool.NeedsApproval() || e.policyHolds(tool, call.Input) {
 		return e.proposeCall(ctx, t, tool, call, tc, timeout)
 	}
 	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {

@@ -43,6 +43,7 @@ type Store interface {
 	People
 	Connections
 	Secrets
+	Memory
 	Health
 	SessionSearch
 	UsageReport

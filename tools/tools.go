@@ -41,6 +41,14 @@ type Definition struct {
 	Run     func(ctx context.Context, call Call) (json.RawMessage, error)
 	Preview func(ctx context.Context, call Call) (Card, error)
 	Apply   func(ctx context.Context, call Call, decision Decision) (json.RawMessage, error)
+
+	// Hold, set beside Run, lets approval policies hold this tool's
+	// calls: a call a review policy matches waits for a person's approval
+	// (Hold builds its card, as a preview would) and then runs with Run;
+	// a deny policy refuses it; any other call runs at once. It suits a
+	// tool whose calls are mostly harmless but some may need a person
+	// (the memory tool: reads, and writes to some scopes).
+	Hold func(ctx context.Context, call Call) (Card, error)
 }
 
 // NeedsApproval reports whether the tool proposes a write instead of running.
@@ -73,6 +81,8 @@ func (d Definition) Check() error {
 		return fmt.Errorf("tool %q: has only one of preview and apply; it needs both", d.Name)
 	case !hasRun && !hasPair:
 		return fmt.Errorf("tool %q: has neither run nor preview/apply", d.Name)
+	case d.Hold != nil && !hasRun:
+		return fmt.Errorf("tool %q: hold needs run (it holds run's calls for approval)", d.Name)
 	}
 	if d.Result {
 		if len(d.Output) == 0 {

@@ -65,6 +65,7 @@ var engineFamilies = []engineFamily{
 	{name: "brain_sessions_stopped_total", help: "Turns that stopped their session, by the status it was left in.", prefix: "turns_", label: "status"},
 	{name: "brain_approvals_total", help: "Approval decisions and expiries, by status.", prefix: "approvals_", label: "status"},
 	{name: "brain_feedback_total", help: "Feedback given on replies, by rating.", prefix: "feedback_", label: "rating"},
+	{name: "brain_memory_changes_total", help: "Memory files changed by the memory tool (memory.changed).", counter: "memory_changes"},
 	{name: "brain_context_compactions_total", help: "Context compactions (context.compacted), by reason (budget, provider, requested).", prefix: "compactions_", label: "reason"},
 }
 

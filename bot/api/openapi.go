@@ -51,6 +51,11 @@ var apiDocs = []apiDoc{
 	{pattern: "DELETE /v1/people/{id}", summary: "Erase a person, their identities and connections", status: 204},
 	{pattern: "GET /v1/connections", summary: "List connections (a person's with person=ID; person= is the workspace's): existence, scope, expiry, never tokens", query: []string{"person"}, response: "ConnectionList"},
 	{pattern: "POST /v1/connections/{id}/revoke", summary: "Revoke a connection: its tokens are forgotten", request: "Retry", response: "Connection"},
+	{pattern: "GET /v1/memory", summary: "List the memory scopes that hold files, with their totals", response: "MemoryScopeList"},
+	{pattern: "GET /v1/memory/files", summary: "List a memory scope's files (content=true exports their content too)", query: []string{"scope", "content"}, response: "MemoryFileList"},
+	{pattern: "GET /v1/memory/file", summary: "Get a memory file with its history (who changed what, from which session), newest first", query: []string{"scope", "path"}, response: "MemoryFileWithHistory"},
+	{pattern: "PUT /v1/memory/file", summary: "Edit (or create, with version 0) a memory file as an operator; 409 when it changed since version", query: []string{"scope", "path"}, request: "MemoryEdit", response: "MemoryFile"},
+	{pattern: "DELETE /v1/memory/file", summary: "Delete a memory file as an operator; 409 when it changed since version", query: []string{"scope", "path", "version", "by"}, status: 204},
 	{pattern: "GET /v1/openapi.json", summary: "This document", response: "Object"},
 }
 
@@ -120,6 +125,18 @@ var apiSchemas = map[string]any{
 		"status": enum("connected", "revoked"), "problem": str(), "service_account": boolean(), "updated_at": datetime(),
 	}, "id", "person_id", "provider", "status"),
 	"ConnectionList": obj(map[string]any{"connections": list("Connection")}, "connections"),
+	"MemoryScopeList": obj(map[string]any{"scopes": map[string]any{"type": "array", "items": obj(map[string]any{
+		"scope": str(), "files": integer(), "bytes": integer()}, "scope", "files", "bytes")}}, "scopes"),
+	"MemoryFile": obj(map[string]any{
+		"scope": str(), "path": str(), "size": integer(), "version": integer(), "updated_at": datetime(),
+		"updated_by": str(), "session_id": str(), "content": str(),
+	}, "scope", "path", "size", "version", "updated_at"),
+	"MemoryFileList": obj(map[string]any{"scope": str(), "files": list("MemoryFile")}, "scope", "files"),
+	"MemoryChange": obj(map[string]any{
+		"path": str(), "op": str(), "version": integer(), "diff": str(), "by": str(), "session_id": str(), "at": datetime(),
+	}, "path", "op", "version", "at"),
+	"MemoryFileWithHistory": obj(map[string]any{"file": ref("MemoryFile"), "history": list("MemoryChange")}, "file", "history"),
+	"MemoryEdit":            obj(map[string]any{"content": str(), "version": integer(), "by": str()}, "content", "version"),
 }
 
 func str() map[string]any      { return map[string]any{"type": "string"} }

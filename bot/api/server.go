@@ -22,6 +22,7 @@ import (
 	"brain/bot/telemetry"
 	"brain/engine"
 	"brain/internal/keyguard"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -82,6 +83,9 @@ type Config struct {
 	Audit Auditor
 	// Budgets, when set, serves /v1/budgets.
 	Budgets Budgets
+	// Memory keeps agents' memory files (the /v1/memory routes); nil
+	// answers them 404.
+	Memory store.Memory
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -104,6 +108,7 @@ type Server struct {
 	prices       map[string]*config.PriceConfig
 	audit        Auditor
 	budgets      Budgets
+	memory       store.Memory
 	mux          *http.ServeMux
 	handler      http.Handler
 
@@ -130,6 +135,7 @@ func New(cfg Config) *Server {
 		prices:       cfg.Prices,
 		audit:        cfg.Audit,
 		budgets:      cfg.Budgets,
+		memory:       cfg.Memory,
 	}
 	clock := cfg.Clock
 	if clock == nil {

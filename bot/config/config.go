@@ -98,6 +98,8 @@ type AgentConfig struct {
 	Approvers []string `yaml:"approvers"`
 	// Slack is how the agent presents itself in Slack's agent view.
 	Slack AgentSlackConfig `yaml:"slack"`
+	// Memory offers the memory tool; absent, the agent has none.
+	Memory *AgentMemory `yaml:"memory"`
 }
 
 // AgentSlackConfig is agents[].slack.

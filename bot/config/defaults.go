@@ -129,6 +129,7 @@ func (c *Config) ApplyDefaults() {
 		setDefault(&a.Model, DefaultModel)
 		setDefault(&a.InputMode, "queue")
 		setDefault(&a.MaxToolIterations, l.MaxToolIterations)
+		a.Memory.applyDefaults()
 		if len(a.Approvers) == 0 {
 			a.Approvers = slices.Clone(c.Approvals.Approvers)
 		}

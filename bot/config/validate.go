@@ -276,6 +276,7 @@ func (c *Config) validateAgents(p *problems) {
 		}
 		atLeast(p, key+".max_tool_iterations", int64(a.MaxToolIterations), 1, "")
 		oneOf(p, key+".input_mode", a.InputMode, "queue", "interrupt")
+		a.Memory.validate(p, key+".memory")
 	}
 }
 

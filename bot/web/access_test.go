@@ -84,13 +84,15 @@ var allowedFor = map[string][]string{
 	"GET /status":                   {"admin"},
 	"GET /inbox":                    {"member", "approver", "admin"},
 	"GET /usage":                    {"admin"},
+	"GET /memory":                   {"admin"},
+	"POST /memory/{action}":         {"admin"},
 }
 
 // pathOf fills a route pattern's wildcards with the other person's
 // objects.
 func pathOf(pattern string) (method, path string) {
 	method, path, _ = strings.Cut(pattern, " ")
-	r := strings.NewReplacer("{$}", "", "{name}", "digest")
+	r := strings.NewReplacer("{$}", "", "{name}", "digest", "{action}", "edit")
 	path = r.Replace(path)
 	switch {
 	case strings.HasPrefix(path, "/sessions/"):

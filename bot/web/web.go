@@ -132,6 +132,8 @@ type Config struct {
 	// Audit, when set, records each sign-in; a sign-in that cannot be
 	// recorded is refused.
 	Audit Auditor
+	// Memory keeps agents' memory files (the memory page); nil: none.
+	Memory store.Memory
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -207,7 +209,7 @@ var Patterns = []string{
 	"GET /{$}", "GET /static/", "GET /login", "POST /login", "POST /logout",
 	"GET /login/slack", "GET /login/slack/callback",
 	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
-	"GET /inbox", "GET /usage",
+	"GET /inbox", "GET /usage", "/memory", "/memory/",
 }
 
 // Handler serves every console route (see Patterns).
@@ -261,6 +263,8 @@ func (s *Server) routeList() []route {
 		{"POST /schedules/{name}/run", adminOnly, s.member(s.form(s.adminOnly(s.runSchedule)))},
 		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
 		{"GET /usage", adminOnly, s.page(s.adminOnly(s.usagePage))},
+		{"GET /memory", adminOnly, s.page(s.adminOnly(s.memoryPage))},
+		{"POST /memory/{action}", adminOnly, s.member(s.form(s.adminOnly(s.memoryChange)))},
 	}
 }
 

@@ -10,12 +10,13 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":            {"serve", "chat", "sessions", "schedules", "approvals", "audit", "config", "skills", "migrate", "connections", "secrets", "completion", "version", "help"},
+	"":            {"serve", "chat", "sessions", "schedules", "approvals", "audit", "memory", "config", "skills", "migrate", "connections", "secrets", "completion", "version", "help"},
 	"sessions":    {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":   {"list", "run"},
 	"skills":      {"list", "sync"},
 	"approvals":   {"list", "show", "approve", "deny"},
 	"audit":       {"export", "verify"},
+	"memory":      {"list", "show", "export", "delete"},
 	"config":      {"check"},
 	"secrets":     {"keygen", "rotate"},
 	"connections": {"list", "revoke"},

@@ -34,6 +34,7 @@ Usage:
   brain approvals list|show|approve|deny list and decide approvals (via the running daemon)
   brain schedules list --config FILE     list schedules, next fire times, last runs
   brain schedules run --config FILE NAME run a schedule now (via the running daemon)
+  brain memory list|show|export|delete   agents' memory files (via the running daemon)
   brain linear status --config FILE      list connected Linear workspaces, token expiry
   brain config check [--config FILE]     check a config without starting anything
   brain audit export --config FILE       write the audit trail as JSON Lines (--from, --to)
@@ -93,6 +94,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return schedules(ctx, args[1:], stdout, stderr)
 	case "linear":
 		return linear(ctx, args[1:], stdout, stderr)
+	case "memory":
+		return memoryCmd(ctx, args[1:], stdout, stderr)
 	case "config":
 		return configCmd(ctx, args[1:], stdout, stderr)
 	case "skills":

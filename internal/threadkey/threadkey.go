@@ -65,3 +65,26 @@ func ParseLinear(key string) (t Linear, ok bool) {
 	}
 	return Linear{Session: id}, true
 }
+
+// Place is the conversation place a thread key's thread is in, the
+// memory tool's channel scope: a Slack channel ("slack:TEAM:CHANNEL") or a
+// GitHub repository ("github:owner/repo", lower case as GitHub compares
+// it). ok is false for keys that name no shared place: a Linear agent
+// session (its key carries no team), the Slack Home tab, other origins.
+func Place(key string) (place string, ok bool) {
+	if t, ok := ParseSlack(key); ok {
+		if t.Team == "" || t.Channel == "" || t.Channel == "home" || t.Channel == "view" {
+			return "", false
+		}
+		return "slack:" + t.Team + ":" + t.Channel, true
+	}
+	if rest, ok := strings.CutPrefix(key, "github:"); ok {
+		repo, _, ok := strings.Cut(rest, "#")
+		owner, name, ok2 := strings.Cut(repo, "/")
+		if !ok || !ok2 || owner == "" || name == "" || strings.Contains(name, "/") {
+			return "", false
+		}
+		return "github:" + strings.ToLower(repo), true
+	}
+	return "", false
+}

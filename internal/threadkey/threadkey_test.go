@@ -41,3 +41,21 @@ func TestLinear_KeyParseRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+func TestPlace(t *testing.T) {
+	for key, want := range map[string]string{
+		"slack:T1:C1:1700000000.000100": "slack:T1:C1",
+		"slack:T1:home:U1":              "",
+		"slack:T1:view:U1":              "",
+		"github:Acme/API#12":            "github:acme/api",
+		"github:acme/api":               "",
+		"github:acme#3":                 "",
+		"linear:3f1c-uuid":              "",
+		"":                              "",
+	} {
+		got, ok := Place(key)
+		if got != want || ok != (want != "") {
+			t.Errorf("Place(%q) = %q, %v; want %q", key, got, ok, want)
+		}
+	}
+}

@@ -114,6 +114,10 @@ func Run(t *testing.T, newDB NewDB) {
 		{"AuditOfCommit", testAuditOfCommit},
 		{"AuditPrune", testAuditPrune},
 		{"Spend", testSpend},
+		{"MemoryRoundTrip", testMemoryRoundTrip},
+		{"MemoryLimits", testMemoryLimits},
+		{"MemoryRejects", testMemoryRejects},
+		{"MemoryConcurrentEdits", testMemoryConcurrentEdits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
