@@ -174,8 +174,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := a.buildGovernance(clock); err != nil {
 		return nil, err
 	}
-	err = withMemoryTools(cfg, agents, a.store, clock, recordMemoryChange(func() *engine.Engine { return a.engine }))
-	if err != nil {
+	if err := withMemoryTools(cfg, agents, a.store, clock, recordMemoryChange(func() *engine.Engine { return a.engine })); err != nil {
 		return nil, err
 	}
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {

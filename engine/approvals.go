@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"brain/engine/lease"
 	"brain/engine/policy"
@@ -75,29 +74,6 @@ func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, cal
 			"and you will see the decision in a later message. Do not report it as done.", a.ID, card.Title),
 		approval: a,
 	}
-}
-
-// tidyCard bounds a card so every channel can show it.
-func tidyCard(c tools.Card, tool string) tools.Card {
-	c.Title = clipRunes(strings.TrimSpace(c.Title), 150)
-	if c.Title == "" {
-		c.Title = "Run " + tool
-	}
-	if len(c.Facts) > 10 {
-		c.Facts = c.Facts[:10]
-	}
-	for i := range c.Facts {
-		c.Facts[i].Label = clipRunes(c.Facts[i].Label, 80)
-		c.Facts[i].Value = clipRunes(c.Facts[i].Value, 2000)
-	}
-	return c
-}
-
-func clipRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // Decision is a person's answer to an approval.

@@ -200,6 +200,11 @@ func (a *Server) routes() http.Handler {
 	handle("DELETE /v1/people/{id}", a.auth(a.erasePerson))
 	handle("GET /v1/connections", a.auth(a.listConnections))
 	handle("POST /v1/connections/{id}/revoke", a.auth(a.revokeConnection))
+	handle("GET /v1/memory", a.auth(a.listMemory))
+	handle("GET /v1/memory/files", a.auth(a.memoryFiles))
+	handle("GET /v1/memory/file", a.auth(a.memoryFileGet))
+	handle("PUT /v1/memory/file", a.auth(a.memoryFilePut))
+	handle("DELETE /v1/memory/file", a.auth(a.memoryFileDelete))
 	handle("GET /v1/openapi.json", a.auth(a.openAPI))
 	return a.middleware(mux)
 }
