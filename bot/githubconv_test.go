@@ -87,6 +87,31 @@ func newGHFake(t *testing.T) *ghFake {
 		g.mu.Unlock()
 		writeGitHub(w, http.StatusCreated, map[string]any{"id": 1, "content": in.Content})
 	})
+	mux.HandleFunc("POST /repos/acme/widgets/issues/{n}/reactions", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Content string }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		g.mu.Lock()
+		g.reactions = append(g.reactions, "issue"+r.PathValue("n")+":"+in.Content)
+		g.mu.Unlock()
+		writeGitHub(w, http.StatusCreated, map[string]any{"id": 2, "content": in.Content})
+	})
+	mux.HandleFunc("POST /repos/acme/widgets/pulls/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ Content string }
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		g.mu.Lock()
+		g.reactions = append(g.reactions, "review"+r.PathValue("id")+":"+in.Content)
+		g.mu.Unlock()
+		writeGitHub(w, http.StatusCreated, map[string]any{"id": 3, "content": in.Content})
+	})
+	mux.HandleFunc("GET /repos/acme/widgets/pulls/{n}/files", func(w http.ResponseWriter, r *http.Request) {
+		file := func(name string) map[string]any {
+			return map[string]any{"sha": "bbcd538c8e72b8c175046e27cc8f907076331401", "filename": name, "status": "modified",
+				"additions": 3, "deletions": 1, "changes": 4,
+				"blob_url": "https://github.com/acme/widgets/blob/6dcb09b/" + name, "raw_url": "https://github.com/acme/widgets/raw/6dcb09b/" + name,
+				"contents_url": "https://api.github.com/repos/acme/widgets/contents/" + name + "?ref=6dcb09b", "patch": "@@ -1 +1 @@"}
+		}
+		writeGitHub(w, http.StatusOK, []any{file("deploy/steps.go"), file("deploy/steps_test.go")})
+	})
 	mux.HandleFunc("GET /repos/acme/widgets/collaborators/{login}/permission", func(w http.ResponseWriter, r *http.Request) {
 		g.mu.Lock()
 		p, ok := g.perms[r.PathValue("login")]
@@ -160,12 +185,16 @@ type ghApp struct {
 	applied atomic.Int64
 	nextID  atomic.Int64
 	example map[string]any
-	last    []byte // the last comment's payload
+	// examples are GitHub's example payloads by event, the first whose
+	// action is opened or created.
+	examples map[string]map[string]any
+	last     []byte // the last comment's payload
+	failNext atomic.Bool // the deploy's next apply fails
 }
 
 func newGHApp(t *testing.T) *ghApp {
 	t.Helper()
-	ga := &ghApp{gh: newGHFake(t)}
+	ga := &ghApp{gh: newGHFake(t), examples: map[string]map[string]any{}}
 	ga.nextID.Store(5000)
 	raw, err := os.ReadFile(filepath.Join("..", "webhooks", "githubhook", "testdata", "examples", "node_modules", "@octokit", "webhooks-examples", "api.github.com", "index.json"))
 	if err != nil {
@@ -182,6 +211,11 @@ func newGHApp(t *testing.T) *ghApp {
 		if e.Name == "issue_comment" {
 			ga.example = e.Examples[0] // action created
 		}
+		for _, ex := range e.Examples {
+			if a, _ := ex["action"].(string); (a == "opened" || a == "created") && ga.examples[e.Name] == nil {
+				ga.examples[e.Name] = ex
+			}
+		}
 	}
 	deploy := tools.Definition{
 		Name: "deploy", Description: "Deploy",
@@ -190,6 +224,9 @@ func newGHApp(t *testing.T) *ghApp {
 			return tools.Card{Title: "Deploy widgets", Facts: []tools.Fact{{Label: "Env", Value: "prod"}}}, nil
 		},
 		Apply: func(ctx context.Context, c tools.Call, d tools.Decision) (json.RawMessage, error) {
+			if ga.failNext.CompareAndSwap(true, false) {
+				return nil, tools.Failed("the deploy service answered 503")
+			}
 			ga.applied.Add(1)
 			return json.RawMessage(`{"ok":true}`), nil
 		},
@@ -225,8 +262,15 @@ func (ga *ghApp) comment(login, body, delivery string, sign func([]byte) string)
 	return ga.send(raw, delivery, sign), delivery
 }
 
-// send posts a webhook delivery (sign nil: signed with the secret).
+// send posts an issue_comment delivery (sign nil: signed with the
+// secret).
 func (ga *ghApp) send(raw []byte, delivery string, sign func([]byte) string) int {
+	ga.t.Helper()
+	return ga.sendEvent("issue_comment", raw, delivery, sign)
+}
+
+// sendEvent posts a delivery of event.
+func (ga *ghApp) sendEvent(event string, raw []byte, delivery string, sign func([]byte) string) int {
 	ga.t.Helper()
 	if sign == nil {
 		sign = func(b []byte) string { return githubhook.Signature(ghSecret, b) }
@@ -234,7 +278,7 @@ func (ga *ghApp) send(raw []byte, delivery string, sign func([]byte) string) int
 	req, _ := http.NewRequest("POST", ga.base+"/github/webhook", bytes.NewReader(raw))
 	req.Header.Set(githubhook.HeaderSignature, sign(raw))
 	req.Header.Set(githubhook.HeaderDelivery, delivery)
-	req.Header.Set(githubhook.HeaderEvent, "issue_comment")
+	req.Header.Set(githubhook.HeaderEvent, event)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		ga.t.Fatal(err)
@@ -420,5 +464,104 @@ func TestGitHubConv_StopCancelsTheTurn(t *testing.T) {
 	}
 	if !cancelled {
 		t.Fatal("/stop did not cancel the turn")
+	}
+}
+
+// pullRequestEvent is GitHub's example payload of event, pointed at
+// acme/widgets#12 as a pull request, by login, with the text given (the
+// pull request's body for pull_request, the comment's otherwise).
+func (ga *ghApp) pullRequestEvent(event, login, text string) []byte {
+	ga.t.Helper()
+	ex := ga.examples[event]
+	if ex == nil {
+		ga.t.Fatalf("GitHub's examples have no %s payload", event)
+	}
+	var p map[string]any
+	b, _ := json.Marshal(ex)
+	_ = json.Unmarshal(b, &p)
+	p["repository"].(map[string]any)["name"] = "widgets"
+	p["repository"].(map[string]any)["owner"].(map[string]any)["login"] = "acme"
+	pr := p["pull_request"].(map[string]any)
+	pr["number"], pr["title"] = 12, "Retry step 3 of the widgets deploy"
+	pr["user"].(map[string]any)["login"] = login
+	p["sender"].(map[string]any)["login"] = login
+	if event == "pull_request" {
+		pr["body"] = text
+	} else {
+		c := p["comment"].(map[string]any)
+		c["id"], c["body"], c["path"] = ga.nextID.Add(1), text, "deploy/steps.go"
+		c["user"].(map[string]any)["login"] = login
+	}
+	raw, _ := json.Marshal(p)
+	return raw
+}
+
+// TestGitHubConv_PullRequestOpenedAndReviewComment: a pull request opened
+// with a mention starts a session whose context names the changed files
+// (read from GitHub), a review comment on a line continues it, and both
+// get their reaction where GitHub shows them.
+func TestGitHubConv_PullRequestOpenedAndReviewComment(t *testing.T) {
+	ga := newGHApp(t)
+	ga.fake.Push(fakemodel.Text("The change retries step 3; it looks right."), fakemodel.Text("Line 40 should back off."))
+	raw := ga.pullRequestEvent("pull_request", "alice", "@brainy please review this")
+	if code := ga.sendEvent("pull_request", raw, "", nil); code != http.StatusOK {
+		t.Fatalf("pull_request delivery = %d", code)
+	}
+	ga.gh.waitComment(t, "it looks right")
+	s := ga.session()
+	if s.StartedBy != "alice" {
+		t.Fatalf("session %+v", s)
+	}
+	var context string
+	for _, ev := range ga.events(s.ID) {
+		if ev.Type == engine.EventSessionContext {
+			context = string(ev.Data)
+		}
+	}
+	if !strings.Contains(context, "pull request") || !strings.Contains(context, "deploy/steps_test.go") || !strings.Contains(context, "Retry step 3") {
+		t.Fatalf("session context %s", context)
+	}
+	raw = ga.pullRequestEvent("pull_request_review_comment", "alice", "@brainy what about this line?")
+	if code := ga.sendEvent("pull_request_review_comment", raw, "", nil); code != http.StatusOK {
+		t.Fatalf("review comment delivery = %d", code)
+	}
+	ga.gh.waitComment(t, "Line 40 should back off")
+	if got := ga.session(); got.ID != s.ID {
+		t.Fatalf("the review comment started session %s beside %s", got.ID, s.ID)
+	}
+	ga.gh.mu.Lock()
+	reactions := strings.Join(ga.gh.reactions, " ")
+	ga.gh.mu.Unlock()
+	if !strings.Contains(reactions, "issue12:eyes") || !strings.Contains(reactions, "review") {
+		t.Fatalf("reactions %s; want one on the pull request and one on the review comment", reactions)
+	}
+}
+
+// TestGitHubConv_RetryAfterAFailedApply: an apply that fails says so on
+// the card with the /retry command; a stranger's /retry is refused and
+// runs nothing, and the approver's runs it once more.
+func TestGitHubConv_RetryAfterAFailedApply(t *testing.T) {
+	ga := newGHApp(t)
+	ga.failNext.Store(true)
+	ga.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "deploy"}), fakemodel.Text("Proposed the deploy."))
+	ga.comment("alice", "@brainy deploy it", "", nil)
+	ga.gh.waitComment(t, "**Approval needed**")
+	ga.comment("alice", "/approve", "", nil)
+	failed := ga.gh.waitComment(t, "Apply failed")
+	last := failed.Bodies[len(failed.Bodies)-1]
+	_, after, ok := strings.Cut(last, "`/retry ")
+	short, _, ok2 := strings.Cut(after, "`")
+	if !ok || !ok2 || ga.applied.Load() != 0 {
+		t.Fatalf("card after the failure %q (applied %d)", last, ga.applied.Load())
+	}
+	ga.comment("mallory", "/retry "+short, "", nil)
+	ga.gh.waitComment(t, "@mallory ")
+	if n := ga.applied.Load(); n != 0 {
+		t.Fatalf("a stranger's /retry applied (%d)", n)
+	}
+	ga.comment("alice", "/retry "+short, "", nil)
+	ga.gh.waitComment(t, "Applied.")
+	if n := ga.applied.Load(); n != 1 {
+		t.Fatalf("applied %d times after /retry", n)
 	}
 }
