@@ -188,7 +188,7 @@ type ghApp struct {
 	// examples are GitHub's example payloads by event, the first whose
 	// action is opened or created.
 	examples map[string]map[string]any
-	last     []byte // the last comment's payload
+	last     []byte      // the last comment's payload
 	failNext atomic.Bool // the deploy's next apply fails
 }
 
