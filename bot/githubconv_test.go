@@ -3,7 +3,11 @@ package bot
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -49,6 +53,7 @@ type ghFake struct {
 	perms     map[string]string
 	auths     []string
 	requests  int
+	minted    int // installation tokens minted
 }
 
 func newGHFake(t *testing.T) *ghFake {
@@ -122,6 +127,13 @@ func newGHFake(t *testing.T) *ghFake {
 		}
 		writeGitHub(w, http.StatusOK, map[string]any{"permission": p, "role_name": p})
 	})
+	mux.HandleFunc("POST /app/installations/{id}/access_tokens", func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		g.minted++
+		tok := fmt.Sprintf("ghs_installation%024d", g.minted)
+		g.mu.Unlock()
+		writeGitHub(w, http.StatusCreated, map[string]any{"token": tok, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+	})
 	mux.HandleFunc("GET /rate_limit", func(w http.ResponseWriter, r *http.Request) {
 		writeGitHub(w, http.StatusOK, map[string]any{"resources": map[string]any{}})
 	})
@@ -194,6 +206,13 @@ type ghApp struct {
 
 func newGHApp(t *testing.T) *ghApp {
 	t.Helper()
+	return newGHAppAuth(t, "token: "+ghToken)
+}
+
+// newGHAppAuth is newGHApp with auth as the github block's credential
+// (token: ..., or app: {...}).
+func newGHAppAuth(t *testing.T, auth string) *ghApp {
+	t.Helper()
 	ga := &ghApp{gh: newGHFake(t), examples: map[string]map[string]any{}}
 	ga.nextID.Store(5000)
 	raw, err := os.ReadFile(filepath.Join("..", "webhooks", "githubhook", "testdata", "examples", "node_modules", "@octokit", "webhooks-examples", "api.github.com", "index.json"))
@@ -231,7 +250,7 @@ func newGHApp(t *testing.T) *ghApp {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf("    tools: [ask, deploy]\ngithub: {webhook_secret: %s, token: %s, login: %s, base_url: %s}\n", ghSecret, ghToken, ghLogin, ga.gh.srv.URL)
+	extra := fmt.Sprintf("    tools: [ask, deploy]\ngithub: {webhook_secret: %s, %s, login: %s, base_url: %s}\n", ghSecret, auth, ghLogin, ga.gh.srv.URL)
 	ga.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}})
 	return ga
 }
@@ -563,5 +582,46 @@ func TestGitHubConv_RetryAfterAFailedApply(t *testing.T) {
 	ga.gh.waitComment(t, "Applied.")
 	if n := ga.applied.Load(); n != 1 {
 		t.Fatalf("applied %d times after /retry", n)
+	}
+}
+
+// TestGitHubConv_AsAGitHubApp: with github.app the conversation is served
+// as the App's installation: a JWT mints an installation token once, and
+// every comment is posted with that token, never with the JWT.
+func TestGitHubConv_AsAGitHubApp(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(t.TempDir(), "app.pem")
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	if err := os.WriteFile(keyFile, pemKey, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ga := newGHAppAuth(t, fmt.Sprintf("app: {app_id: 42, installation_id: 7, private_key_file: %s}", keyFile))
+	ga.fake.Push(fakemodel.Text("Step 3 waits on a lock."), fakemodel.Text("The lock is held by run 41."))
+	ga.comment("alice", "@brainy why is it stuck?", "", nil)
+	ga.gh.waitComment(t, "waits on a lock")
+	ga.comment("alice", "@brainy who holds it?", "", nil)
+	ga.gh.waitComment(t, "held by run 41")
+
+	ga.gh.mu.Lock()
+	defer ga.gh.mu.Unlock()
+	if ga.gh.minted != 1 {
+		t.Fatalf("%d installation tokens minted; want 1, cached for the second turn", ga.gh.minted)
+	}
+	jwts, installs := 0, 0
+	for _, a := range ga.gh.auths {
+		switch {
+		case strings.HasPrefix(a, "Bearer eyJ"):
+			jwts++
+		case a == "Bearer ghs_installation000000000000000000000001":
+			installs++
+		case strings.Contains(a, ghToken):
+			t.Fatalf("the token of the token config was sent: %q", a)
+		}
+	}
+	if jwts != 1 || installs < 4 {
+		t.Fatalf("auth headers %q: want one JWT (the mint) and the installation token on every call", ga.gh.auths)
 	}
 }

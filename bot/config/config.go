@@ -212,10 +212,13 @@ type PostToConfig struct {
 // GitHub issues and pull requests (webhooks at /github/webhook).
 type GitHubChatConfig struct {
 	WebhookSecret string `yaml:"webhook_secret"`
-	// Token is what brain comments with: a GitHub App installation token
-	// or a bot account's fine-grained token.
-	Token   string `yaml:"token"`
-	BaseURL string `yaml:"base_url"` // the REST API root; empty = https://api.github.com
+	// Token is what brain comments with: a bot account's fine-grained
+	// token. Exactly one of Token and App.
+	Token string `yaml:"token"`
+	// App comments as a GitHub App installation: installation tokens are
+	// minted and refreshed as the github_* tools' are.
+	App     *GitHubAppConfig `yaml:"app"`
+	BaseURL string           `yaml:"base_url"` // the REST API root; empty = https://api.github.com
 	// Login is the app's login: what a mention names (@login) and whose
 	// own comments are never answered.
 	Login string `yaml:"login"`

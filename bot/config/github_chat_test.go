@@ -20,12 +20,15 @@ schedules:
 		t.Fatal("the github block's secrets are not scrubbed")
 	}
 	for yaml, want := range map[string]string{
-		`github: {token: t, login: b}`:                                                                  "github.webhook_secret",
-		`github: {webhook_secret: s, login: b}`:                                                         "github.token",
-		`github: {webhook_secret: s, token: t}`:                                                         "github.login",
-		`github: {webhook_secret: s, token: t, login: b, repos: [{repo: acme}]}`:                        "github.repos[0].repo",
-		`github: {webhook_secret: s, token: t, login: b, agent: nobody}`:                                "github.agent",
-		"schedules:\n  - {name: d, cron: \"@daily\", prompt: hi, post_to: {github_issue: acme/web#12}}": "needs the github block",
+		`github: {token: t, login: b}`:                                                                                                                   "github.webhook_secret",
+		`github: {webhook_secret: s, login: b}`:                                                                                                          "github.token",
+		`github: {webhook_secret: s, token: t}`:                                                                                                          "github.login",
+		`github: {webhook_secret: s, token: t, login: b, repos: [{repo: acme}]}`:                                                                         "github.repos[0].repo",
+		`github: {webhook_secret: s, token: t, login: b, agent: nobody}`:                                                                                 "github.agent",
+		"schedules:\n  - {name: d, cron: \"@daily\", prompt: hi, post_to: {github_issue: acme/web#12}}":                                                  "needs the github block",
+		`github: {webhook_secret: s, token: t, login: b, app: {app_id: 1, installation_id: 2, private_key_file: k}}`:                                     "github.token: set token or app, not both",
+		`github: {webhook_secret: s, login: b, app: {installation_id: 2, private_key_file: k}}`:                                                          "github.app.app_id: must be >= 1",
+		`github: {webhook_secret: s, login: b, app: {app_id: 1, installation_id: 2}}`:                                                                    "github.app.private_key_file: required",
 		"github: {webhook_secret: s, token: t, login: b}\nschedules:\n  - {name: d, cron: \"@daily\", prompt: hi, post_to: {github_issue: acme-web-12}}": "is not owner/repo#number",
 	} {
 		_, err := loadYAML(t, minimalYAML+yaml+"\n", env)

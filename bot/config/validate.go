@@ -320,7 +320,16 @@ func (c *Config) validateChannels(p *problems) {
 	}
 	if g := c.GitHub; g != nil {
 		p.required("github.webhook_secret", g.WebhookSecret)
-		p.required("github.token", g.Token)
+		switch {
+		case g.Token != "" && g.App != nil:
+			p.add("github.token", "set token or app, not both")
+		case g.App == nil:
+			p.required("github.token", g.Token)
+		default:
+			atLeast(p, "github.app.app_id", g.App.AppID, 1, "")
+			atLeast(p, "github.app.installation_id", g.App.InstallationID, 1, "")
+			p.required("github.app.private_key_file", g.App.PrivateKeyFile)
+		}
 		p.required("github.login", g.Login)
 		checkURL(p, "github.base_url", g.BaseURL, false)
 		c.checkAgent(p, "github.agent", g.Agent)

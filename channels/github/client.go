@@ -42,9 +42,13 @@ type cachedPerm struct {
 const PermissionTTL = 2 * time.Minute
 
 // New is a client of the REST API at baseURL ("" api.github.com)
-// authenticated with token; hc nil is http.DefaultClient.
+// authenticated with token, or by hc's transport when token is ""; hc nil
+// is http.DefaultClient.
 func New(baseURL, token string, hc *http.Client, now func() time.Time) (*Client, error) {
-	c := gh.NewClient(hc).WithAuthToken(token)
+	c := gh.NewClient(hc)
+	if token != "" { // else hc authenticates (a GitHub App's transport)
+		c = c.WithAuthToken(token)
+	}
 	if baseURL != "" {
 		if !strings.HasSuffix(baseURL, "/") {
 			baseURL += "/"
