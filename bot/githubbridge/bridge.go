@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -67,8 +68,8 @@ type Bridge struct {
 	observe  func(time.Duration, error)
 
 	mu sync.Mutex
-	// refused holds the conversations told once why their person may not
-	// start a session.
+	// refused caches the conversations told why their person may not
+	// start a session (the store remembers them across restarts).
 	refused map[string]bool
 
 	life startstop.Lifecycle
@@ -231,17 +232,37 @@ func repoMatch(pattern, owner, repo string) bool {
 }
 
 // refuse tells the conversation, once, why its person may not talk to
-// brain.
+// brain. The refusal's comment is remembered in the store (under a key of
+// its own beside the approval cards), so a restart does not say it again.
 func (b *Bridge) refuse(ctx context.Context, t ghc.Thread, it githubhook.Item) error {
+	key := "refusal:" + t.Key()
 	b.mu.Lock()
 	done := b.refused[t.Key()]
-	b.refused[t.Key()] = true
 	b.mu.Unlock()
 	if done {
 		return nil
 	}
-	_, err := b.client.Comment(ctx, t, fmt.Sprintf("@%s only people allowed to use brain in %s (by default, those with write access) can start a session here.", it.Author, it.Repository()))
-	return err
+	if _, told, err := b.store.ApprovalMessage(ctx, Origin, key); err != nil {
+		return err
+	} else if told {
+		b.markRefused(t)
+		return nil
+	}
+	id, err := b.client.Comment(ctx, t, fmt.Sprintf("@%s only people allowed to use brain in %s (by default, those with write access) can start a session here.", it.Author, it.Repository()))
+	if err != nil {
+		return err
+	}
+	b.markRefused(t)
+	if err := b.store.SetApprovalMessage(ctx, b.now(), Origin, key, strconv.FormatInt(id, 10)); err != nil {
+		b.log.Warn("refusal not remembered; a restart may say it again", tools.LogThreadKey, t.Key(), tools.LogErr, err)
+	}
+	return nil
+}
+
+func (b *Bridge) markRefused(t ghc.Thread) {
+	b.mu.Lock()
+	b.refused[t.Key()] = true
+	b.mu.Unlock()
 }
 
 // conversationContext is the issue or pull request as the session's
