@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"os"
 	"strings"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"brain/bot/slackbridge"
 	"brain/bot/telemetry"
 	"brain/engine"
+	ghtools "brain/tools/github"
 )
 
 // Platform is a conversation platform (Slack, Linear): where people talk
@@ -73,7 +76,11 @@ func newPlatforms(cfg *config.Config, clock func() time.Time, extra []Platform) 
 		out = append(out, linearbridge.NewPlatform(cfg))
 	}
 	if cfg.GitHub != nil {
-		out = append(out, githubbridge.NewPlatform(cfg, nil))
+		hc, err := githubAppClient(cfg.GitHub, clock)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, githubbridge.NewPlatform(cfg, hc))
 	}
 	out = append(out, extra...)
 	seen := map[string]bool{}
@@ -182,4 +189,24 @@ func (a *App) inboxSources() []string {
 		out = append(out, p.Name())
 	}
 	return out
+}
+
+// githubAppClient is the HTTP client GitHub conversations comment with:
+// with github.app, one that authenticates as the App's installation
+// (installation tokens minted and refreshed as the github_* tools' are);
+// nil, the default client, with github.token.
+func githubAppClient(cfg *config.GitHubChatConfig, now func() time.Time) (*http.Client, error) {
+	if cfg.App == nil {
+		return nil, nil
+	}
+	key, err := os.ReadFile(cfg.App.PrivateKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("github.app.private_key_file: %w", err)
+	}
+	rt, err := ghtools.AppTransport(ghtools.App{AppID: cfg.App.AppID, InstallationID: cfg.App.InstallationID, PrivateKey: key},
+		cfg.BaseURL, nil, now)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Client{Transport: rt}, nil
 }

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -29,7 +28,6 @@ import (
 	"brain/internal/startstop"
 	"brain/store"
 	"brain/tools"
-	ghtools "brain/tools/github"
 	"brain/webhooks/githubhook"
 )
 
@@ -79,10 +77,6 @@ type Bridge struct {
 // GitHub; publicURL links approval cards to the console.
 func New(cfg *config.GitHubChatConfig, publicURL string, eng Engine, st bridge.Store, hc *http.Client, now func() time.Time, log *slog.Logger) (*Bridge, error) {
 	log = log.With(tools.LogPlatform, Name)
-	hc, err := appClient(cfg, hc, now)
-	if err != nil {
-		return nil, err
-	}
 	client, err := ghc.New(cfg.BaseURL, cfg.Token, hc, now)
 	if err != nil {
 		return nil, err
@@ -291,28 +285,4 @@ func (b *Bridge) conversationContext(ctx context.Context, t ghc.Thread, it githu
 
 func stripMention(text, login string) string {
 	return strings.TrimSpace(strings.ReplaceAll(strings.ToLower(text), "@"+strings.ToLower(login), ""))
-}
-
-// appClient is hc authenticating as the GitHub App installation when
-// github.app is set (hc itself otherwise): the app then comments as
-// itself, with installation tokens minted and refreshed as needed.
-func appClient(cfg *config.GitHubChatConfig, hc *http.Client, now func() time.Time) (*http.Client, error) {
-	if cfg.App == nil {
-		return hc, nil
-	}
-	key, err := os.ReadFile(cfg.App.PrivateKeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("github.app.private_key_file: %w", err)
-	}
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	rt, err := ghtools.AppTransport(ghtools.App{AppID: cfg.App.AppID, InstallationID: cfg.App.InstallationID, PrivateKey: key},
-		cfg.BaseURL, hc.Transport, now)
-	if err != nil {
-		return nil, err
-	}
-	out := *hc
-	out.Transport = rt
-	return &out, nil
 }
