@@ -84,30 +84,21 @@ func newGHFake(t *testing.T) *ghFake {
 		}
 		writeGitHub(w, http.StatusNotFound, map[string]any{"message": "Not Found"})
 	})
-	mux.HandleFunc("POST /repos/acme/widgets/issues/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Content string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		g.mu.Lock()
-		g.reactions = append(g.reactions, r.PathValue("id")+":"+in.Content)
-		g.mu.Unlock()
-		writeGitHub(w, http.StatusCreated, map[string]any{"id": 1, "content": in.Content})
-	})
-	mux.HandleFunc("POST /repos/acme/widgets/issues/{n}/reactions", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Content string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		g.mu.Lock()
-		g.reactions = append(g.reactions, "issue"+r.PathValue("n")+":"+in.Content)
-		g.mu.Unlock()
-		writeGitHub(w, http.StatusCreated, map[string]any{"id": 2, "content": in.Content})
-	})
-	mux.HandleFunc("POST /repos/acme/widgets/pulls/comments/{id}/reactions", func(w http.ResponseWriter, r *http.Request) {
-		var in struct{ Content string }
-		_ = json.NewDecoder(r.Body).Decode(&in)
-		g.mu.Lock()
-		g.reactions = append(g.reactions, "review"+r.PathValue("id")+":"+in.Content)
-		g.mu.Unlock()
-		writeGitHub(w, http.StatusCreated, map[string]any{"id": 3, "content": in.Content})
-	})
+	// Reactions are recorded as "<target>:<content>": a comment's id, or
+	// issueN / reviewID for the issue itself and review comments.
+	react := func(target func(*http.Request) string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			var in struct{ Content string }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			g.mu.Lock()
+			g.reactions = append(g.reactions, target(r)+":"+in.Content)
+			g.mu.Unlock()
+			writeGitHub(w, http.StatusCreated, map[string]any{"id": 1, "content": in.Content})
+		}
+	}
+	mux.HandleFunc("POST /repos/acme/widgets/issues/comments/{id}/reactions", react(func(r *http.Request) string { return r.PathValue("id") }))
+	mux.HandleFunc("POST /repos/acme/widgets/issues/{n}/reactions", react(func(r *http.Request) string { return "issue" + r.PathValue("n") }))
+	mux.HandleFunc("POST /repos/acme/widgets/pulls/comments/{id}/reactions", react(func(r *http.Request) string { return "review" + r.PathValue("id") }))
 	mux.HandleFunc("GET /repos/acme/widgets/pulls/{n}/files", func(w http.ResponseWriter, r *http.Request) {
 		file := func(name string) map[string]any {
 			return map[string]any{"sha": "bbcd538c8e72b8c175046e27cc8f907076331401", "filename": name, "status": "modified",

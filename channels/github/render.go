@@ -175,10 +175,7 @@ func (r *Renderer) flush(ctx context.Context, t Thread, rp *reply, force bool) e
 	if rp.text == "" && len(rp.steps) == 0 {
 		return nil
 	}
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
+	now := r.now
 	minEdit := r.MinEdit
 	if minEdit == 0 {
 		minEdit = DefaultMinEdit
@@ -259,11 +256,7 @@ func (r *Renderer) keep(ctx context.Context, approvalID string, c *card) error {
 		return nil
 	}
 	raw, _ := json.Marshal(cardRef{ID: c.id, Notes: c.notes})
-	now := time.Now
-	if r.Now != nil {
-		now = r.Now
-	}
-	if err := r.Cards.SetApprovalMessage(ctx, now(), r.Origin, approvalID, string(raw)); err != nil {
+	if err := r.Cards.SetApprovalMessage(ctx, r.now(), r.Origin, approvalID, string(raw)); err != nil {
 		r.Log.Warn("card not remembered; after a restart its notes become comments", tools.LogApprovalID, approvalID, tools.LogErr, err)
 	}
 	return nil
@@ -274,4 +267,11 @@ func suffix(comment string) string {
 		return ""
 	}
 	return " “" + oneLine(comment) + "”"
+}
+
+func (r *Renderer) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }

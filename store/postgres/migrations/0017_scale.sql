@@ -42,14 +42,3 @@ DROP FUNCTION pg_temp.brain_usage(text, text);
 -- The id of the model message that proposed an approval, recorded at
 -- proposal so that an apply need not search the log for it.
 ALTER TABLE approvals ADD COLUMN message_id text COLLATE "C" NOT NULL DEFAULT '';
-
--- The lists the console, App Home and the CLI ask for, newest activity
--- first, each filter served by an index.
-CREATE INDEX sessions_activity ON sessions (updated_at DESC, id DESC);
-CREATE INDEX sessions_status_activity ON sessions (status, updated_at DESC, id DESC);
-CREATE INDEX sessions_origin_activity ON sessions (origin, updated_at DESC, id DESC);
-CREATE INDEX sessions_agent_activity ON sessions (agent, updated_at DESC, id DESC);
-CREATE INDEX sessions_person_activity ON sessions (started_by, updated_at DESC, id DESC);
--- Pending approvals a person may decide (the requester, when no approvers
--- are configured).
-CREATE INDEX approvals_status_requester ON approvals (status, requested_by, created_at DESC, id DESC);
