@@ -93,7 +93,9 @@ func TestSync_NewCommitReplacesAndBadRef(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `ref "nope"`) || !strings.Contains(err.Error(), "there is no earlier copy") {
 		t.Errorf("bad ref: %v", err)
 	}
-	for ref, want := range map[string]string{"v1": first, "main": second} {
+	// In this order: the last sync (main) is the copy Load reads below.
+	for _, c := range []struct{ ref, want string }{{"v1", first}, {"main", second}} {
+		ref, want := c.ref, c.want
 		src := skills.Source{Name: "s", Git: repo.URL(), Ref: ref}
 		commit, _, err := skills.Sync(ctx, data, src)
 		if err != nil || commit != want || src.Fetched(data) != want {
