@@ -1,6 +1,6 @@
 // Slack's Bolt for JavaScript with its HTTP receiver, as most Slack apps
 // run it: it verifies each request's signature, parses the event, runs the
-// (empty) message listener and acks. The peer of brain's intake in the
+// (empty) message or app_mention listener and acks. The peer of brain's intake in the
 // load script (go run ./bench/load intake). Install: npm ci --prefix bench/bolt
 const { App, LogLevel } = require('@slack/bolt');
 
@@ -14,6 +14,7 @@ const app = new App({
 });
 
 app.message(async () => {});
+app.event('app_mention', async () => {});
 app.error(async (err) => { console.error(err); });
 
 (async () => {

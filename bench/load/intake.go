@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -46,10 +47,11 @@ func serveFloor(args []string) error {
 
 // target is one intake server under load.
 type target struct {
-	name string
-	url  string
-	pid  int
-	stop func()
+	name    string
+	url     string
+	metrics string // brain's /metrics, "" for the others
+	pid     int
+	stop    func()
 }
 
 type intakeResult struct {
@@ -61,46 +63,116 @@ type intakeResult struct {
 
 func (r intakeResult) perSecond() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
 
+// intakeKinds are the two kinds of traffic the intake is measured with:
+// mentions that each start a session (the realistic path), and channel
+// messages that mention nobody, which brain records and then ignores.
+var intakeKinds = []string{kindMention, kindMessage}
+
+const (
+	kindMention = "mention"
+	kindMessage = "message"
+)
+
 func runIntake(ctx context.Context, e *env, o options) error {
-	fmt.Printf("\n== intake: signed Slack message events, %d keep-alive connections, %s per target, every event distinct\n", o.clients, o.duration)
+	fmt.Printf("\n== intake: signed Slack events, %d keep-alive connections, %s per target, every event distinct\n", o.clients, o.duration)
+	fmt.Printf("mentions: app_mention events, each a new thread, so each starts a session (max_running_turns %d, fake model %s per call);\n"+
+		"messages: channel messages that mention nobody (recorded, then ignored)\n", o.intakeRunning, o.intakeLatency)
 	fake := slackfake.New()
 	defer fake.Close()
+	model, err := startModel(o.intakeLatency, 0)
+	if err != nil {
+		return err
+	}
+	defer model.close()
 
-	starters := []func() (*target, error){
-		func() (*target, error) { return startFloor(e) },
-		func() (*target, error) { return startBolt(o.bolt) },
-	}
-	for _, store := range o.stores {
-		starters = append(starters, func() (*target, error) { return startBrainIntake(ctx, e, store, fake.URL()) })
-	}
-	var results []intakeResult
-	var names []string
-	for _, start := range starters {
-		t, err := start()
-		if err != nil {
-			return err
+	for _, kind := range intakeKinds {
+		fmt.Printf("\n-- %s\n", kind)
+		starters := []func() (*target, error){
+			func() (*target, error) { return startFloor(e) },
+			func() (*target, error) { return startBolt(o.bolt) },
 		}
-		// Warm up (connections, JIT, page cache), then measure.
-		if _, err := intakeLoad(ctx, t.url, o.clients, time.Second, t.name+"-warm"); err != nil {
+		for _, store := range o.stores {
+			starters = append(starters, func() (*target, error) {
+				return startBrainIntake(ctx, e, store, fake.URL(), model.url, kind, o.intakeRunning)
+			})
+		}
+		var results []intakeResult
+		var names []string
+		for _, start := range starters {
+			t, err := start()
+			if err != nil {
+				return err
+			}
+			r, err := measureTarget(ctx, t, kind, o)
 			t.stop()
-			return fmt.Errorf("%s: %w", t.name, err)
+			if err != nil {
+				return fmt.Errorf("%s, %s: %w", t.name, kind, err)
+			}
+			results = append(results, r)
+			names = append(names, t.name)
 		}
-		r, err := intakeLoad(ctx, t.url, o.clients, o.duration, t.name)
-		rss, _ := processRSS(t.pid)
-		t.stop()
-		if err != nil {
-			return fmt.Errorf("%s: %w", t.name, err)
+		floor, bolt := results[0].perSecond(), results[1].perSecond()
+		for i := 2; i < len(results); i++ {
+			fmt.Printf("%-30s %4.0f%% of the floor, %.2fx Bolt (p99 %.1f ms; floor %.1f ms, Bolt %.1f ms)\n", names[i],
+				100*results[i].perSecond()/floor, results[i].perSecond()/bolt, ms(results[i].p99), ms(results[0].p99), ms(results[1].p99))
 		}
-		results = append(results, r)
-		names = append(names, t.name)
-		fmt.Printf("%-28s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  RSS %4d MiB\n", t.name, r.perSecond(),
-			ms(r.p50), ms(r.p99), rss>>20)
-	}
-	floor, bolt := results[0].perSecond(), results[1].perSecond()
-	for i := 2; i < len(results); i++ {
-		fmt.Printf("%-28s %4.0f%% of the floor, %.1fx Bolt\n", names[i], 100*results[i].perSecond()/floor, results[i].perSecond()/bolt)
 	}
 	return nil
+}
+
+// measureTarget warms t up and measures it with kind's events; for brain
+// with mentions it also reports the sessions started during the run and
+// how long the rest took to start after it.
+func measureTarget(ctx context.Context, t *target, kind string, o options) (intakeResult, error) {
+	// Warm up (connections, JIT, page cache), then measure.
+	if _, err := intakeLoad(ctx, t.url, o.clients, time.Second, kind, "w"); err != nil {
+		return intakeResult{}, err
+	}
+	var before metricsSnapshot
+	if t.metrics != "" {
+		var err error
+		if before, err = scrape(t.metrics); err != nil {
+			return intakeResult{}, err
+		}
+	}
+	cpu0 := processCPU(t.pid)
+	r, err := intakeLoad(ctx, t.url, o.clients, o.duration, kind, "m")
+	if err != nil {
+		return r, err
+	}
+	cpu1 := processCPU(t.pid)
+	rss, _ := processRSS(t.pid)
+	fmt.Printf("%-30s %9.0f req/s  p50 %6.2f ms  p99 %6.2f ms  CPU %4.0f%% of a core  RSS %4d MiB\n", t.name, r.perSecond(),
+		ms(r.p50), ms(r.p99), 100*(cpu1-cpu0).Seconds()/r.elapsed.Seconds(), rss>>20)
+	if t.metrics == "" || kind != kindMention {
+		return r, nil
+	}
+	after, err := scrape(t.metrics)
+	if err != nil {
+		return r, err
+	}
+	started := after.inputs - before.inputs
+	fmt.Printf("%-30s   during the run: %d sessions started, %d turns completed, %d events waiting in the inbox\n", "",
+		started, after.turns-before.turns, after.inbox)
+	// The rest of the acknowledged mentions start after the load: wait
+	// for every one, so no run counts an ack whose session never came.
+	want := before.inputs + r.reqs
+	t0 := time.Now()
+	for after.inputs < want {
+		if time.Since(t0) > 10*time.Minute {
+			return r, fmt.Errorf("%d of %d acknowledged mentions never started a session", want-after.inputs, r.reqs)
+		}
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		if after, err = scrape(t.metrics); err != nil {
+			return r, err
+		}
+	}
+	fmt.Printf("%-30s   every acknowledged mention had its session %.1f s after the load\n", "", time.Since(t0).Seconds())
+	return r, nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -179,7 +251,7 @@ func startProcess(name string, cmd *exec.Cmd, url string) (*target, error) {
 	}
 }
 
-func startBrainIntake(ctx context.Context, e *env, store, slackURL string) (*target, error) {
+func startBrainIntake(ctx context.Context, e *env, store, slackURL, modelURL, kind string, running int) (*target, error) {
 	dsn := ""
 	if store == "postgres" {
 		var err error
@@ -188,13 +260,14 @@ func startBrainIntake(ctx context.Context, e *env, store, slackURL string) (*tar
 		}
 	}
 	cfg := fmt.Sprintf(`models:
-  default: {provider: fake, model: bench}
+  default: {provider: anthropic, model: bench, base_url: %s, api_key: bench, max_retries: 0}
 agents:
   - name: default
 slack: {bot_token: xoxb-bench, signing_secret: %s, api_url: %s/api/}
+limits: {max_running_turns: %d}
 log: {level: error}
-`, signingSecret, slackURL) + storageConfig(store, dsn)
-	r, err := e.startReplica(filepath.Join(e.dir, "intake-"+store), cfg)
+`, modelURL, signingSecret, slackURL, running) + storageConfig(store, dsn)
+	r, err := e.startReplica(filepath.Join(e.dir, "intake-"+store+"-"+kind), cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -206,12 +279,26 @@ log: {level: error}
 	if store == "postgres" {
 		name = "brain, PostgreSQL (1 replica)"
 	}
-	return &target{name: name, url: r.base + "/slack/events", pid: r.cmd.Process.Pid, stop: r.stop}, nil
+	return &target{name: name, url: r.base + "/slack/events", metrics: r.base + "/metrics", pid: r.cmd.Process.Pid, stop: r.stop}, nil
 }
 
-// intakeLoad sends distinct signed message events from clients
+// eventBody is one distinct signed-to-be event of kind: n numbers it, and
+// phase keeps the warm-up's events apart from the measured ones (event
+// ids, channels and timestamps all differ).
+func eventBody(kind, phase string, n int64) []byte {
+	ts := fmt.Sprintf("1700000000.%06d", n%1000000)
+	channel := fmt.Sprintf("C%s%d", strings.ToUpper(phase), n/1000000)
+	if kind == kindMention {
+		return []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","api_app_id":"A1","event_id":"Ev%s%d","event_time":1700000000,"event":{"type":"app_mention","user":"U1","text":"<@%s> load %d","ts":"%s","channel":"%s","event_ts":"%s"}}`,
+			phase, n, slackfake.BotUserID, n, ts, channel, ts))
+	}
+	return []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","api_app_id":"A1","event_id":"Ev%s%d","event_time":1700000000,"event":{"type":"message","user":"U1","text":"load %d","ts":"%s","channel":"%s","channel_type":"channel","event_ts":"%s"}}`,
+		phase, n, n, ts, channel, ts))
+}
+
+// intakeLoad sends distinct signed events of kind from clients
 // connections for d and returns the count and latency percentiles.
-func intakeLoad(ctx context.Context, url string, clients int, d time.Duration, prefix string) (intakeResult, error) {
+func intakeLoad(ctx context.Context, url string, clients int, d time.Duration, kind, phase string) (intakeResult, error) {
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -229,7 +316,7 @@ func intakeLoad(ctx context.Context, url string, clients int, d time.Duration, p
 			mine := make([]time.Duration, 0, 4096)
 			for time.Now().Before(stopAt) && ctx.Err() == nil {
 				n := seq.Add(1)
-				body := []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","api_app_id":"A1","event_id":"Ev%s%d","event_time":1700000000,"event":{"type":"message","user":"U1","text":"load %d","ts":"1700000000.%06d","channel":"C1","channel_type":"channel","event_ts":"1700000000.%06d"}}`, prefix, n, n, n, n))
+				body := eventBody(kind, phase, n)
 				ts := strconv.FormatInt(time.Now().Unix(), 10)
 				req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
 				req.Header.Set("Content-Type", "application/json")

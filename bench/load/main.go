@@ -43,6 +43,9 @@ type options struct {
 	keep        bool
 	brain       string
 	statements  int
+	// intake: the limit and model latency the mentions' turns run with.
+	intakeRunning int
+	intakeLatency time.Duration
 }
 
 func main() {
@@ -69,6 +72,8 @@ func main() {
 	reps := flag.String("replicas", "1,2,3", "turns: PostgreSQL replica counts")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "intake: load per target")
 	flag.IntVar(&o.clients, "clients", 64, "intake: concurrent keep-alive connections")
+	flag.IntVar(&o.intakeRunning, "intake-running", 64, "intake: limits.max_running_turns of brain while mentions start sessions")
+	flag.DurationVar(&o.intakeLatency, "intake-latency", time.Second, "intake: fake model latency per call of the mentions' turns (a real model's seconds)")
 	flag.IntVar(&o.idle, "idle-sessions", 100000, "startup: sessions in the database")
 	flag.StringVar(&o.bolt, "bolt", "bench/bolt", "intake: directory of the Bolt app (npm ci --prefix bench/bolt)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")

@@ -61,6 +61,7 @@ type Store interface {
 	store.Threads
 	store.Inbox
 	store.ChannelState
+	store.SessionSearch
 }
 
 // Bridge is the Slack integration: the HTTP endpoints, Socket Mode with an

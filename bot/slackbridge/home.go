@@ -7,13 +7,13 @@ import (
 
 	"brain/channels/slack"
 	"brain/engine"
+	"brain/store"
 	"brain/tools"
 )
 
 // Bounds of the Home tab's reads.
 const (
 	homeApprovalScan = 500 // pending approvals read to find a person's
-	homeSessionScan  = 500 // recent sessions read to find a person's
 	maxHomeUsers     = 1000
 )
 
@@ -87,14 +87,15 @@ func (b *Bridge) publishHome(ctx context.Context, user string) error {
 		}
 		view.Approvals = append(view.Approvals, ha)
 	}
-	sessions, err := b.eng.Sessions(ctx, engine.SessionFilter{Limit: homeSessionScan})
+	// The database finds the person's Slack sessions (by index), newest
+	// first: a page of them, so the tab can say how many more there are.
+	sessions, next, err := b.store.ListSessions(ctx, store.SessionQuery{Origin: engine.OriginSlack, Person: user, Limit: store.MaxSessionPage})
 	if err != nil {
 		return err
 	}
+	view.SessionsCapped = next != ""
 	for _, s := range sessions {
-		if s.Origin == engine.OriginSlack && s.StartedBy == user {
-			view.Sessions = append(view.Sessions, slack.HomeSession{Session: s, Link: slack.ThreadLink(url, s)})
-		}
+		view.Sessions = append(view.Sessions, slack.HomeSession{Session: s, Link: slack.ThreadLink(url, s)})
 	}
 	return b.reader.PublishHome(ctx, user, view)
 }

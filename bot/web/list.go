@@ -81,15 +81,10 @@ func (s *Server) sessionsPage(w http.ResponseWriter, r *http.Request, v visitor)
 	}
 	for _, ss := range list {
 		row := sessionRow{Session: ss, OriginLink: s.originLink(ss)}
-		if ss.LastSeq > 0 {
-			evs, err := s.cfg.Engine.Events(r.Context(), ss.ID, 0, titleEvents)
-			if err != nil {
-				s.internal(w, r, v, err)
-				return
-			}
-			var sum summary
-			summarize(evs, &sum)
-			row.Title = sum.Title
+		var err error
+		if row.Title, err = s.title(r, ss); err != nil {
+			s.internal(w, r, v, err)
+			return
 		}
 		vw.Rows = append(vw.Rows, row)
 	}

@@ -11,15 +11,14 @@ import (
 	"brain/engine"
 )
 
-// liveView is what a live stream keeps between batches: the session's
-// usage so far (for the header it sends again), and in the trace view
-// the trace of the turns it sends again as they change.
+// liveView is what a live stream keeps between batches: the session (for
+// the header it sends again), and in the trace view the trace of the
+// turns it sends again as they change.
 type liveView struct {
 	s      *Server
 	r      *http.Request
 	v      visitor
 	ss     engine.Session
-	sum    summary
 	tracer *tracer // nil: the raw event log
 }
 
@@ -32,9 +31,6 @@ const liveTraceEntries = 64
 
 func (s *Server) newLiveView(r *http.Request, v visitor, ss engine.Session, after int64) (*liveView, error) {
 	lv := &liveView{s: s, r: r, v: v, ss: ss}
-	if err := s.summarize(r, ss.ID, &lv.sum); err != nil {
-		return nil, err
-	}
 	q := r.URL.Query()
 	if q.Get("view") != "trace" {
 		return lv, nil
@@ -69,7 +65,6 @@ func (lv *liveView) write(ctx context.Context, buf *bytes.Buffer, evs []engine.E
 	headerChanged := false
 	var changed []*traceEntry
 	for _, ev := range evs {
-		summarize([]engine.Event{ev}, &lv.sum)
 		if ev.Type == engine.EventSessionStatus || ev.Type == engine.EventTurnCompleted {
 			headerChanged = true
 		}
@@ -108,7 +103,7 @@ func (lv *liveView) write(ctx context.Context, buf *bytes.Buffer, evs []engine.E
 	}
 	lv.ss = ss
 	var h bytes.Buffer
-	if err := lv.s.pages.item.ExecuteTemplate(&h, "sessionHeader", lv.s.header(lv.r, lv.v, ss, lv.sum)); err != nil {
+	if err := lv.s.pages.item.ExecuteTemplate(&h, "sessionHeader", lv.s.header(lv.r, lv.v, ss)); err != nil {
 		return err
 	}
 	writeData(buf, "header", h.String())

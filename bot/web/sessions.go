@@ -37,20 +37,19 @@ func (s *Server) origins() []engine.Origin {
 	return append(out, ownOrigins...)
 }
 
-// summarize reads the session's whole log, a page at a time.
-func (s *Server) summarize(r *http.Request, id string, sum *summary) error {
-	var after int64
-	for {
-		evs, err := s.cfg.Engine.Events(r.Context(), id, after, summaryPage)
-		if err != nil {
-			return err
-		}
-		summarize(evs, sum)
-		if len(evs) < summaryPage {
-			return nil
-		}
-		after = evs[len(evs)-1].Seq
+// title is a session's title: its first message, from the first few
+// events (never the whole log: a session may hold 100,000).
+func (s *Server) title(r *http.Request, ss engine.Session) (string, error) {
+	if ss.LastSeq == 0 {
+		return "", nil
 	}
+	evs, err := s.cfg.Engine.Events(r.Context(), ss.ID, 0, titleEvents)
+	if err != nil {
+		return "", err
+	}
+	var sum summary
+	summarize(evs, &sum)
+	return sum.Title, nil
 }
 
 // originLink is where a session's conversation lives: its thread on its
@@ -92,7 +91,6 @@ type headerView struct {
 	Session    engine.Session
 	OriginLink string
 	Usage      engine.Usage
-	Turns      int
 	Cost       float64
 	Priced     bool
 	CanCancel  bool
@@ -100,16 +98,17 @@ type headerView struct {
 	CSRF       string
 }
 
-// header makes ss's header for v, with its usage so far.
-func (s *Server) header(r *http.Request, v visitor, ss engine.Session, sum summary) headerView {
+// header makes ss's header for v, with its usage so far (the running
+// total the store keeps on the session, so no page reads the whole log).
+func (s *Server) header(r *http.Request, v visitor, ss engine.Session) headerView {
 	// Offered as the actions would allow (cancel: an approver may too,
 	// and is told so by the engine if not). Cancel only while a turn
 	// runs or a question waits.
 	starter := s.admin(r, v) || (v.by != "" && ss.StartedBy == v.by)
-	h := headerView{Session: ss, OriginLink: s.originLink(ss), Usage: sum.Usage, Turns: sum.Turns, CSRF: v.csrf,
+	h := headerView{Session: ss, OriginLink: s.originLink(ss), Usage: ss.UsageTotal, CSRF: v.csrf,
 		CanCancel: starter && (ss.Status == engine.StatusRunning || ss.Status == engine.StatusAwaitingInput),
 		CanResume: starter && (ss.Status == engine.StatusInterrupted || ss.Status == engine.StatusFailed)}
-	h.Cost, h.Priced = s.cost(ss.Agent, sum.Usage)
+	h.Cost, h.Priced = s.cost(ss.Agent, ss.UsageTotal)
 	return h
 }
 
@@ -136,7 +135,6 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 			vw.Earlier += "&view=raw"
 		}
 	}
-	var sum summary
 	tr := newTracer(s.pricer(ss.Agent))
 	after := from
 	for {
@@ -158,7 +156,6 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 			} else {
 				tr.add(ev)
 			}
-			summarize([]engine.Event{ev}, &sum)
 			after = ev.Seq
 		}
 		if len(evs) < summaryPage || len(vw.Items) >= 4*timelineWindow {
@@ -178,8 +175,11 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 		}
 		vw.Items = append(vw.Items, h)
 	}
-	vw.Title = sum.Title
-	vw.Header = s.header(r, v, ss, sum)
+	if vw.Title, err = s.title(r, ss); err != nil {
+		s.internal(w, r, v, err)
+		return
+	}
+	vw.Header = s.header(r, v, ss)
 	vw.Approvals, err = s.cfg.Engine.Approvals(r.Context(), engine.ApprovalFilter{SessionID: ss.ID,
 		Statuses: []engine.ApprovalStatus{engine.ApprovalPending, engine.ApprovalUnconfirmed, engine.ApprovalFailed}, Limit: 50})
 	if err != nil {

@@ -140,31 +140,19 @@ func orDefault(s, def string) string {
 // summary is what the sessions list shows of a session beyond its row.
 type summary struct {
 	Title string
-	Usage engine.Usage
-	Turns int
 }
 
-// summaryPage is how many events summarize reads at a time.
+// summaryPage is how many events a page reads from the log at a time.
 const summaryPage = 1000
 
-// summarize reads a session's log for its title (the first message) and
-// usage (the sum of its turns').
+// summarize reads a session's first events for its title (the first
+// message).
 func summarize(evs []engine.Event, sum *summary) {
 	for _, ev := range evs {
-		switch ev.Type {
-		case engine.EventUserMessage:
-			if sum.Title == "" {
-				var in engine.Input
-				if json.Unmarshal(ev.Data, &in) == nil {
-					sum.Title = clip(firstLine(in.Text), 120)
-				}
-			}
-		case engine.EventTurnCompleted:
-			var tc engine.TurnCompleted
-			if json.Unmarshal(ev.Data, &tc) == nil {
-				sum.Usage.InputTokens += tc.Usage.InputTokens
-				sum.Usage.OutputTokens += tc.Usage.OutputTokens
-				sum.Turns++
+		if ev.Type == engine.EventUserMessage && sum.Title == "" {
+			var in engine.Input
+			if json.Unmarshal(ev.Data, &in) == nil {
+				sum.Title = clip(firstLine(in.Text), 120)
 			}
 		}
 	}

@@ -22,6 +22,9 @@ type HomeView struct {
 	Notice    string
 	Approvals []HomeApproval
 	Sessions  []HomeSession
+	// SessionsCapped says Sessions is the first page of a longer list:
+	// the "and N more" line reads "N+".
+	SessionsCapped bool
 }
 
 // HomeApproval is a pending approval and a link to its thread ("" when it
@@ -101,7 +104,11 @@ func HomeBlocks(v HomeView) ([]slack.Block, error) {
 		blocks = append(blocks, section(fmt.Sprintf("home_s%d", i), sessionLine(hs)))
 	}
 	if moreSessions > 0 {
-		blocks = append(blocks, contextLine("home_more_sessions", fmt.Sprintf("…and %d more", moreSessions)))
+		plus := ""
+		if v.SessionsCapped {
+			plus = "+"
+		}
+		blocks = append(blocks, contextLine("home_more_sessions", fmt.Sprintf("…and %d%s more", moreSessions, plus)))
 	}
 	return blocks, nil
 }
