@@ -6,6 +6,7 @@
 //	go run ./bench/load turns     # turns/s against the fake model server, 1-3 replicas
 //	go run ./bench/load intake    # signed Slack intake: floor, Bolt, brain on each store
 //	go run ./bench/load startup   # start-to-ready and memory with 100,000 sessions
+//	go run ./bench/load memory    # memory per running turn, 10,000 turns waiting on a slow model
 //	go run ./bench/load all
 //
 // See the README's "Load scripts" for what each measures and the flags.
@@ -24,7 +25,7 @@ import (
 	"time"
 )
 
-const usage = `usage: go run ./bench/load [flags] turns|intake|startup|all
+const usage = `usage: go run ./bench/load [flags] turns|intake|startup|memory|all
 
 flags:
 `
@@ -46,6 +47,8 @@ type options struct {
 	// intake: the limit and model latency the mentions' turns run with.
 	intakeRunning int
 	intakeLatency time.Duration
+	// memory: running turns held at once.
+	memTurns int
 }
 
 func main() {
@@ -74,6 +77,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 64, "intake: concurrent keep-alive connections")
 	flag.IntVar(&o.intakeRunning, "intake-running", 64, "intake: limits.max_running_turns of brain while mentions start sessions")
 	flag.DurationVar(&o.intakeLatency, "intake-latency", time.Second, "intake: fake model latency per call of the mentions' turns (a real model's seconds)")
+	flag.IntVar(&o.memTurns, "running-turns", 10000, "memory: sessions with a turn waiting on the model at once")
 	flag.IntVar(&o.idle, "idle-sessions", 100000, "startup: sessions in the database")
 	flag.StringVar(&o.bolt, "bolt", "bench/bolt", "intake: directory of the Bolt app (npm ci --prefix bench/bolt)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the work directory")
@@ -112,7 +116,7 @@ func run(ctx context.Context, mode string, o options) error {
 	fmt.Printf("machine: %d cores (GOMAXPROCS %d), %s, %s/%s\n", runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.GOOS, runtime.GOARCH)
 	modes := []string{mode}
 	if mode == "all" {
-		modes = []string{"turns", "intake", "startup"}
+		modes = []string{"turns", "intake", "startup", "memory"}
 	}
 	for _, m := range modes {
 		switch m {
@@ -122,8 +126,10 @@ func run(ctx context.Context, mode string, o options) error {
 			err = runIntake(ctx, env, o)
 		case "startup":
 			err = runStartup(ctx, env, o)
+		case "memory":
+			err = runMemory(ctx, env, o)
 		default:
-			return fmt.Errorf("unknown mode %q (want turns, intake, startup or all)", m)
+			return fmt.Errorf("unknown mode %q (want turns, intake, startup, memory or all)", m)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", m, err)
