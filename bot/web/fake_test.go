@@ -83,6 +83,8 @@ func (f *fakeEngine) appendTurnEvent(t testing.TB, id, turnID string, p engine.P
 	for i := range f.sessions {
 		if f.sessions[i].ID == id {
 			f.sessions[i].LastSeq = ev.Seq
+			// The running total the stores keep (store.UsageOf).
+			f.sessions[i].UsageTotal = f.sessions[i].UsageTotal.Add(store.UsageOf([]engine.Event{ev}))
 		}
 	}
 	if ch, ok := f.changed[id]; ok {
