@@ -152,7 +152,6 @@ func describeField(f tools.Field) string {
 	return s
 }
 
-
 // replyOf reads the person's answer to an elicitation's question.
 func replyOf(p *PendingCall, a Answer) tools.Reply {
 	switch a.Value {

@@ -76,7 +76,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
-	Elicit: func(context.Context, tools.Elicitation) (tools.Reply, error) {
+		Elicit: func(context.Context, tools.Elicitation) (tools.Reply, error) {
 			return tools.Reply{Action: tools.ActionDecline, Reason: heldElicitation(t.session)}, nil
 		},
 	}
