@@ -1,7 +1,6 @@
 package bot
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -97,17 +96,16 @@ func TestSlack_MCPElicitationAnsweredByButton(t *testing.T) {
 	}
 	sa.click("U1", q, "brain_answer") // the first button: aisle
 	sa.waitThread(ts, "Your seat is booked.")
+	got, _ := sa.waitTurns(sa.session(ts).ID, 2)
+	if got.Status != engine.StatusIdle {
+		t.Fatalf("status %s", got.Status)
+	}
 	calls := peer.recorded()
 	if len(calls) != 2 {
 		t.Fatalf("tools/call sent %d times, want 2", len(calls))
 	}
 	if string(calls[1]["requestState"]) != `"st-1"` || !strings.Contains(string(calls[1]["inputResponses"]), `"seat":"aisle"`) {
 		t.Fatalf("re-sent call %s %s", calls[1]["requestState"], calls[1]["inputResponses"])
-	}
-	s := sa.session(ts)
-	got, _ := sa.app.engine.Session(context.Background(), s.ID)
-	if got.Status != engine.StatusIdle {
-		t.Fatalf("status %s", got.Status)
 	}
 	if m := sa.metricsText(); !strings.Contains(m, `brain_mcp_elicitations_total{server="travel"} 1`) {
 		t.Fatalf("metrics: %s", m)
