@@ -144,4 +144,6 @@ func (c *mcpCatalog) registerMetrics(reg *telemetry.Registry) {
 		samples(func(st mcp.ServerStats) int64 { return st.Calls }))
 	reg.CounterFunc("brain_mcp_call_errors_total", "MCP tools/call requests that did not succeed, by server.", []string{"server"},
 		samples(func(st mcp.ServerStats) int64 { return st.Errors }))
+	reg.CounterFunc("brain_mcp_elicitations_total", "MCP servers' requests for a person's input during a call, by server.", []string{"server"},
+		samples(func(st mcp.ServerStats) int64 { return st.Elicitations }))
 }

@@ -112,8 +112,12 @@ func newSlackAppConfig(t *testing.T, provider, agentMore, slackMore, approvals, 
 			return json.RawMessage(`"found 3 rows\nmore detail"`), nil
 		},
 	}
-	extra := fmt.Sprintf(`    tools: [ask, deploy, lookup, plan]
-%sslack:
+	// agentMore may name the agent's tools itself (MCP servers among them).
+	toolsLine := "    tools: [ask, deploy, lookup, plan]\n"
+	if strings.HasPrefix(agentMore, "    tools:") {
+		toolsLine = ""
+	}
+	extra := fmt.Sprintf(toolsLine+`%sslack:
   bot_token: %s
   signing_secret: %s
   api_url: %s/api/

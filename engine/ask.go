@@ -59,6 +59,9 @@ type Question struct {
 	CallID  string    `json:"call_id"`
 	TurnID  string    `json:"turn_id"`
 	AskedAt time.Time `json:"asked_at"`
+	// Call is the tool call that waits for this answer, when a tool
+	// asked (see PendingCall); nil for the ask tool's questions.
+	Call *PendingCall `json:"call,omitempty"`
 }
 
 // Option is one choice of a Question.
@@ -73,6 +76,9 @@ type Answer struct {
 	QuestionID string `json:"question_id"`
 	Value      string `json:"value,omitempty"`
 	Text       string `json:"text,omitempty"`
+	// Call is the open question's pending tool call, copied by the
+	// engine when the answer is recorded (never taken from a client).
+	Call *PendingCall `json:"call,omitempty"`
 }
 
 // OpenQuestion decodes the session's open question, nil when none.

@@ -151,6 +151,11 @@ func (e *Engine) Send(ctx context.Context, sessionID string, in Input) (ev Event
 
 // checkInput trims and checks input before anything is read or written.
 func checkInput(in Input) (Input, error) {
+	if in.Answer != nil {
+		a := *in.Answer
+		a.Call = nil // the engine's own, from the open question
+		in.Answer = &a
+	}
 	in.Text = strings.TrimRight(in.Text, " \t\r\n")
 	if strings.TrimSpace(in.Text) == "" && len(in.Files) == 0 {
 		return in, Errorf(CodeInvalid, "text is required")
@@ -197,6 +202,9 @@ func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) 
 			a.Value = o.Value
 		}
 		in.Answer = a
+	}
+	if in.Answer != nil && q != nil && in.Answer.QuestionID == q.ID {
+		in.Answer.Call = q.Call
 	}
 	evs, err := e.events("", in)
 	if err != nil {

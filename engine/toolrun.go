@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"brain/tools"
@@ -75,14 +76,31 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
+		Elicit: func(context.Context, tools.Elicitation) (tools.Reply, error) {
+			return tools.Reply{Action: tools.ActionDecline, Reason: heldElicitation(t.session)}, nil
+		},
 	}
 	timeout := e.timeoutOf(tool)
 	if tool.NeedsApproval() || e.policyHolds(tool, call.Input) {
 		return e.proposeCall(ctx, t, tool, call, tc, timeout)
 	}
-	raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
-		return tool.Run(ctx, tc)
-	})
+	run := func(ctx context.Context, resume *tools.Resume) (json.RawMessage, toolOutcome, *tools.InputRequired) {
+		tc.Resume = resume
+		var asked atomic.Pointer[tools.InputRequired]
+		raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
+			raw, err := tool.Run(ctx, tc)
+			if ir := asInputRequired(err); ir != nil {
+				asked.Store(ir)
+				return json.RawMessage(`{}`), nil
+			}
+			return raw, err
+		})
+		return raw, out, asked.Load()
+	}
+	raw, out, ir := run(ctx, t.resume[call.ID])
+	if ir != nil {
+		return e.inputRequired(ctx, t, call, run, ir)
+	}
 	if out.IsError {
 		return out
 	}

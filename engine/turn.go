@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"brain/tools"
@@ -35,7 +36,11 @@ type turn struct {
 	// ask is the ask tool when offered; question is the one this turn asked.
 	ask      *tools.Tool
 	question *Question
-	started  time.Time // for the Observer
+	// asking is set once a tool's request for input claimed the question;
+	// resume holds the replies of calls sent again with an answer.
+	asking  atomic.Bool
+	resume  map[string]*tools.Resume
+	started time.Time // for the Observer
 	// summarized is set once the turn has compacted its context with a
 	// summary; a turn writes at most one. firstSize is the estimated size
 	// of its first request and maxRounds its cap on rounds, to foresee how
@@ -222,6 +227,12 @@ func (e *Engine) loop(ctx context.Context, t *turn) (Outcome, error) {
 		max = e.maxIterations
 	}
 	t.maxRounds = max
+	if err := e.resumeAnswered(ctx, t); err != nil {
+		return "", err
+	}
+	if t.question != nil {
+		return OutcomeQuestion, nil // the server asked again
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return "", err

@@ -91,6 +91,7 @@ const (
 	LogWorkspace   = "workspace"
 	LogMCPServer   = "mcp_server"
 	LogStderr      = "stderr"
-	LogTools       = "tools"    // how many tools
-	LogProtocol    = "protocol" // an MCP protocol revision
+	LogTools       = "tools"              // how many tools
+	LogProtocol    = "protocol"           // an MCP protocol revision
+	LogElicit      = "elicitation_action" // accept, decline or cancel
 )

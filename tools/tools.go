@@ -117,6 +117,12 @@ type Call struct {
 	RequestID string
 	// Progress records progress metadata; nil means progress is dropped.
 	Progress func(ctx context.Context, data json.RawMessage) error
+	// Elicit asks the person for input while the call waits; nil means
+	// nobody can be asked (decline).
+	Elicit ElicitFunc
+	// Resume is set when the call is sent again with the person's answer
+	// to the InputRequired the tool returned before.
+	Resume *Resume
 }
 
 // IdempotencyKey identifies this invocation for downstream writes. It stays

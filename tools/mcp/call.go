@@ -18,7 +18,8 @@ const maxErrorText = 8000
 func (s *server) callTool(ctx context.Context, name, mcpName string, call tools.Call) (json.RawMessage, error) {
 	out, err := s.sendCall(ctx, name, mcpName, call)
 	s.stats.calls.Add(1)
-	if err != nil {
+	var ir *tools.InputRequired
+	if err != nil && !errors.As(err, &ir) {
 		s.stats.errors.Add(1)
 	}
 	return out, err
@@ -40,6 +41,15 @@ func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.
 		return nil, tools.Failed("%s: %s before the call was sent; nothing was sent", name, ctxReason(ctx))
 	}
 	params := map[string]any{"name": mcpName, "arguments": json.RawMessage(args)}
+	if call.Resume != nil {
+		if err := resumeParams(params, call.Resume); err != nil {
+			return nil, tools.Failed("%s: %v; nothing was sent", name, err)
+		}
+	}
+	// A 2025-11-25 server's elicitation/create during the call reaches
+	// the person through the call (see elicitor).
+	ctx = context.WithValue(ctx, callKey{}, call)
+	defer c.calls.add(call)()
 	if call.Progress != nil {
 		token := c.nextID("brain-progress")
 		notes := make(chan progressNote, 16)
@@ -54,12 +64,18 @@ func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.
 		return nil, s.callError(ctx, name, err)
 	}
 	var res struct {
-		Content           []json.RawMessage `json:"content"`
-		StructuredContent json.RawMessage   `json:"structuredContent"`
-		IsError           bool              `json:"isError"`
+		Content           []json.RawMessage          `json:"content"`
+		StructuredContent json.RawMessage            `json:"structuredContent"`
+		IsError           bool                       `json:"isError"`
+		ResultType        string                     `json:"resultType"`
+		InputRequests     map[string]json.RawMessage `json:"inputRequests"`
+		RequestState      json.RawMessage            `json:"requestState"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, tools.Unknown("%s: the server answered with an invalid result; the tool may have run", name)
+	}
+	if res.ResultType == "input_required" {
+		return nil, s.inputRequired(name, res.InputRequests, res.RequestState)
 	}
 	text := s.scrub.String(describe(res.Content))
 	if res.IsError {

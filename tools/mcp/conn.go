@@ -58,6 +58,7 @@ type conn struct {
 	progress  sync.Map     // progress token -> chan progressNote
 	closeOnce sync.Once
 	version   string // the protocol revision negotiated
+	calls     inflight
 }
 
 // connect starts the server, runs the handshake and lists the tools. On
@@ -101,7 +102,8 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		}
 		c.tr = tr
 	}
-	c.client = client.NewClient(c.tr, client.WithProtocolVersion(version), client.WithDiscoverTimeout(s.b.opts.discoverTimeout))
+	c.client = client.NewClient(c.tr, client.WithProtocolVersion(version), client.WithDiscoverTimeout(s.b.opts.discoverTimeout),
+		client.WithElicitationHandler(elicitor{c}), client.WithClientCapabilities(capabilities()))
 	// Before Start and Initialize: a server may announce list_changed as
 	// soon as it is initialized.
 	c.client.OnNotification(c.notify)
@@ -400,7 +402,7 @@ func (c *conn) stamp(method string, params any) (any, http.Header) {
 	}
 	meta[mcp.MetaKeyProtocolVersion] = c.version
 	meta[mcp.MetaKeyClientInfo] = clientInfo
-	meta[mcp.MetaKeyClientCapabilities] = mcp.ClientCapabilities{}
+	meta[mcp.MetaKeyClientCapabilities] = capabilities()
 	out["_meta"] = meta
 	raw, err := json.Marshal(out)
 	if err != nil {
