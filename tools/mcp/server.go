@@ -37,8 +37,8 @@ func (c ServerConfig) Validate() error {
 		if c.Command == "" {
 			return errors.New("a stdio server needs a command")
 		}
-		if c.URL != "" || c.BearerToken != "" {
-			return errors.New("a stdio server takes no url or bearer token")
+		if c.URL != "" || c.BearerToken != "" || c.OAuth != nil {
+			return errors.New("a stdio server takes no url, bearer token or oauth")
 		}
 		for k, v := range c.Env {
 			// Messages name the variable, never its value.
@@ -54,6 +54,14 @@ func (c ServerConfig) Validate() error {
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
 			return errors.New("an http server takes no command, args, env or cwd")
+		}
+		if c.OAuth != nil && c.BearerToken != "" {
+			return errors.New("a server takes oauth or a bearer token, not both")
+		}
+		if c.OAuth != nil {
+			if err := c.OAuth.validate(); err != nil {
+				return err
+			}
 		}
 	default:
 		return fmt.Errorf("transport must be %q or %q, not %q", TransportStdio, TransportHTTP, c.Transport)
