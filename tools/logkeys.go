@@ -93,4 +93,6 @@ const (
 	LogStderr      = "stderr"
 	LogTools       = "tools"    // how many tools
 	LogProtocol    = "protocol" // an MCP protocol revision
+	LogConnection  = "connection_id"
+	LogPerson      = "person" // a person's id (store.Person), never a token
 )

@@ -50,3 +50,15 @@ func needsConnection(err error) bool {
 	var need *oauthclient.AuthorizationRequiredError
 	return errors.As(err, &need)
 }
+
+// Reconnect asks the bridge to connect the server again soon (it was
+// just connected to an account), even within the wait after a failed
+// attempt. An unknown id is ignored.
+func (b *Bridge) Reconnect(id string) {
+	for _, s := range b.servers {
+		if s.cfg.ID == id {
+			s.forced.Store(true)
+			s.poke()
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"brain/tools"
@@ -95,6 +96,7 @@ type server struct {
 	defs    []tools.Definition
 	closed  bool
 	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
 }
 
@@ -184,7 +186,7 @@ func (s *server) sync(ctx context.Context, timer bool) {
 	if c != nil {
 		s.drop(c)
 	}
-	if !timer && time.Now().Before(s.retryAt) {
+	if !timer && !s.forced.Swap(false) && time.Now().Before(s.retryAt) {
 		return
 	}
 	s.reconnect(ctx)
