@@ -37,6 +37,7 @@ type Server struct {
 	grants   map[string]*Grant
 	clients  map[string]string // client id -> secret
 	requests []string          // "METHOD path" of every request
+	issued   []string          // every token and client secret handed out
 	refreshN int
 }
 
@@ -95,6 +96,15 @@ func (s *Server) Refreshes() int {
 	return s.refreshN
 }
 
+// Secrets returns every access token, refresh token and client secret
+// the server handed out, for tests that look for them where they must
+// not be.
+func (s *Server) Secrets() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.issued...)
+}
+
 // Requests returns "METHOD path" of every request so far.
 func (s *Server) Requests() []string {
 	s.mu.Lock()
@@ -149,6 +159,7 @@ func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	id, secret := "client-"+token(8), token(16)
 	s.mu.Lock()
 	s.clients[id] = secret
+	s.issued = append(s.issued, secret)
 	s.mu.Unlock()
 	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "client_secret": secret,
 		"token_endpoint_auth_method": "client_secret_basic", "redirect_uris": req.RedirectURIs})
@@ -250,6 +261,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	at, rt := "at-"+token(16), "rt-"+token(16)
+	s.issued = append(s.issued, at, rt)
 	s.access[at] = *g
 	s.refresh[rt] = g.ID
 	exp := s.ExpiresIn
