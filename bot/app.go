@@ -316,24 +316,6 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 	return nil
 }
 
-// Engine is the app's engine, for embedding and tests.
-func (a *App) Engine() *engine.Engine { return a.engine }
-
-// Schedules is the app's scheduler.
-func (a *App) Schedules() *schedule.Scheduler { return a.schedules }
-
-// SetOutcomePoster sets what posts schedule outcomes to post_to targets
-// instead of the platforms. Call it between New and Start.
-func (a *App) SetOutcomePoster(p schedule.OutcomePoster) { a.schedules.SetOutcomePoster(p) }
-
-// Addr is the address the API listens on, once started.
-func (a *App) Addr() string {
-	if a.listener == nil {
-		return ""
-	}
-	return a.listener.Addr().String()
-}
-
 // Start starts the services in order (the MCP catalog, the engine, which
 // recovers what a crash left running and schedules queued input, the
 // platform bridges, the scheduler, which posts outcomes through them), then
