@@ -91,8 +91,7 @@ type Client struct {
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 
-	initOnce sync.Once
-	mem      MemoryRegistrations
+	mem MemoryRegistrations
 }
 
 func (c *Client) httpClient() *http.Client {
