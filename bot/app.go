@@ -24,6 +24,7 @@ import (
 	"brain/bot/api"
 	"brain/bot/audit"
 	"brain/bot/config"
+	"brain/bot/connect"
 	"brain/bot/governance"
 	"brain/bot/schedule"
 	"brain/bot/telemetry"
@@ -32,6 +33,7 @@ import (
 	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
+	"brain/tools/mcp"
 	"brain/tools/skills"
 )
 
@@ -88,6 +90,8 @@ type App struct {
 	budgets *governance.Budgets
 	// retention deletes what expired (governance.go).
 	retention *governance.Retention
+	// connect runs the OAuth connect flows (nil without auth: oauth servers).
+	connect *connect.Service
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
@@ -154,19 +158,20 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		}
 		models[name] = tel.ObserveModel(mc.Model, mc.Price, m)
 	}
-	agents, mcps, err := a.buildAgentsAndTools(ctx, models, opts.Tools)
-	if err != nil {
-		return nil, err
-	}
-	if mcps != nil {
-		mcps.registerMetrics(reg)
-	}
 	clock, newID := opts.Clock, opts.NewID
 	if clock == nil {
 		clock = time.Now
 	}
 	if newID == nil {
 		newID = NewID
+	}
+	a.connect = buildConnect(cfg, a.store, clock, newID, a.log)
+	agents, mcps, err := a.buildAgentsAndTools(ctx, models, opts.Tools)
+	if err != nil {
+		return nil, err
+	}
+	if mcps != nil {
+		mcps.registerMetrics(reg)
 	}
 	if a.platforms, err = newPlatforms(cfg, clock, opts.Platforms); err != nil {
 		return nil, err
@@ -201,6 +206,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Audit:        a.audit,
 		Budgets:      a.budgetsAPI(),
 		Memory:       a.store,
+		Connector:    connectorOf(a.connect),
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err
@@ -216,6 +222,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		a.services = append([]service{a.sealer}, a.services...)
 	}
 	a.registerReadiness(clock, mcps)
+	a.mountConnect(mcps)
 	if err := a.mountConsole(clock, mcps); err != nil {
 		return nil, err
 	}
@@ -245,7 +252,7 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	declared = append(declared, builtins...)
 	var mcps *mcpCatalog
 	if len(cfg.MCPServers) > 0 {
-		mcps = newMCPCatalog(a.cfg, a.log)
+		mcps = newMCPCatalog(a.cfg, a.log, func(id string) *mcp.OAuth { return mcpOAuth(a.connect, id) })
 		a.services = append(a.services, mcps)
 	}
 	defs := withPlanTool(append(declared, extra...))
@@ -307,24 +314,6 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 			feed: store.Feed{Changed: a.engine.Notify, StopTurn: a.engine.CancelLocalTurn}})
 	}
 	return nil
-}
-
-// Engine is the app's engine, for embedding and tests.
-func (a *App) Engine() *engine.Engine { return a.engine }
-
-// Schedules is the app's scheduler.
-func (a *App) Schedules() *schedule.Scheduler { return a.schedules }
-
-// SetOutcomePoster sets what posts schedule outcomes to post_to targets
-// instead of the platforms. Call it between New and Start.
-func (a *App) SetOutcomePoster(p schedule.OutcomePoster) { a.schedules.SetOutcomePoster(p) }
-
-// Addr is the address the API listens on, once started.
-func (a *App) Addr() string {
-	if a.listener == nil {
-		return ""
-	}
-	return a.listener.Addr().String()
 }
 
 // Start starts the services in order (the MCP catalog, the engine, which

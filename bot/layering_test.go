@@ -64,6 +64,7 @@ var layers = []struct {
 	// Governance: the audit trail, budgets and retention, on the store
 	// contract.
 	{"brain/bot/audit", []string{"brain/engine", "brain/store", "brain/tools"}},
+	{"brain/bot/connect", []string{"brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/governance", []string{"brain/bot/audit", "brain/bot/config", "brain/engine", "brain/store", "brain/tools"}},
 	{"brain/bot/bridge/bridgetest", []string{"brain/engine", "brain/tools"}},
 	{"brain/bot/filestore", []string{"brain/engine", "brain/tools"}},

@@ -29,7 +29,8 @@ type mcpCatalog struct {
 }
 
 // newMCPCatalog prepares the catalog of cfg's servers; it connects nothing.
-func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
+// oauth is the OAuth of a server with auth: oauth (mcpauth.go).
+func newMCPCatalog(cfg *config.Config, log *slog.Logger, oauth func(id string) *mcp.OAuth) *mcpCatalog {
 	servers := make([]mcp.ServerConfig, 0, len(cfg.MCPServers))
 	ids := map[string]bool{}
 	for _, s := range cfg.MCPServers {
@@ -41,7 +42,7 @@ func newMCPCatalog(cfg *config.Config, log *slog.Logger) *mcpCatalog {
 		servers = append(servers, mcp.ServerConfig{
 			ID: s.ID, Transport: s.Transport, Command: s.Command, Args: s.Args, Env: s.Env,
 			Cwd: s.Cwd, URL: s.URL, BearerToken: s.BearerToken,
-			Approval: s.Approval, ToolApproval: perTool, Protocol: s.Protocol,
+			Approval: s.Approval, ToolApproval: perTool, Protocol: s.Protocol, OAuth: oauth(s.ID),
 		})
 	}
 	return &mcpCatalog{servers: servers, log: log, ids: ids}
@@ -93,6 +94,17 @@ func (c *mcpCatalog) refresh() {
 	c.tools = out
 	c.mu.Unlock()
 	c.log.Info("mcp tools available", tools.LogCount, len(out))
+}
+
+// reconnect asks the bridge to connect a server again (it was just
+// connected to an account).
+func (c *mcpCatalog) reconnect(id string) {
+	c.mu.RLock()
+	b := c.bridge
+	c.mu.RUnlock()
+	if b != nil {
+		b.Reconnect(id)
+	}
 }
 
 // owns reports whether an agent's tool entry refers to MCP: a server id

@@ -94,4 +94,6 @@ const (
 	LogTools       = "tools"              // how many tools
 	LogProtocol    = "protocol"           // an MCP protocol revision
 	LogElicit      = "elicitation_action" // accept, decline or cancel
+	LogConnection  = "connection_id"
+	LogPerson      = "person" // a person's id (store.Person), never a token
 )

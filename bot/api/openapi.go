@@ -50,6 +50,7 @@ var apiDocs = []apiDoc{
 	{pattern: "POST /v1/people/{id}/identities", summary: "Link an identity (surface and id) to a person, moving it from anyone else", request: "Identity", response: "Person"},
 	{pattern: "DELETE /v1/people/{id}", summary: "Erase a person, their identities and connections", status: 204},
 	{pattern: "GET /v1/connections", summary: "List connections (a person's with person=ID; person= is the workspace's): existence, scope, expiry, never tokens", query: []string{"person"}, response: "ConnectionList"},
+	{pattern: "POST /v1/connections/connect", summary: "Start connecting an account: returns the URL to open (a person's with person, else the workspace's)", request: "ConnectRequest", response: "ConnectLink"},
 	{pattern: "POST /v1/connections/{id}/revoke", summary: "Revoke a connection: its tokens are forgotten", request: "Retry", response: "Connection"},
 	{pattern: "GET /v1/memory", summary: "List the memory scopes that hold files, with their totals", response: "MemoryScopeList"},
 	{pattern: "GET /v1/memory/files", summary: "List a memory scope's files (content=true exports their content too)", query: []string{"scope", "content"}, response: "MemoryFileList"},
@@ -125,6 +126,8 @@ var apiSchemas = map[string]any{
 		"status": enum("connected", "revoked"), "problem": str(), "service_account": boolean(), "updated_at": datetime(),
 	}, "id", "person_id", "provider", "status"),
 	"ConnectionList": obj(map[string]any{"connections": list("Connection")}, "connections"),
+	"ConnectRequest": obj(map[string]any{"provider": str(), "person": str()}, "provider"),
+	"ConnectLink":    obj(map[string]any{"url": str(), "expires_in": map[string]any{"type": "integer"}}, "url"),
 	"MemoryScopeList": obj(map[string]any{"scopes": map[string]any{"type": "array", "items": obj(map[string]any{
 		"scope": str(), "files": integer(), "bytes": integer()}, "scope", "files", "bytes")}}, "scopes"),
 	"MemoryFile": obj(map[string]any{

@@ -86,6 +86,9 @@ type Config struct {
 	// Memory keeps agents' memory files (the /v1/memory routes); nil
 	// answers them 404.
 	Memory store.Memory
+	// Connector starts connect flows (POST /v1/connections/connect); nil
+	// answers it 404.
+	Connector Connector
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -98,6 +101,7 @@ type Server struct {
 	engine       Engine
 	schedules    Schedules
 	accounts     Accounts
+	connector    Connector
 	now          func() time.Time
 	log          *slog.Logger
 	keys         *keyguard.Guard
@@ -141,7 +145,7 @@ func New(cfg Config) *Server {
 	if clock == nil {
 		clock = time.Now
 	}
-	s.now, s.accounts = clock, cfg.Accounts
+	s.now, s.accounts, s.connector = clock, cfg.Accounts, cfg.Connector
 	if s.keys == nil {
 		s.keys = NewKeyGuard(cfg.APIKeys, clock)
 	}
@@ -200,6 +204,7 @@ func (a *Server) routes() http.Handler {
 	handle("DELETE /v1/people/{id}", a.auth(a.erasePerson))
 	handle("GET /v1/connections", a.auth(a.listConnections))
 	handle("POST /v1/connections/{id}/revoke", a.auth(a.revokeConnection))
+	handle("POST /v1/connections/connect", a.auth(a.startConnect))
 	handle("GET /v1/memory", a.auth(a.listMemory))
 	handle("GET /v1/memory/files", a.auth(a.memoryFiles))
 	handle("GET /v1/memory/file", a.auth(a.memoryFileGet))

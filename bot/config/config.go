@@ -347,6 +347,23 @@ type MCPServerConfig struct {
 	// 2026-07-28 (falls back to 2025-11-25 when the server does not
 	// answer server/discover).
 	Protocol string `yaml:"protocol"`
+	// Auth is "" (none, or bearer_token) or "oauth": OAuth 2.1 per the
+	// MCP authorization spec, with the token of a connection.
+	Auth string `yaml:"auth"`
+	// Per says whose connection an oauth server uses: "workspace" (the
+	// default: one connection, made by an admin). "person" (each
+	// person's own) is not built yet.
+	Per string `yaml:"per"`
+	// OAuth is a client pre-registered at the server's authorization
+	// server; without it brain uses its client ID metadata document or
+	// registers itself (dynamic client registration).
+	OAuth *MCPOAuthConfig `yaml:"oauth"`
+}
+
+// MCPOAuthConfig is mcp_servers[].oauth.
+type MCPOAuthConfig struct {
+	ClientID     string `yaml:"client_id"`
+	ClientSecret string `yaml:"client_secret"`
 }
 
 // MCPToolConfig is one entry of mcp_servers[].tools.

@@ -195,6 +195,9 @@ func (c *Config) ApplyDefaults() {
 		} else if m.Transport == "" && m.URL != "" {
 			m.Transport = "http"
 		}
+		if m.Auth == "oauth" && m.Per == "" {
+			m.Per = "workspace"
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ func (c *Config) Secrets() []string {
 	}
 	for _, m := range c.MCPServers {
 		s = append(s, m.BearerToken)
+		if m.OAuth != nil {
+			s = append(s, m.OAuth.ClientSecret)
+		}
 		for _, v := range m.Env {
 			s = append(s, v)
 		}

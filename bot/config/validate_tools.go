@@ -153,10 +153,45 @@ func (c *Config) validateMCP(p *problems) {
 		default:
 			p.add(key+".protocol", "must be 2025-11-25 or 2026-07-28, got %q", m.Protocol)
 		}
+		c.validateMCPAuth(p, key, m)
 		checkMCPApproval(p, key+".approval", m.Approval)
 		for _, name := range slices.Sorted(maps.Keys(m.Tools)) {
 			checkMCPApproval(p, fmt.Sprintf("%s.tools.%s.approval", key, name), m.Tools[name].Approval)
 		}
+	}
+}
+
+// validateMCPAuth checks auth: oauth and what goes with it.
+func (c *Config) validateMCPAuth(p *problems, key string, m MCPServerConfig) {
+	switch m.Auth {
+	case "":
+		if m.Per != "" || m.OAuth != nil {
+			p.add(key+".auth", "per and oauth need auth: oauth")
+		}
+		return
+	case "oauth":
+	default:
+		p.add(key+".auth", "must be oauth or empty, got %q", m.Auth)
+		return
+	}
+	if m.Transport != "http" {
+		p.add(key+".auth", "oauth needs an http server (a url)")
+	}
+	if m.BearerToken != "" {
+		p.add(key+".bearer_token", "a server takes auth: oauth or a bearer token, not both")
+	}
+	if c.PublicURL == "" {
+		p.add("public_url", "required by %s.auth: oauth (the OAuth redirect URI is public_url + /oauth/callback)", key)
+	}
+	switch m.Per {
+	case "workspace":
+	case "person":
+		p.add(key+".per", "per: person is not built yet; use per: workspace (one connection, made by an admin)")
+	default:
+		p.add(key+".per", "must be workspace or person, got %q", m.Per)
+	}
+	if m.OAuth != nil && m.OAuth.ClientID == "" {
+		p.add(key+".oauth.client_id", "required when oauth is set")
 	}
 }
 

@@ -85,6 +85,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	case TransportHTTP:
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
+		s.oauthClient(hc)
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPLogger(tlog),
@@ -138,6 +139,8 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 func describeInit(ctx context.Context, err error) error {
 	var auth *transport.AuthorizationRequiredError
 	switch {
+	case needsConnection(err):
+		return errors.New("the server needs an OAuth connection: connect it (see docs/connections.md), then it is retried")
 	case errors.As(err, &auth):
 		return errors.New("the server answered 401 Unauthorized: check the bearer token")
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -282,7 +285,7 @@ func (c *conn) classify(err error, gotConn bool) *sendError {
 		// been read before that.
 		c.lost.Store(true)
 		c.s.poke()
-	case errors.As(err, &auth):
+	case errors.As(err, &auth), needsConnection(err):
 		se.refused = true
 	case errors.Is(err, syscall.EPIPE), errors.Is(err, os.ErrClosed), errors.Is(err, io.ErrClosedPipe):
 		// Writing to the child's stdin failed: it never read the request.

@@ -74,6 +74,9 @@ type ServerConfig struct {
 	// as "Authorization: Bearer <token>".
 	URL         string
 	BearerToken string
+	// OAuth, when set, authorizes the HTTP requests with OAuth 2.1
+	// instead of a bearer token (auth.go).
+	OAuth *OAuth
 
 	// Approval says which of the server's tools wait for a person's
 	// approval before a call is sent: ApprovalNever (the default),

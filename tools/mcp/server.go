@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"brain/tools"
@@ -37,8 +38,8 @@ func (c ServerConfig) Validate() error {
 		if c.Command == "" {
 			return errors.New("a stdio server needs a command")
 		}
-		if c.URL != "" || c.BearerToken != "" {
-			return errors.New("a stdio server takes no url or bearer token")
+		if c.URL != "" || c.BearerToken != "" || c.OAuth != nil {
+			return errors.New("a stdio server takes no url, bearer token or oauth")
 		}
 		for k, v := range c.Env {
 			// Messages name the variable, never its value.
@@ -54,6 +55,14 @@ func (c ServerConfig) Validate() error {
 		}
 		if c.Command != "" || len(c.Args) > 0 || len(c.Env) > 0 || c.Cwd != "" {
 			return errors.New("an http server takes no command, args, env or cwd")
+		}
+		if c.OAuth != nil && c.BearerToken != "" {
+			return errors.New("a server takes oauth or a bearer token, not both")
+		}
+		if c.OAuth != nil {
+			if err := c.OAuth.validate(); err != nil {
+				return err
+			}
 		}
 	default:
 		return fmt.Errorf("transport must be %q or %q, not %q", TransportStdio, TransportHTTP, c.Transport)
@@ -87,6 +96,7 @@ type server struct {
 	defs    []tools.Definition
 	closed  bool
 	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
+	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
 }
 
@@ -176,7 +186,7 @@ func (s *server) sync(ctx context.Context, timer bool) {
 	if c != nil {
 		s.drop(c)
 	}
-	if !timer && time.Now().Before(s.retryAt) {
+	if !timer && !s.forced.Swap(false) && time.Now().Before(s.retryAt) {
 		return
 	}
 	s.reconnect(ctx)

@@ -15,10 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
 
+	"brain/internal/oauthclient"
 	"brain/tools"
 	"brain/tools/mcp"
 )
@@ -34,13 +37,53 @@ func main() {
 	}
 }
 
+// cimdURL is the client ID metadata document URL the suite's basic-cimd
+// scenario expects; brain's own is <public_url>/oauth/client-metadata.json.
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// oauth is the OAuth config every scenario gets (one that never answers
+// 401 never uses it): the pre-registered client the scenario's context
+// names, if any, and an authorizer that plays the person's browser: the
+// suite's authorization endpoints approve at once and redirect back.
+func oauth() *mcp.OAuth {
+	var ctx struct {
+		ClientID     string `json:"client_id"`
+		ClientSecret string `json:"client_secret"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
+	return &mcp.OAuth{
+		Client: &oauthclient.Client{RedirectURL: "http://localhost/oauth/callback", ClientName: "brain conformance",
+			ClientID: ctx.ClientID, ClientSecret: ctx.ClientSecret, MetadataURL: cimdURL},
+		Tokens:    &oauthclient.MemoryTokens{},
+		Authorize: follow,
+	}
+}
+
+func follow(ctx context.Context, f oauthclient.Flow) (neturl.Values, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	loc, err := resp.Location()
+	if err != nil {
+		return nil, errors.New("the authorization endpoint did not redirect back")
+	}
+	return loc.Query(), nil
+}
+
 func run(url string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	// The suite names the revision under test; brain's config would set
 	// protocol: the same way.
-	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url}
+	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url, OAuth: oauth()}
 	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v == mcp.ProtocolStateless {
 		cfg.Protocol = v
 	}
