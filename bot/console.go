@@ -51,6 +51,11 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Audit:        a.audit,
 		Memory:       a.store,
 	}
+	if len(cfg.Skills.Sources) > 0 {
+		// The catalog is loaded after the console is built, before
+		// anything is served.
+		wc.Skills = func() []web.Skill { return consoleSkills(cfg, a.skills, a.skillUses) }
+	}
 	if s := cfg.Console.SlackSignIn; s != nil {
 		wc.SlackSignIn = &web.SlackSignIn{ClientID: s.ClientID, ClientSecret: s.ClientSecret, TeamID: s.TeamID,
 			AuthorizeURL: s.AuthorizeURL, RedirectURL: cfg.PublicURL + web.SlackCallbackPath}

@@ -47,12 +47,7 @@ func withMemoryTools(cfg *config.Config, agents []*engine.Agent, st store.Store,
 
 // memoryLocator finds the scopes a session of agent sees: the agent's
 // own, its thread's channel (a Slack channel, a GitHub repository), and
-// the person who started it, keyed by their platform identity.
-//
-// People are keyed per platform ("person:slack:T1:U1"): brain has no
-// record joining one person's identities yet, so a person's memory in
-// Slack is not the same as theirs in the console until identities can be
-// linked.
+// the person who started it (see personScope).
 func memoryLocator(st store.Store, agent string, scopes []string) func(ctx context.Context, call tools.Call) (memory.Where, error) {
 	return func(ctx context.Context, call tools.Call) (memory.Where, error) {
 		s, err := st.Session(ctx, call.SessionID)
@@ -71,8 +66,12 @@ func memoryLocator(st store.Store, agent string, scopes []string) func(ctx conte
 					w.Missing[memory.ScopeChannel] = fmt.Sprintf("this %s session is in no shared channel or repository", s.Origin)
 				}
 			case config.MemoryScopePerson:
-				if who, ok := personOf(s); ok {
-					w.Scopes = append(w.Scopes, memory.Scope{Dir: memory.ScopePerson, Key: "person:" + who})
+				key, ok, err := personScope(ctx, st, s)
+				if err != nil {
+					return memory.Where{}, err
+				}
+				if ok {
+					w.Scopes = append(w.Scopes, memory.Scope{Dir: memory.ScopePerson, Key: key})
 				} else {
 					w.Missing[memory.ScopePerson] = "nobody started this session (it runs on a schedule or for an API client)"
 				}
@@ -80,6 +79,31 @@ func memoryLocator(st store.Store, agent string, scopes []string) func(ctx conte
 		}
 		return w, nil
 	}
+}
+
+// personScope is the person scope of s. When the identity that started s
+// is linked to a person (store.People: POST /v1/people/{id}/identities),
+// it is that person's, "person:id:ID", the same from every surface they
+// are linked on: what they told the agent in Slack is there when they
+// start a session in the console. Otherwise it is keyed by the platform
+// identity ("person:slack:T1:U1", "person:console:NAME"); "id" is no
+// origin, so the two kinds never meet. ok is false when nobody started s.
+func personScope(ctx context.Context, people store.People, s engine.Session) (key string, ok bool, err error) {
+	who, ok := personOf(s)
+	if !ok {
+		return "", false, nil
+	}
+	// Origins and identity surfaces share their names (store.SurfaceSlack
+	// is "slack", ...); a console session's starter is its console
+	// sign-in name (a key's name, or the Slack user id of a Slack sign-in).
+	p, err := people.PersonByIdentity(ctx, store.Identity{Surface: string(s.Origin), ExternalID: s.StartedBy})
+	switch {
+	case err == nil:
+		return "person:id:" + p.ID, true, nil
+	case errors.Is(err, engine.ErrNotFound):
+		return "person:" + who, true, nil
+	}
+	return "", false, fmt.Errorf("person of session %s: %w", s.ID, err)
 }
 
 // personOf is the platform identity of the person who started s.

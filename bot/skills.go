@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"brain/bot/config"
+	"brain/bot/web"
 	"brain/engine"
 	"brain/tools"
 	"brain/tools/sandbox"
@@ -209,6 +210,20 @@ func skillRows(cfg *config.Config, cat *skills.Catalog, uses map[string]agentSki
 		rows = append(rows, r)
 	}
 	return rows
+}
+
+// consoleSkills is the console's skills page: the rows of brain skills
+// list, read again at each view.
+func consoleSkills(cfg *config.Config, cat *skills.Catalog, uses map[string]agentSkills) []web.Skill {
+	if cat == nil {
+		return nil
+	}
+	rows := skillRows(cfg, cat, uses)
+	out := make([]web.Skill, len(rows))
+	for i, r := range rows {
+		out[i] = web.Skill{Name: r.Name, Description: r.Description, Source: r.Source, Hash: r.Hash, Short: skills.Short(r.Hash), Agents: r.Agents}
+	}
+	return out
 }
 
 // ListSkills is brain skills list: every skill of skills.sources as the

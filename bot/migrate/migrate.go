@@ -4,7 +4,8 @@
 //
 // It copies every table store/sqlite lists (sessions, events, idempotency
 // keys, results, approvals, schedule runs, the inbox and its dedupe keys,
-// channel delivery state, Linear tokens and install state), row by row
+// channel delivery state, Linear tokens and install state, the agents'
+// memory files, totals and history), row by row
 // with the ids, sequence numbers and times they have, in one PostgreSQL
 // transaction: the target gets the whole database or nothing, so a failed
 // run can simply be run again. A table or column the target has no place

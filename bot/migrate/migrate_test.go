@@ -104,6 +104,18 @@ func fill(t *testing.T, st *sqlite.Store) {
 	must(st.SetLinearSessionOrganization(ctx, t0, "as-1", "org-1"))
 	must(st.ParkLinearInbound(ctx, t0, "org-2", store.Inbound{Source: "linear", ThreadKey: "linear:as-2", Kind: "prompted", Payload: []byte{0xff, 0x00, 'x'}}))
 
+	// The agent's memory: two scopes, a file written twice, one deleted.
+	mem := func(scope, by, session string, at time.Duration, w ...store.MemoryWrite) {
+		t.Helper()
+		must(st.CommitMemory(ctx, store.MemoryCommit{Scope: scope, Now: t0.Add(at), By: by, SessionID: session, Writes: w}))
+	}
+	const ops = "channel:slack:T1:C1"
+	mem(ops, "U42", "slack-1", time.Second, store.MemoryWrite{Path: "deploys.md", Content: "Tuesdays", Op: "create", Diff: "+Tuesdays"},
+		store.MemoryWrite{Path: "notes/old.md", Content: "x", Op: "create", Diff: "+x"})
+	mem(ops, "U42", "slack-1", 2*time.Second, store.MemoryWrite{Path: "deploys.md", Expect: 1, Content: "Tuesdays — \"never Fridays\"", Op: "str_replace", Diff: "-Tuesdays\n+Tuesdays — \"never Fridays\""})
+	mem(ops, "ops-key", "", 3*time.Second, store.MemoryWrite{Path: "notes/old.md", Expect: 1, Delete: true, Op: "operator_delete", Diff: "-x"})
+	mem("agent:default", "U42", "slack-1", 4*time.Second, store.MemoryWrite{Path: "style.md", Content: "Short answers.", Op: "create", Diff: "+Short answers."})
+
 	sched := storetest.Session("sched-1", t0.Add(3*time.Minute))
 	sched.Origin, sched.Interactive, sched.StartedBy, sched.Status = engine.OriginSchedule, false, "", engine.StatusInterrupted
 	storetest.CreateSession(t, st, sched)
@@ -131,6 +143,7 @@ type reader interface {
 	store.ChannelState
 	store.LinearTokens
 	store.Threads
+	store.Memory
 }
 
 // view is everything the engine, the bridges and the scheduler read back.
@@ -186,6 +199,17 @@ func view(t *testing.T, st reader) map[string]any {
 	put("linear session org", []any{org, ok}, err)
 	parked, err := st.ParkedLinearInbound(ctx, "org-2")
 	put("parked", parked, err)
+	scopes, err := st.MemoryScopes(ctx)
+	put("memory scopes", scopes, err)
+	if len(scopes) != 2 {
+		t.Fatalf("memory scopes = %+v, want 2", scopes)
+	}
+	for _, sc := range scopes {
+		files, err := st.MemoryFiles(ctx, sc.Scope)
+		put("memory files "+sc.Scope, files, err)
+		hist, err := st.MemoryHistory(ctx, sc.Scope, "", 0)
+		put("memory history "+sc.Scope, hist, err)
+	}
 	return v
 }
 
@@ -213,7 +237,8 @@ func TestToPostgres_EveryKindOfSession(t *testing.T) {
 	want := map[string]int64{"sessions": 4, "events": 5, "idempotency_keys": 2, "results": 1, "approvals": 2,
 		"schedule_runs": 2, "inbox": 3, "inbox_keys": 4, "delivery_cursors": 2, "approval_messages": 1,
 		"posted_questions": 1, "thread_contexts": 1, "linear_tokens": 2, "oauth_states": 1,
-		"linear_agent_sessions": 1, "linear_parked_inbound": 1}
+		"linear_agent_sessions": 1, "linear_parked_inbound": 1,
+		"memory_files": 2, "memory_scopes": 2, "memory_history": 5}
 	for _, c := range counts {
 		if c.Source != c.Target {
 			t.Errorf("%s: source %d, target %d", c.Table, c.Source, c.Target)
@@ -269,6 +294,23 @@ func TestToPostgres_EveryKindOfSession(t *testing.T) {
 	storetest.Commit(t, dst, engine.Commit{SessionID: "api-1", Result: &engine.ResultRecord{CallID: "c2", Data: json.RawMessage(`1`), ReportedAt: t0}})
 	if rs, err := dst.Results(ctx, "api-1"); err != nil || len(rs) != 2 || rs[1].CallID != "c2" {
 		t.Errorf("Results after a new one = %+v, %v", rs, err)
+	}
+
+	// The copied memory keeps its versions: an edit of what was read
+	// passes, one of an older version is refused, and the history goes on
+	// after the copied entries.
+	edit := func(expect int64) error {
+		return dst.CommitMemory(ctx, store.MemoryCommit{Scope: "channel:slack:T1:C1", Now: t0.Add(time.Hour), By: "U7", SessionID: "slack-1",
+			Writes: []store.MemoryWrite{{Path: "deploys.md", Expect: expect, Content: "Wednesdays", Op: "create"}}})
+	}
+	if err := edit(1); !errors.Is(err, engine.ErrConflict) {
+		t.Errorf("an edit of version 1 on the target = %v, want a conflict (the copy is at version 2)", err)
+	}
+	if err := edit(2); err != nil {
+		t.Errorf("an edit of version 2 on the target: %v", err)
+	}
+	if h, err := dst.MemoryHistory(ctx, "channel:slack:T1:C1", "deploys.md", 0); err != nil || len(h) != 3 || h[0].Version != 3 || h[0].ID <= h[1].ID {
+		t.Errorf("history after the edit = %+v, %v", h, err)
 	}
 
 	// A second run refuses the filled target; --replace copies again.

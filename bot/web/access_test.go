@@ -85,6 +85,7 @@ var allowedFor = map[string][]string{
 	"GET /inbox":                    {"member", "approver", "admin"},
 	"GET /usage":                    {"admin"},
 	"GET /memory":                   {"admin"},
+	"GET /skills":                   {"admin"},
 	"POST /memory/{action}":         {"admin"},
 }
 

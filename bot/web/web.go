@@ -134,6 +134,9 @@ type Config struct {
 	Audit Auditor
 	// Memory keeps agents' memory files (the memory page); nil: none.
 	Memory store.Memory
+	// Skills lists the skills of skills.sources as they are now (the
+	// skills page); nil: none are configured.
+	Skills func() []Skill
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -209,7 +212,7 @@ var Patterns = []string{
 	"GET /{$}", "GET /static/", "GET /login", "POST /login", "POST /logout",
 	"GET /login/slack", "GET /login/slack/callback",
 	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
-	"GET /inbox", "GET /usage", "/memory", "/memory/",
+	"GET /inbox", "GET /usage", "/memory", "/memory/", "GET /skills",
 }
 
 // Handler serves every console route (see Patterns).
@@ -264,6 +267,7 @@ func (s *Server) routeList() []route {
 		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
 		{"GET /usage", adminOnly, s.page(s.adminOnly(s.usagePage))},
 		{"GET /memory", adminOnly, s.page(s.adminOnly(s.memoryPage))},
+		{"GET /skills", adminOnly, s.page(s.adminOnly(s.skillsPage))},
 		{"POST /memory/{action}", adminOnly, s.member(s.form(s.adminOnly(s.memoryChange)))},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"brain/engine/model/fakemodel"
+	"brain/tools/skills"
 )
 
 // axeSource is axe-core as `make test-deps` pins it (testdata/contracts).
@@ -29,7 +30,23 @@ const axeViolations = `axe.run(document, {resultTypes: ['violations']}).then(r =
 // on each (no serious or critical violation) and, with BRAIN_SCREENSHOTS=1,
 // saves each as docs/console/<page>-<width>.png for the README and docs.
 func TestConsole_AccessibleAndPictured(t *testing.T) {
-	r := newRig(t, `schedules:
+	skillDir := t.TempDir()
+	for path, text := range map[string]string{
+		"release-notes/SKILL.md":            "---\nname: release-notes\ndescription: Write release notes for a version. Use when asked for release notes or a changelog.\n---\nRead references/style.md first.\n",
+		"release-notes/references/style.md": "Short lines.\n",
+		"triage/SKILL.md":                   "---\nname: triage\ndescription: Triage an incoming page. Use when someone reports an outage.\n---\nAsk for the service first.\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(skillDir, filepath.Dir(path)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(skillDir, path), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRigAgent(t, "    skills: [release-notes]\n    memory: {scopes: [agent]}\n", `skills:
+  sources:
+    - {name: team, dir: `+skillDir+`}
+schedules:
   - name: weekday-digest
     cron: "0 9 * * 1-5"
     timezone: Europe/Paris
@@ -91,6 +108,9 @@ func TestConsole_AccessibleAndPictured(t *testing.T) {
 		t.Fatal("the sessions list does not show the Slack session")
 	}
 
+	// An operator's note in the agent's memory.
+	r.api("PUT", "/v1/memory/file?scope=agent:default&path=deploys.md", map[string]any{"content": "Deploys happen on Tuesdays.\nNever on Fridays.", "version": 0}, nil)
+
 	pages := []struct{ name, path string }{
 		{"sessions", "/sessions"},
 		{"session", slackSession},
@@ -100,6 +120,9 @@ func TestConsole_AccessibleAndPictured(t *testing.T) {
 		{"approval", approval},
 		{"schedules", "/schedules"},
 		{"usage", "/usage"},
+		{"memory", "/memory"},
+		{"memory-file", "/memory?scope=agent:default&path=deploys.md"},
+		{"skills", "/skills"},
 		{"status", "/status"},
 	}
 	for _, width := range []struct {
@@ -127,5 +150,21 @@ func TestConsole_AccessibleAndPictured(t *testing.T) {
 				}
 			}
 		}
+	}
+
+	// The skills page says where each skill comes from, its hash as
+	// skill.loaded records it, and which agents use it.
+	hash, err := skills.Hash(filepath.Join(skillDir, "release-notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.do("open the skills page", chromedp.Navigate(r.base+"/skills"), chromedp.WaitVisible(chromedp.CSS(`main h1`)))
+	rows := get(r, "read the skills", chromedp.Evaluate[string](
+		`Array.from(document.querySelectorAll('main tbody tr')).map(tr => tr.innerText.replace(/\s+/g, ' ') + ' title=' + tr.querySelector('code').title).join('\n')`))
+	lines := strings.Split(rows, "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "release-notes") || !strings.Contains(lines[0], "team ("+skillDir+")") ||
+		!strings.Contains(lines[0], skills.Short(hash)) || !strings.Contains(lines[0], "title="+hash) || !strings.HasSuffix(strings.TrimSpace(strings.Split(lines[0], " title=")[0]), "default") ||
+		!strings.Contains(lines[1], "triage") || !strings.Contains(lines[1], "none") {
+		t.Errorf("the skills page shows:\n%s\nwant release-notes from team (%s) at %s used by default, and triage used by none", rows, skillDir, hash)
 	}
 }

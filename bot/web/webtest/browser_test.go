@@ -71,6 +71,12 @@ type rig struct {
 // newRig starts brain with the test config plus extra (more top-level YAML).
 func newRig(t *testing.T, extra ...string) *rig {
 	t.Helper()
+	return newRigAgent(t, "", extra...)
+}
+
+// newRigAgent is newRig with YAML lines added to the agent (indented 4).
+func newRigAgent(t *testing.T, agentMore string, extra ...string) *rig {
+	t.Helper()
 	exe := chromium(t)
 	r := &rig{t: t, model: fakemodel.New(), slack: slackfake.New(), shots: t.TempDir()}
 	t.Cleanup(r.model.Close)
@@ -99,7 +105,7 @@ agents:
   - name: default
     instructions: You are a test agent.
     tools: [create_ticket]
-tools:
+%stools:
   http:
     - name: create_ticket
       description: Create a ticket in the tracker
@@ -116,7 +122,7 @@ slack:
 console:
   slack_signin: {client_id: cid, client_secret: csecret, authorize_url: %s%s}
   admins: [U0ADA] # Ada opens every page below, the schedules and status included
-`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
+`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), agentMore, target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
