@@ -126,8 +126,12 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 		e.log.Warn("recheck session for input", tools.LogSession, id, tools.LogErr, err)
 		return
 	}
-	if len(in) > 0 {
+	// Input a rate limit holds back waits for its wake, not a kick now
+	// (which would find nothing to run and recheck again).
+	if in, wait := dueInputs(in, e.now()); len(in) > 0 {
 		e.kick(id)
+	} else if !wait.IsZero() {
+		e.deferUntil(id, wait)
 	}
 }
 

@@ -127,7 +127,10 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	inputs := queuedInputs(history, s.InputCursor)
+	inputs, wait := dueInputs(queuedInputs(history, s.InputCursor), e.now())
+	if !wait.IsZero() {
+		e.deferUntil(id, wait) // the rest runs then
+	}
 	if len(inputs) == 0 {
 		return nil, errNothingToDo
 	}
