@@ -86,6 +86,8 @@ type App struct {
 	audit   *audit.Recorder
 	sealer  *audit.Sealer
 	budgets *governance.Budgets
+	// rateLimits pace new turns (rate_limits); nil without any.
+	rateLimits *governance.RateLimits
 	// retention deletes what expired (governance.go).
 	retention *governance.Retention
 	// platforms are the conversation platforms the config turns on.
@@ -286,6 +288,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 		Spend:             a.spend(),
+		Pace:              a.pace(),
 		Files:             files,
 		FileBudget:        fileBudget,
 		Groups:            groups,

@@ -133,11 +133,11 @@ type Engine struct {
 	pollInterval time.Duration
 	peers        Peers
 
-	mu       sync.Mutex
-	causes   map[string]bool // tool failure causes already logged
-	sizes    sizer           // the context estimate's correction, per agent
-	runners  map[string]*runner
-	waiting  int // runners with input not yet taken into a turn
+	mu      sync.Mutex
+	causes  map[string]bool // tool failure causes already logged
+	sizes   sizer           // the context estimate's correction, per agent
+	runners map[string]*runner
+	waiting int // runners with input not yet taken into a turn
 	// deferred holds when each session's rate-limited input may run.
 	deferred map[string]time.Time
 	stopping bool
