@@ -102,19 +102,24 @@ func TestSlack_RateLimitDefersAFloodOfMentions(t *testing.T) {
 	}
 }
 
-// firstInput is the session's first user.message.
+// firstInput waits for the session's first user.message (the session is
+// created a moment before its input is recorded).
 func firstInput(t *testing.T, sa *slackApp, id string) engine.Input {
 	t.Helper()
-	evs, err := sa.app.store.Events(context.Background(), id, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ev := range evs {
-		if p, err := ev.Decode(); err == nil {
-			if in, ok := p.(engine.Input); ok {
-				return in
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		evs, err := sa.app.store.Events(context.Background(), id, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if p, err := ev.Decode(); err == nil {
+				if in, ok := p.(engine.Input); ok {
+					return in
+				}
 			}
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatalf("session %s has no input", id)
 	return engine.Input{}
