@@ -79,17 +79,14 @@ type App struct {
 	// skillUses which skills each agent uses.
 	skills    *skills.Catalog
 	skillUses map[string]agentSkills
-
 	schedules *schedule.Scheduler
-	// audit records acts to the audit trail; sealer, when a signing key
-	// is set, seals it (governance.go).
-	audit   *audit.Recorder
-	sealer  *audit.Sealer
-	budgets *governance.Budgets
-	// rateLimits pace new turns (rate_limits); nil without any.
+	// governance.go: the audit trail, its sealer, budgets, rate limits and
+	// retention (each nil but audit when the config sets none).
+	audit      *audit.Recorder
+	sealer     *audit.Sealer
+	budgets    *governance.Budgets
 	rateLimits *governance.RateLimits
-	// retention deletes what expired (governance.go).
-	retention *governance.Retention
+	retention  *governance.Retention
 	// platforms are the conversation platforms the config turns on.
 	platforms []Platform
 	// services are the long-lived services in start order: the MCP
