@@ -46,6 +46,20 @@ func (e *Engine) pace(ctx context.Context, cur Session, in *Input) (notice Paylo
 	return AgentMessage{Text: text}, nil
 }
 
+// dueInputs is the package function below for the session id, arranging
+// for the runner to wake when the first held-back input is due. Without a
+// Pace every input is due.
+func (e *Engine) dueInputs(id string, inputs []Event) ([]Event, time.Time) {
+	if e.pacer == nil {
+		return inputs, time.Time{}
+	}
+	due, wait := dueInputs(inputs, e.now())
+	if !wait.IsZero() {
+		e.deferUntil(id, wait)
+	}
+	return due, wait
+}
+
 // dueInputs is the leading run of inputs whose time has come, and the
 // time of the first that must wait (zero: none waits). Inputs keep their
 // order: one that may run waits behind an earlier one that may not.

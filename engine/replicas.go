@@ -128,10 +128,8 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 	}
 	// Input a rate limit holds back waits for its wake, not a kick now
 	// (which would find nothing to run and recheck again).
-	if in, wait := dueInputs(in, e.now()); len(in) > 0 {
+	if in, _ := e.dueInputs(id, in); len(in) > 0 {
 		e.kick(id)
-	} else if !wait.IsZero() {
-		e.deferUntil(id, wait)
 	}
 }
 

@@ -127,10 +127,7 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	inputs, wait := dueInputs(queuedInputs(history, s.InputCursor), e.now())
-	if !wait.IsZero() {
-		e.deferUntil(id, wait) // the rest runs then
-	}
+	inputs, _ := e.dueInputs(id, queuedInputs(history, s.InputCursor))
 	if len(inputs) == 0 {
 		return nil, errNothingToDo
 	}
