@@ -81,15 +81,14 @@ type App struct {
 	// skillUses which skills each agent uses.
 	skills    *skills.Catalog
 	skillUses map[string]agentSkills
-
 	schedules *schedule.Scheduler
-	// audit records acts to the audit trail; sealer, when a signing key
-	// is set, seals it (governance.go).
-	audit   *audit.Recorder
-	sealer  *audit.Sealer
-	budgets *governance.Budgets
-	// retention deletes what expired (governance.go).
-	retention *governance.Retention
+	// governance.go: the audit trail, its sealer, budgets, rate limits and
+	// retention (each nil but audit when the config sets none).
+	audit      *audit.Recorder
+	sealer     *audit.Sealer
+	budgets    *governance.Budgets
+	rateLimits *governance.RateLimits
+	retention  *governance.Retention
 	// connect runs the OAuth connect flows (nil without auth: oauth servers).
 	connect *connect.Service
 	// platforms are the conversation platforms the config turns on.
@@ -293,6 +292,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
 		Observer:          observer,
 		Spend:             a.spend(),
+		Pace:              a.pace(),
 		Files:             files,
 		FileBudget:        fileBudget,
 		Groups:            groups,

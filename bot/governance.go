@@ -25,6 +25,9 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
 			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}
 	}
+	if rl := a.cfg.RateLimits; rl.PersonPerMinute > 0 || rl.ChannelPerMinute > 0 {
+		a.rateLimits = &governance.RateLimits{Store: a.store, PersonPerMinute: rl.PersonPerMinute, ChannelPerMinute: rl.ChannelPerMinute}
+	}
 	if r := a.cfg.Retention; r.Audit > 0 || len(a.cfg.Budgets) > 0 {
 		a.retention = &governance.Retention{Store: a.store, Audit: r.Audit.Std(), Every: r.Every.Std(), Batch: r.Batch,
 			Trail: a.audit, Now: clock, Log: a.log.With(tools.LogComponent, "retention")}
@@ -38,6 +41,15 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 			Log: a.log.With(tools.LogComponent, "audit")}
 	}
 	return nil
+}
+
+// pace is the engine's Pace: the rate limits, or nil (no limit) when the
+// config sets none.
+func (a *App) pace() engine.Pace {
+	if a.rateLimits == nil {
+		return nil
+	}
+	return a.rateLimits
 }
 
 // spend is the engine's Spend: the budgets, or nil (no limit) when the

@@ -63,6 +63,9 @@ func buildMessages(evs []Event) ([]Message, error) {
 				}
 			}
 		case AgentMessage:
+			if ev.TurnID == "" {
+				continue // a notice to the person (a rate limit's), not the model's words
+			}
 			b.assistant().Text += p.Text
 		case ToolCall:
 			a := b.assistant()

@@ -54,6 +54,9 @@ type Config struct {
 	// Spend, when set, is asked before each model call and told what it
 	// used (budgets); nil spends without limit.
 	Spend Spend
+	// Pace, when set, is asked before a message that may start a turn is
+	// recorded (rate limits); nil starts every turn at once.
+	Pace Pace
 	// Files loads the files user messages refer to; nil leaves them out
 	// with a note to the model.
 	Files Files
@@ -115,6 +118,7 @@ type Engine struct {
 	scrub          *tools.Scrubber
 	observer       Observer
 	spend          Spend
+	pacer          Pace
 	files          Files
 	maxAttachBytes int64
 	groups         Groups
@@ -129,11 +133,13 @@ type Engine struct {
 	pollInterval time.Duration
 	peers        Peers
 
-	mu       sync.Mutex
-	causes   map[string]bool // tool failure causes already logged
-	sizes    sizer           // the context estimate's correction, per agent
-	runners  map[string]*runner
-	waiting  int // runners with input not yet taken into a turn
+	mu      sync.Mutex
+	causes  map[string]bool // tool failure causes already logged
+	sizes   sizer           // the context estimate's correction, per agent
+	runners map[string]*runner
+	waiting int // runners with input not yet taken into a turn
+	// deferred holds when each session's rate-limited input may run.
+	deferred map[string]time.Time
 	stopping bool
 	stopCh   chan struct{} // closed when Stop begins: no new turns
 	// life runs the background loops (approval sweeps, lease heartbeat and
@@ -197,6 +203,8 @@ func New(cfg Config) (*Engine, error) {
 		scrub:          cfg.Scrubber,
 		observer:       cfg.Observer,
 		spend:          cfg.Spend,
+		pacer:          cfg.Pace,
+		deferred:       map[string]time.Time{},
 		files:          cfg.Files,
 		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,
@@ -281,6 +289,9 @@ func (e *Engine) start(ctx context.Context) error {
 		return nil
 	}
 	e.life.Go(e.sweepApprovals)
+	if e.pacer != nil {
+		e.life.Go(e.wakeDeferred)
+	}
 	if !e.leases.Exclusive {
 		e.life.Go(e.watchReplicas)
 	}

@@ -126,7 +126,9 @@ func (e *Engine) recheck(ctx context.Context, id string, after int64) {
 		e.log.Warn("recheck session for input", tools.LogSession, id, tools.LogErr, err)
 		return
 	}
-	if len(in) > 0 {
+	// Input a rate limit holds back waits for its wake, not a kick now
+	// (which would find nothing to run and recheck again).
+	if in, _ := e.dueInputs(id, in); len(in) > 0 {
 		e.kick(id)
 	}
 }

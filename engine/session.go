@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -98,6 +99,9 @@ type Input struct {
 	RequestID string `json:"request_id,omitempty"`
 	// Files are the files shared with the message (see FileRef).
 	Files []FileRef `json:"files,omitempty"`
+	// RunAt, when set, is when a rate limit lets the message start its
+	// turn (see Pace); the engine sets it.
+	RunAt time.Time `json:"run_at,omitzero"`
 }
 
 // CreateSessionWithInput creates a session (see CreateSession) and sends in
@@ -206,7 +210,21 @@ func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) 
 	if in.Answer != nil && q != nil && in.Answer.QuestionID == q.ID {
 		in.Answer.Call = q.Call
 	}
-	evs, err := e.events("", in)
+	var notice Payload
+	// Input the queue refuses (the commit below refuses it; a duplicate
+	// is still answered) would waste a reservation: the platform's inbox
+	// retries it.
+	if !admit || e.admit(sessionID) == nil {
+		var err error
+		if notice, err = e.pace(ctx, cur, &in); err != nil {
+			return Event{}, false, err
+		}
+	}
+	ps := []Payload{in}
+	if notice != nil {
+		ps = append(ps, notice)
+	}
+	evs, err := e.events("", ps...)
 	if err != nil {
 		return Event{}, false, err
 	}
@@ -242,6 +260,9 @@ func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) 
 		return res.Events[0], true, nil
 	}
 	e.count("inputs")
+	if notice != nil {
+		e.count(CounterDeferred)
+	}
 	if res.Session.OpenQuestion() != nil {
 		return res.Events[0], false, nil // steering: waits for the answer
 	}
@@ -252,7 +273,7 @@ func (e *Engine) sendTo(ctx context.Context, cur Session, in Input, admit bool) 
 			mode = a.InputMode
 		}
 	}
-	if mode == ModeInterrupt {
+	if mode == ModeInterrupt && notice == nil {
 		if e.cancelRunning(sessionID, errInterrupted) == nil && res.Session.Status == StatusRunning {
 			e.interruptElsewhere(ctx, sessionID) // the turn runs on another replica
 		}

@@ -132,7 +132,7 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 	if err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
-	inputs := queuedInputs(history, s.InputCursor)
+	inputs, _ := e.dueInputs(id, queuedInputs(history, s.InputCursor))
 	if len(inputs) == 0 {
 		return nil, errNothingToDo
 	}

@@ -49,6 +49,7 @@ type Store interface {
 	UsageReport
 	Audit
 	Spending
+	RateLimits
 	engine.Leases
 	Close() error
 }

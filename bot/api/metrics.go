@@ -59,6 +59,7 @@ type engineFamily struct {
 var engineFamilies = []engineFamily{
 	{name: "brain_sessions_created_total", help: "Sessions created.", counter: "sessions_created"},
 	{name: "brain_inputs_total", help: "Inputs recorded (messages and answers).", counter: "inputs"},
+	{name: "brain_inputs_rate_limited_total", help: "Messages a rate limit (rate_limits) deferred: recorded, told when they run, run then.", counter: engine.CounterDeferred},
 	{name: "brain_turns_started_total", help: "Turns started.", counter: "turns"},
 	{name: "brain_model_calls_total", help: "Model calls that answered.", counter: "model_calls"},
 	{name: "brain_tool_calls_total", help: "Tool calls dispatched after validation.", counter: "tool_calls"},

@@ -114,6 +114,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"AuditOfCommit", testAuditOfCommit},
 		{"AuditPrune", testAuditPrune},
 		{"Spend", testSpend},
+		{"RateLimits", testRateLimits},
+		{"RateLimitsRace", testRateLimitsRace},
 		{"MemoryRoundTrip", testMemoryRoundTrip},
 		{"MemoryLimits", testMemoryLimits},
 		{"MemoryRejects", testMemoryRejects},
