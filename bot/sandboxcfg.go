@@ -68,7 +68,12 @@ func sandboxConfig(cfg *config.Config) (sandbox.Config, error) {
 // githubConfig converts tools.github.
 func githubConfig(cfg *config.Config) (github.Config, error) {
 	g := cfg.Tools.GitHub
-	ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes}
+	ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, GitURL: g.GitURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes}
+	if cfg.Tools.SandboxExec != nil {
+		// github_propose_change reads the commits the agent made there.
+		root := filepath.Join(cfg.DataDir, "sandboxes")
+		ghc.Workspace = func(sessionID string) string { return sandbox.WorkspaceDir(root, sessionID) }
+	}
 	if a := g.App; a != nil {
 		key, err := os.ReadFile(a.PrivateKeyFile)
 		if err != nil {

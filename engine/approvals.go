@@ -48,6 +48,15 @@ func (e *Engine) proposeCall(ctx context.Context, t *turn, tool *tools.Tool, cal
 		return failed("preview returned an invalid card: %v", err)
 	}
 	card = tidyCard(card, tool.Name)
+	if len(card.Found) > 0 {
+		// Policies may test what the preview found ($.found.paths): match
+		// again, now that it is known; the first matching policy wins.
+		pol, matched = e.policies.Match(tool.Name, withFound(call.Input, card.Found), tool.FoldCase...)
+		if matched && pol.Action == policy.PolicyDeny {
+			e.count("approvals_refused")
+			return failed("refused by policy %q: %s", pol.Name, pol.Message)
+		}
+	}
 	now := e.now()
 	a := &Approval{
 		ID:          e.newID("apr"),
@@ -236,7 +245,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		out = failed("tool %q is no longer configured for agent %q; nothing was applied", a.Tool, a.Agent)
 	} else {
 		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a), ToolCallID: a.CallID, Agent: a.Agent}
-		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy}
+		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy, Found: a.Card.Found}
 		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
 			if tool.Apply == nil {
 				return tool.Run(ctx, tc) // a held call (see policyHolds)

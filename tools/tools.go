@@ -146,6 +146,15 @@ func (c Call) ReportProgress(ctx context.Context, v any) error {
 type Card struct {
 	Title string `json:"title"`
 	Facts []Fact `json:"facts"`
+	// Detail is a long text (a whole diff) that the console's approval
+	// page shows in full; platform cards show the facts and link there.
+	Detail string `json:"detail,omitempty"`
+	// Found is what the preview found that the arguments do not say, as
+	// short strings: ids that apply must act on exactly (the commits a
+	// person saw) and facts approval policies may test at $.found.KEY
+	// (the paths a change touches). It is stored with the approval and
+	// handed back to apply in Decision.Found.
+	Found map[string]string `json:"found,omitempty"`
 }
 
 // Fact is one labelled line of a Card.
@@ -159,6 +168,8 @@ type Fact struct {
 type Decision struct {
 	ID string
 	By string
+	// Found is the approved card's Found: what the preview recorded.
+	Found map[string]string
 }
 
 // Error is a tool failure the model sees as an error result. UnknownOutcome

@@ -317,6 +317,10 @@ type GitHubConfig struct {
 	BaseURL string           `yaml:"base_url"` // the REST API root; empty = https://api.github.com
 	// Repos is the allow-list, owner/name; the name may be a glob (acme/*).
 	Repos []string `yaml:"repos"`
+	// GitURL is the root of the git host's URLs that
+	// github_propose_change pushes to; empty = https://github.com (or
+	// base_url's scheme and host for GitHub Enterprise Server).
+	GitURL string `yaml:"git_url"`
 }
 
 // GitHubAppConfig authenticates as a GitHub App installation.

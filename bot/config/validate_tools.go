@@ -95,6 +95,7 @@ func validateGitHub(p *problems, g *GitHubConfig) {
 		p.required("tools.github.app.private_key_file", g.App.PrivateKeyFile)
 	}
 	checkURL(p, "tools.github.base_url", g.BaseURL, false)
+	checkURL(p, "tools.github.git_url", g.GitURL, false)
 	if len(g.Repos) == 0 {
 		p.add("tools.github.repos", "list at least one repository (owner/name; the name may be a glob such as acme/*)")
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bot"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store/postgres/pgtest"
@@ -24,7 +25,8 @@ import (
 // TestMain lets the test binary run as brain itself, so the end-to-end tests
 // start, kill and restart a real `brain serve` process without a build step.
 func TestMain(m *testing.M) {
-	if os.Getenv("BRAIN_TEST_RUN_MAIN") == "1" {
+	// Inside a sandbox the binary runs as its helper (no environment).
+	if os.Getenv("BRAIN_TEST_RUN_MAIN") == "1" || len(os.Args) > 1 && os.Args[1] == bot.SandboxHelperCommand {
 		main()
 		os.Exit(0)
 	}

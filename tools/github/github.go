@@ -52,6 +52,14 @@ type Config struct {
 	// means a transport of the package's own. It is used through its
 	// tools.OnceTransport copy.
 	Transport *http.Transport
+
+	// Workspace returns the host directory of a session's sandbox
+	// workspace (its /workspace); nil leaves github_propose_change out.
+	Workspace func(sessionID string) string
+	// GitURL is the root of the git host's smart HTTP URLs
+	// (GitURL/owner/name.git); empty means https://github.com, or the
+	// scheme and host of BaseURL for GitHub Enterprise Server.
+	GitURL string
 }
 
 // App authenticates as one installation of a GitHub App.
@@ -69,6 +77,13 @@ type client struct {
 	secrets *secrets
 	now     func() time.Time
 	max     int
+
+	// For github_propose_change: repository-scoped tokens, a client for
+	// the git host that follows no redirect, its root, the workspaces.
+	tokens    *RepoTokens
+	git       *http.Client
+	gitURL    string
+	workspace func(sessionID string) string
 }
 
 // Tools checks cfg and returns the family's tools. Errors name the key
@@ -79,6 +94,9 @@ func Tools(cfg Config) ([]tools.Definition, error) {
 		return nil, err
 	}
 	defs := append(c.readTools(), c.writeTools()...)
+	if c.workspace != nil {
+		defs = append(defs, c.proposeTool())
+	}
 	for i, d := range defs {
 		if strings.Contains(string(d.Input), `"repo":`) {
 			// GitHub compares owners and repository names ignoring
@@ -110,7 +128,9 @@ func (c *client) scrubbed(d tools.Definition) tools.Definition {
 				return tools.Card{}, c.scrubError(err)
 			}
 			s := c.secrets.scrubber()
-			out := tools.Card{Title: s.String(card.Title)}
+			// Found holds commit ids and paths, never a secret; apply
+			// needs them exactly as found.
+			out := tools.Card{Title: s.String(card.Title), Detail: s.String(card.Detail), Found: card.Found}
 			for _, f := range card.Facts {
 				out.Facts = append(out.Facts, tools.Fact{Label: s.String(f.Label), Value: s.String(f.Value)})
 			}
@@ -187,7 +207,38 @@ func newClient(cfg Config) (*client, error) {
 	if max <= 0 {
 		max = DefaultMaxOutputBytes
 	}
-	return &client{api: api, repos: repos, secrets: sec, now: now, max: max}, nil
+	gitURL, err := gitRoot(cfg.GitURL, cfg.BaseURL, base)
+	if err != nil {
+		return nil, err
+	}
+	c := &client{api: api, repos: repos, secrets: sec, now: now, max: max, workspace: cfg.Workspace, gitURL: gitURL,
+		git: &http.Client{Transport: once, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+	c.tokens = &RepoTokens{repos: repos, now: now, cache: map[string]scopedToken{}}
+	switch src := src.(type) {
+	case staticToken:
+		c.tokens.static = string(src)
+	case *appTokens:
+		c.tokens.app = src
+	}
+	return c, nil
+}
+
+// gitRoot is the git host's URL root: git_url, else github.com for the
+// public API, else the API's scheme and host (GitHub Enterprise Server
+// serves git beside /api/v3).
+func gitRoot(gitURL, baseURL string, api *url.URL) (string, error) {
+	switch {
+	case gitURL != "":
+		u, err := url.Parse(gitURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+			return "", fmt.Errorf("git_url %q is not an http or https URL without credentials or query", gitURL)
+		}
+		return strings.TrimSuffix(u.String(), "/"), nil
+	case baseURL == "" || api.Host == "api.github.com":
+		return "https://github.com", nil
+	default:
+		return api.Scheme + "://" + api.Host, nil
+	}
 }
 
 // apiRoot parses base_url, with the trailing slash go-github requires.

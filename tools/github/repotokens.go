@@ -44,22 +44,23 @@ func NewRepoTokens(cfg Config) (*RepoTokens, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &RepoTokens{repos: c.repos, now: c.now, cache: map[string]scopedToken{}}
-	switch src := c.api.Client().Transport.(*authTransport).src.(type) {
-	case staticToken:
-		t.static = string(src)
-	case *appTokens:
-		t.app = src
-	default:
+	if c.tokens.static == "" && c.tokens.app == nil {
 		return nil, errors.New("github: no credential to broker")
 	}
-	return t, nil
+	return c.tokens, nil
 }
 
 // AllowedRepo reports whether repo (owner/name) is on the allow-list.
 func (t *RepoTokens) AllowedRepo(repo string) bool {
 	owner, name, ok := strings.Cut(repo, "/")
 	return ok && ownerPattern.MatchString(owner) && namePattern.MatchString(name) && t.repos.allows(repo)
+}
+
+// WriteToken returns a token that writes the contents of repo (pushes).
+// Only brain's apply of an approved change asks for one; the sandbox's
+// proxy never does.
+func (t *RepoTokens) WriteToken(ctx context.Context, repo string) (string, error) {
+	return t.scoped(ctx, repo, "write")
 }
 
 // ReadToken returns a token that reads req.Repo.

@@ -4,11 +4,18 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"time"
 )
 
 var safeID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// WorkspaceDir is the host directory of a session's /workspace under root
+// (Config.Root), whether or not it exists yet.
+func WorkspaceDir(root, sessionID string) string {
+	return filepath.Join(root, dirName(sessionID), "workspace")
+}
 
 // dirName maps a session id to a directory name: the id itself when it is
 // plain, else its plain characters and a hash of the whole id, so distinct

@@ -472,7 +472,7 @@ func (s *Sandboxes) box(sessionID, agent string) (*box, error) {
 	if b, ok := s.boxes[sessionID]; ok {
 		return b, nil
 	}
-	ws := filepath.Join(s.cfg.Root, dirName(sessionID), "workspace")
+	ws := WorkspaceDir(s.cfg.Root, sessionID)
 	if err := s.makeWorkspace(ws); err != nil {
 		return nil, tools.Failed("sandbox_exec: could not create the session's workspace: %v", err)
 	}
