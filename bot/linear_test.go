@@ -29,6 +29,9 @@ type linearApp struct {
 	linear  *linearfake.Server
 	applied atomic.Int64
 	seq     atomic.Int64
+	// team is the teamId of the issue in the webhooks event sends ("" =
+	// none, as in Linear's older payloads).
+	team string
 }
 
 func newLinearApp(t *testing.T) *linearApp {
@@ -38,6 +41,13 @@ func newLinearApp(t *testing.T) *linearApp {
 
 // newLinearAppWith adds top-level YAML (e.g. approvals) to the config.
 func newLinearAppWith(t *testing.T, more string) *linearApp {
+	t.Helper()
+	return newLinearAppAgent(t, "", more)
+}
+
+// newLinearAppAgent adds agentMore to the agent's YAML block (e.g. a
+// memory block) and more at the top level.
+func newLinearAppAgent(t *testing.T, agentMore, more string) *linearApp {
 	t.Helper()
 	la := &linearApp{linear: linearfake.New(linearToken)}
 	t.Cleanup(la.linear.Close)
@@ -52,7 +62,7 @@ func newLinearAppWith(t *testing.T, more string) *linearApp {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf("    tools: [ask, deploy]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s}\n", linearSecret, linearToken, la.linear.URL()) + more
+	extra := agentMore + fmt.Sprintf("    tools: [ask, deploy]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s}\n", linearSecret, linearToken, la.linear.URL()) + more
 	la.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}})
 	return la
 }
@@ -68,6 +78,9 @@ func (la *linearApp) event(action, sid, body, signal string) int {
 			"comment": map[string]any{"id": "c-1", "body": body, "userId": linearUser},
 			"issue":   map[string]any{"id": "i-1", "identifier": "ENG-1", "title": "Fix checkout", "url": "https://linear.app/x/issue/ENG-1"},
 		},
+	}
+	if la.team != "" {
+		ev["agentSession"].(map[string]any)["issue"].(map[string]any)["teamId"] = la.team
 	}
 	if action == "created" {
 		ev["promptContext"] = "<issue identifier=\"ENG-1\"><title>Fix checkout</title></issue>\n" + body

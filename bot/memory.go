@@ -46,7 +46,8 @@ func withMemoryTools(cfg *config.Config, agents []*engine.Agent, st store.Store,
 }
 
 // memoryLocator finds the scopes a session of agent sees: the agent's
-// own, its thread's channel (a Slack channel, a GitHub repository), and
+// own, its thread's channel (a Slack channel, a Linear team, a GitHub
+// repository), and
 // the person who started it (see personScope).
 func memoryLocator(st store.Store, agent string, scopes []string) func(ctx context.Context, call tools.Call) (memory.Where, error) {
 	return func(ctx context.Context, call tools.Call) (memory.Where, error) {
@@ -60,10 +61,14 @@ func memoryLocator(st store.Store, agent string, scopes []string) func(ctx conte
 			case config.MemoryScopeAgent:
 				w.Scopes = append(w.Scopes, memory.Scope{Dir: memory.ScopeAgent, Key: "agent:" + agent})
 			case config.MemoryScopeChannel:
-				if place, ok := threadkey.Place(s.ThreadKey); ok {
+				place, ok, err := channelPlace(ctx, st, s)
+				if err != nil {
+					return memory.Where{}, err
+				}
+				if ok {
 					w.Scopes = append(w.Scopes, memory.Scope{Dir: memory.ScopeChannel, Key: "channel:" + place})
 				} else {
-					w.Missing[memory.ScopeChannel] = fmt.Sprintf("this %s session is in no shared channel or repository", s.Origin)
+					w.Missing[memory.ScopeChannel] = fmt.Sprintf("this %s session is in no shared channel, team or repository", s.Origin)
 				}
 			case config.MemoryScopePerson:
 				key, ok, err := personScope(ctx, st, s)
@@ -79,6 +84,25 @@ func memoryLocator(st store.Store, agent string, scopes []string) func(ctx conte
 		}
 		return w, nil
 	}
+}
+
+// channelPlace is the place whose channel memory s shares: a Slack
+// channel or a GitHub repository (named by the thread key), or the team
+// of a Linear session's issue (recorded from its webhooks, since a Linear
+// thread key names only the agent session).
+func channelPlace(ctx context.Context, st store.Store, s engine.Session) (string, bool, error) {
+	if place, ok := threadkey.Place(s.ThreadKey); ok {
+		return place, true, nil
+	}
+	t, ok := threadkey.ParseLinear(s.ThreadKey)
+	if !ok {
+		return "", false, nil
+	}
+	team, ok, err := st.LinearSessionTeam(ctx, t.Session)
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return "linear:" + team, true, nil
 }
 
 // personScope is the person scope of s. When the identity that started s

@@ -32,14 +32,21 @@ func (sa *slackApp) mentionIn(channel, eventID, user, text string) string {
 // returns its memory tool results and memory.changed events.
 func (sa *slackApp) memoryResults(channel, ts string) ([]engine.ToolCallResult, []engine.MemoryChanged) {
 	sa.t.Helper()
+	return memoryResultsOf(sa.testApp, "slack:"+slackfake.TeamID+":"+channel+":"+ts)
+}
+
+// memoryResultsOf waits for the session of threadKey to finish a turn
+// and returns its memory tool results and memory.changed events.
+func memoryResultsOf(ta *testApp, threadKey string) ([]engine.ToolCallResult, []engine.MemoryChanged) {
+	ta.t.Helper()
 	ctx := context.Background()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		s, err := sa.app.store.SessionByThread(ctx, "slack:"+slackfake.TeamID+":"+channel+":"+ts)
+		s, err := ta.app.store.SessionByThread(ctx, threadKey)
 		if err == nil {
-			evs, err := sa.app.store.Events(ctx, s.ID, 0, 0)
+			evs, err := ta.app.store.Events(ctx, s.ID, 0, 0)
 			if err != nil {
-				sa.t.Fatal(err)
+				ta.t.Fatal(err)
 			}
 			var results []engine.ToolCallResult
 			var changes []engine.MemoryChanged
@@ -62,7 +69,7 @@ func (sa *slackApp) memoryResults(channel, ts string) ([]engine.ToolCallResult, 
 			}
 		}
 		if time.Now().After(deadline) {
-			sa.t.Fatalf("no finished turn in %s %s", channel, ts)
+			ta.t.Fatalf("no finished turn in %s", threadKey)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -114,6 +121,46 @@ func TestMemory_ChannelScopeAcrossSlackThreads(t *testing.T) {
 	status, _, body := sa.do("GET", "/memory?scope="+want.Scope+"&path=facts.md", nil)
 	if status != 200 || !strings.Contains(string(body), fact) || !strings.Contains(string(body), `href="/sessions/`+f.SessionID+`"`) {
 		t.Fatalf("GET the file's page: %d\n%s", status, body)
+	}
+}
+
+// A Linear team is the channel: a fact stored from one issue's session is
+// read from another issue of the same team, and not from another team's.
+func TestMemory_ChannelScopeIsTheLinearTeam(t *testing.T) {
+	la := newLinearAppAgent(t, "    memory: {scopes: [channel]}\n", "")
+	const fact = "Releases are cut from main on Fridays."
+	create := fmt.Sprintf(`{"command":"create","path":"/memories/channel/release.md","file_text":%q}`, fact)
+	view := `{"command":"view","path":"/memories/channel/release.md"}`
+	const (
+		teamA = "0f7c1a52-5d1e-4d6b-9a49-1c0b6f2e7a01"
+		teamB = "0f7c1a52-5d1e-4d6b-9a49-1c0b6f2e7a02"
+		sidB  = "5c2a2e8e-6d3a-4e0b-9a43-0d7a1c5b8f12"
+		sidC  = "5c2a2e8e-6d3a-4e0b-9a43-0d7a1c5b8f13"
+	)
+
+	la.team = teamA
+	la.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "memory", Input: create}), fakemodel.Text("Noted."))
+	if st := la.event("created", sidA, "@brain remember: "+fact, ""); st != 200 {
+		t.Fatalf("status %d", st)
+	}
+	res, changes := memoryResultsOf(la.testApp, "linear:"+sidA)
+	if len(res) != 1 || res[0].Result.IsError || len(changes) != 1 || changes[0].Scope != "channel:linear:"+teamA {
+		t.Fatalf("create: results %+v, changes %+v", res, changes)
+	}
+
+	la.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "memory", Input: view}), fakemodel.Text("Read."))
+	la.event("created", sidB, "@brain when do we release?", "")
+	res, _ = memoryResultsOf(la.testApp, "linear:"+sidB)
+	if len(res) != 1 || res[0].Result.IsError || !strings.Contains(res[0].Result.Text(), fact) {
+		t.Fatalf("view from another issue of the team = %+v", res)
+	}
+
+	la.team = teamB
+	la.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "memory", Input: view}), fakemodel.Text("Other."))
+	la.event("created", sidC, "@brain when do we release?", "")
+	res, _ = memoryResultsOf(la.testApp, "linear:"+sidC)
+	if len(res) != 1 || !res[0].Result.IsError || strings.Contains(res[0].Result.Text(), fact) {
+		t.Fatalf("view from another team = %+v", res)
 	}
 }
 

@@ -93,6 +93,12 @@ type LinearTokens interface {
 	// LinearSessionOrganization returns the workspace of a Linear agent
 	// session; ok is false when none was recorded.
 	LinearSessionOrganization(ctx context.Context, agentSessionID string) (organizationID string, ok bool, err error)
+	// SetLinearSessionTeam records the team of a Linear agent session's
+	// issue: the channel its memory shares with the team's other issues.
+	SetLinearSessionTeam(ctx context.Context, now time.Time, agentSessionID, teamID string) error
+	// LinearSessionTeam returns the team of a Linear agent session's
+	// issue; ok is false when none was recorded.
+	LinearSessionTeam(ctx context.Context, agentSessionID string) (teamID string, ok bool, err error)
 
 	// ParkLinearInbound keeps an inbox item of a disconnected workspace
 	// (ThreadKey, Kind and Payload are kept) until it reconnects.

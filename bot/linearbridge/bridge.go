@@ -336,6 +336,11 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 			return err
 		}
 	}
+	if it.TeamID != "" {
+		if err := b.store.SetLinearSessionTeam(ctx, b.now(), it.SessionID, it.TeamID); err != nil {
+			return err
+		}
+	}
 	if park, err := b.parked(ctx, it.OrganizationID); err != nil {
 		return err
 	} else if park {

@@ -208,7 +208,35 @@ func (s *Store) LinearSessionOrganization(ctx context.Context, agentSessionID st
 	case err != nil:
 		return "", false, fmt.Errorf("get workspace of linear session %s: %w", agentSessionID, err)
 	}
-	return org, true, nil
+	// A row the team's write made first has no workspace yet.
+	return org, org != "", nil
+}
+
+// SetLinearSessionTeam records the team of an agent session's issue. A
+// session not seen before gets an empty workspace until one is recorded.
+func (s *Store) SetLinearSessionTeam(ctx context.Context, now time.Time, agentSessionID, teamID string) error {
+	_, err := s.write.ExecContext(ctx,
+		`INSERT INTO linear_agent_sessions (agent_session_id, organization_id, team_id, updated_at) VALUES (?, '', ?, ?)
+		 ON CONFLICT (agent_session_id) DO UPDATE SET team_id = excluded.team_id, updated_at = excluded.updated_at`,
+		agentSessionID, teamID, formatTime(now))
+	if err != nil {
+		return fmt.Errorf("set team of linear session %s: %w", agentSessionID, err)
+	}
+	return nil
+}
+
+// LinearSessionTeam returns the team of an agent session's issue.
+func (s *Store) LinearSessionTeam(ctx context.Context, agentSessionID string) (string, bool, error) {
+	var team string
+	err := s.read.QueryRowContext(ctx,
+		`SELECT team_id FROM linear_agent_sessions WHERE agent_session_id = ?`, agentSessionID).Scan(&team)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return "", false, nil
+	case err != nil:
+		return "", false, fmt.Errorf("get team of linear session %s: %w", agentSessionID, err)
+	}
+	return team, team != "", nil
 }
 
 // ParkLinearInbound keeps an item of a disconnected workspace.

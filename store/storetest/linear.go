@@ -173,6 +173,33 @@ func testLinearSessionOrganizations(t *testing.T, open func() store.Store) {
 	if org, ok, err := other.LinearSessionOrganization(ctx, "as-1"); org != "org-b" || !ok || err != nil {
 		t.Errorf("LinearSessionOrganization = %q, %v, %v; want org-b", org, ok, err)
 	}
+
+	// The team: kept beside the workspace, each set without
+	// clearing the other, in either order.
+	if _, ok, err := other.LinearSessionTeam(ctx, "as-1"); ok || err != nil {
+		t.Errorf("LinearSessionTeam before any = %v, %v", ok, err)
+	}
+	if err := st.SetLinearSessionTeam(ctx, T0, "as-1", "team-1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetLinearSessionOrganization(ctx, T0, "as-1", "org-c"); err != nil {
+		t.Fatal(err)
+	}
+	if team, ok, err := other.LinearSessionTeam(ctx, "as-1"); team != "team-1" || !ok || err != nil {
+		t.Errorf("LinearSessionTeam = %q, %v, %v; want team-1", team, ok, err)
+	}
+	if org, _, _ := other.LinearSessionOrganization(ctx, "as-1"); org != "org-c" {
+		t.Errorf("the team's write changed the workspace: %q", org)
+	}
+	if err := st.SetLinearSessionTeam(ctx, T0, "as-2", "team-2"); err != nil {
+		t.Fatal(err)
+	}
+	if team, ok, _ := other.LinearSessionTeam(ctx, "as-2"); team != "team-2" || !ok {
+		t.Errorf("a team before the workspace: %q, %v", team, ok)
+	}
+	if org, ok, err := other.LinearSessionOrganization(ctx, "as-2"); ok || err != nil {
+		t.Errorf("a workspace for a session only its team was recorded for: %q, %v, %v", org, ok, err)
+	}
 }
 
 func testLinearParkedInbound(t *testing.T, open func() store.Store) {

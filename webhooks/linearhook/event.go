@@ -41,6 +41,7 @@ type sessionEvent struct {
 			Identifier string `json:"identifier"`
 			Title      string `json:"title"`
 			URL        string `json:"url"`
+			TeamID     string `json:"teamId"`
 		} `json:"issue"`
 	} `json:"agentSession"`
 	AgentActivity *struct {
@@ -104,6 +105,9 @@ func ParseEvent(body []byte) (it Item, ignored string, err error) {
 	}
 	if s.Issue != nil {
 		it.IssueID, it.IssueIdentifier, it.IssueTitle, it.IssueURL = s.Issue.ID, s.Issue.Identifier, s.Issue.Title, s.Issue.URL
+		if validID(s.Issue.TeamID) {
+			it.TeamID = s.Issue.TeamID
+		}
 	}
 	creatorID, creatorName := s.CreatorID, ""
 	if s.Creator != nil {

@@ -32,6 +32,7 @@ func TestParseEvent_Created(t *testing.T) {
 		IssueIdentifier:  "ENG-123",
 		IssueTitle:       "Fix checkout",
 		IssueURL:         "https://linear.app/acme/issue/ENG-123/fix-checkout",
+		TeamID:           "team-1",
 	}
 	if !reflect.DeepEqual(it, want) {
 		t.Fatalf("item\n got %+v\nwant %+v", it, want)

@@ -84,6 +84,8 @@ type Item struct {
 	IssueIdentifier string `json:"issue_identifier,omitempty"` // e.g. "ENG-123"
 	IssueTitle      string `json:"issue_title,omitempty"`
 	IssueURL        string `json:"issue_url,omitempty"`
+	// TeamID is the issue's team: the channel the agents' memory shares.
+	TeamID string `json:"team_id,omitempty"`
 
 	// Stop is true when the person asked the agent to stop (a prompt with
 	// the stop signal): cancel the turn, close any open question, and
