@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -103,15 +104,48 @@ func BenchmarkFloor_SessionsTemplate(b *testing.B) {
 	floorExecute(b, s, "sessions", vw)
 }
 
+// oneToolTurns calls add with the events of completed one-tool turns
+// (7 events each, as bench/console's long session has) until n events.
+func oneToolTurns(n int, add func(turnID string, p engine.Payload)) {
+	for t, seq := 0, 0; seq < n; t, seq = t+1, seq+7 {
+		turn, call := fmt.Sprint("turn", t), fmt.Sprint("call", t)
+		add("", engine.Input{Text: fmt.Sprintf("Please look at the refund of zqxorder (turn %d).", t), Author: "ada"})
+		add(turn, engine.TurnStarted{InputIDs: []string{fmt.Sprint("ev", seq+1)}})
+		add(turn, engine.ToolCall{ID: call, Name: "lookup", Input: json.RawMessage(fmt.Sprintf(`{"order":%d,"deep":true}`, t))})
+		add(turn, engine.ToolCallResult{CallID: call, Name: "lookup", Result: engine.ToolResultBody{Content: []engine.TextPart{{Type: "text", Text: `{"status":"open","owner":"ada"}`}}}})
+		add(turn, engine.AgentMessage{Text: fmt.Sprintf("Order %d is *open*; the owner is ada.", t)})
+		add(turn, engine.TurnCompleted{Outcome: engine.OutcomeCompleted, Rounds: 1, Usage: engine.Usage{InputTokens: 100, OutputTokens: 20}})
+		add(turn, engine.SessionStatus{Status: engine.StatusIdle, Reason: "turn_completed"})
+	}
+}
+
+// BenchmarkSessionPage_Trace2000Events renders the trace of a session
+// of 2,000 events of one-tool turns, as every view does (the trace is
+// built and rendered each time; only raw events are cached).
+func BenchmarkSessionPage_Trace2000Events(b *testing.B) {
+	eng := newFakeEngine()
+	eng.addSession(engine.Session{ID: "ses1", Agent: "a", Origin: engine.OriginAPI, Status: engine.StatusIdle})
+	oneToolTurns(timelineWindow, func(turn string, p engine.Payload) { eng.appendTurnEvent(b, "ses1", turn, p) })
+	s, err := New(Config{Engine: eng, Schedules: &fakeSchedules{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		getPage(b, s.Handler())
+	}
+}
+
 // BenchmarkFloor_SessionTemplate2000Events writes a session page whose
-// trace (the last 2,000 events: 286 one-tool turns, as
-// bench/console's long session shows) is already rendered.
+// trace (the last 2,000 events: 286 one-tool turns, as bench/console's
+// long session shows) is already built in memory: the entries' templates
+// and the page's, with no store, no decoding and no tracing.
 func BenchmarkFloor_SessionTemplate2000Events(b *testing.B) {
 	s := benchConsole(b)
 	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	tr := newTracer(s.pricer("a"))
 	var seq int64
-	add := func(turn string, p engine.Payload) {
+	oneToolTurns(timelineWindow, func(turn string, p engine.Payload) {
 		ev, err := engine.NewEvent(p)
 		if err != nil {
 			b.Fatal(err)
@@ -119,28 +153,28 @@ func BenchmarkFloor_SessionTemplate2000Events(b *testing.B) {
 		seq++
 		ev.Seq, ev.ID, ev.TurnID, ev.CreatedAt = seq, fmt.Sprint("ev", seq), turn, at.Add(time.Duration(seq)*time.Second)
 		tr.add(ev)
-	}
-	for t := 0; seq < timelineWindow; t++ {
-		turn, call := fmt.Sprint("turn", t), fmt.Sprint("call", t)
-		add("", engine.Input{Text: fmt.Sprintf("Please look at the refund of zqxorder (turn %d).", t), Author: "ada"})
-		add(turn, engine.TurnStarted{InputIDs: []string{fmt.Sprint("ev", seq)}})
-		add(turn, engine.ToolCall{ID: call, Name: "lookup", Input: mustJSON(map[string]any{"order": t, "deep": true})})
-		add(turn, engine.ToolCallResult{CallID: call, Name: "lookup", Result: engine.ToolResultBody{Content: []engine.TextPart{{Type: "text", Text: `{"status":"open","owner":"ada"}`}}}})
-		add(turn, engine.AgentMessage{Text: fmt.Sprintf("Order %d is *open*; the owner is ada.", t)})
-		add(turn, engine.TurnCompleted{Outcome: engine.OutcomeCompleted, Rounds: 1, Usage: engine.Usage{InputTokens: 100, OutputTokens: 20}})
-		add(turn, engine.SessionStatus{Status: engine.StatusIdle, Reason: "turn_completed"})
-	}
+	})
 	ss := engine.Session{ID: "ses_big", Agent: "a", Origin: engine.OriginAPI, Status: engine.StatusIdle, StartedBy: "ada", CreatedAt: at, UpdatedAt: at, LastSeq: seq}
 	vw := sessionView{Session: ss, Title: "Please look at the refund of zqxorder (turn 0).", After: seq, TurnFrom: seq,
 		Header: headerView{Session: ss, Usage: engine.Usage{InputTokens: 100, OutputTokens: 20}}}
-	for i := range tr.entries {
-		h, err := s.pages.renderEntry(&tr.entries[i])
-		if err != nil {
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		// The entries' templates and the page's, nothing else.
+		vw.Items = vw.Items[:0]
+		for i := range tr.entries {
+			h, err := s.pages.renderEntry(&tr.entries[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			vw.Items = append(vw.Items, h)
+		}
+		buf.Reset()
+		if err := s.pages.byName["session"].ExecuteTemplate(&buf, "layout", view{Page: "session", Open: true, Admin: true, Data: vw}); err != nil {
 			b.Fatal(err)
 		}
-		vw.Items = append(vw.Items, h)
 	}
-	floorExecute(b, s, "session", view{Page: "session", Open: true, Admin: true, Data: vw})
+	b.SetBytes(int64(buf.Len()))
 }
 
 func floorExecute(b *testing.B, s *Server, page string, vw view) {
