@@ -163,7 +163,7 @@ func BenchmarkFloor_SessionTemplate2000Events(b *testing.B) {
 		// The entries' templates and the page's, nothing else.
 		vw.Items = vw.Items[:0]
 		for i := range tr.entries {
-			h, err := s.pages.renderEntry(&tr.entries[i])
+			h, err := s.pages.renderEntryUncached(&tr.entries[i])
 			if err != nil {
 				b.Fatal(err)
 			}

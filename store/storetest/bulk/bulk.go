@@ -80,6 +80,12 @@ func CopySession(ctx context.Context, db *sql.DB, d Dialect, tmpl string, n int,
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("bulk: %w", err)
 	}
+	// Fresh statistics, as autovacuum gathers after a large load in a
+	// while: without them PostgreSQL plans the search over a table it
+	// believes empty.
+	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
+		return fmt.Errorf("bulk: analyze: %w", err)
+	}
 	return nil
 }
 
