@@ -61,6 +61,8 @@ func BenchmarkConsole_100kSessions(b *testing.B) {
 			pages := []struct{ name, path, want string }{
 				{"list", "/sessions", big},
 				{"search", "/sessions?q=" + word + "4242", tmpl + "_4242"},
+				// A word every session has: the newest 25 of 100,000 matches.
+				{"search_common", "/sessions?q=refund", big},
 				{"session_100k_events", "/sessions/" + big, "turn 14284"},
 			}
 			for _, p := range pages {
