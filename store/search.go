@@ -14,6 +14,9 @@ import (
 // by the database with indexes (never by reading logs), newest first.
 // Zero fields do not filter.
 type SessionQuery struct {
+	// ID keeps only the session of that id: with Person, whether the
+	// person took part in it, by the index (the console's access check).
+	ID     string
 	Status engine.Status
 	Origin engine.Origin
 	Agent  string

@@ -2,11 +2,10 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
-	"sync"
 
 	"brain/engine"
+	"brain/store"
 )
 
 // Who sees and does what in the console (docs/security-console.md):
@@ -52,7 +51,11 @@ func (s *Server) maySee(ctx context.Context, r *http.Request, v visitor, ss engi
 	if ss.StartedBy == v.by {
 		return true, nil
 	}
-	return s.authors.wrote(ctx, s.cfg.Engine, ss, v.by)
+	// Who wrote in a session is the search index's to answer (its people
+	// table, by primary key), never the log's: a session may hold 100,000
+	// events.
+	list, _, err := s.cfg.Search.ListSessions(ctx, store.SessionQuery{ID: ss.ID, Person: v.by, Limit: 1})
+	return len(list) == 1, err
 }
 
 // session reads the session named by the path's {id}, answering 404 (and
@@ -143,78 +146,4 @@ func (s *Server) adminOnly(h handler) handler {
 		}
 		h(w, r, v)
 	}
-}
-
-// maxAuthorSets bounds the sessions whose authors are remembered.
-const maxAuthorSets = 4096
-
-// authorSets remembers who wrote in each session, read from its
-// user.message events and brought up to date from the last seq read, so
-// a sessions list does not read every log each time.
-type authorSets struct {
-	mu sync.Mutex
-	m  map[string]*authorSet
-}
-
-type authorSet struct {
-	seq     int64
-	authors map[string]bool
-}
-
-// wrote reports whether by wrote a message in ss.
-func (a *authorSets) wrote(ctx context.Context, eng Engine, ss engine.Session, by string) (bool, error) {
-	a.mu.Lock()
-	set := a.m[ss.ID]
-	var seq int64
-	if set != nil {
-		seq = set.seq
-		if set.authors[by] || seq >= ss.LastSeq {
-			ok := set.authors[by]
-			a.mu.Unlock()
-			return ok, nil
-		}
-	}
-	a.mu.Unlock()
-	start := seq
-	found := map[string]bool{}
-	for {
-		evs, err := eng.Events(ctx, ss.ID, seq, summaryPage)
-		if err != nil {
-			return false, err
-		}
-		for _, ev := range evs {
-			seq = ev.Seq
-			if ev.Type != engine.EventUserMessage {
-				continue
-			}
-			var in struct {
-				Author string `json:"author"`
-			}
-			if json.Unmarshal(ev.Data, &in) == nil && in.Author != "" {
-				found[in.Author] = true
-			}
-		}
-		if len(evs) < summaryPage {
-			break
-		}
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.m == nil || len(a.m) >= maxAuthorSets {
-		a.m = map[string]*authorSet{}
-	}
-	set = a.m[ss.ID]
-	if set == nil && start > 0 {
-		// Dropped meanwhile: what was read is only the log's tail.
-		return found[by], nil
-	}
-	if set == nil {
-		set = &authorSet{authors: map[string]bool{}}
-		a.m[ss.ID] = set
-	}
-	for k := range found {
-		set.authors[k] = true
-	}
-	set.seq = max(set.seq, seq)
-	return set.authors[by], nil
 }

@@ -1,12 +1,15 @@
 package web
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"brain/engine"
 )
@@ -81,4 +84,107 @@ func BenchmarkFloor_Template2000Items(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// The floors of bench/console's BenchmarkConsole_100kSessions: the same
+// pages' templates executed with their rows already in memory, so no
+// store, no trace building and no Markdown, only html/template.
+
+// BenchmarkFloor_SessionsTemplate writes the sessions list page of 25 rows.
+func BenchmarkFloor_SessionsTemplate(b *testing.B) {
+	s := benchConsole(b)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	rows := make([]sessionRow, pageSize)
+	for i := range rows {
+		rows[i] = sessionRow{Session: engine.Session{ID: fmt.Sprintf("ses_1_%d", i), Agent: "a", Origin: engine.OriginAPI,
+			Status: engine.StatusIdle, StartedBy: "ada", CreatedAt: at, UpdatedAt: at, LastSeq: 7},
+			Title: fmt.Sprintf("Please look at the refund of zqxorder%d (turn 0).", i)}
+	}
+	vw := view{Page: "sessions", Open: true, Admin: true, Data: sessionsView{Rows: rows, Statuses: sessionStatuses, Origins: s.origins()}}
+	floorExecute(b, s, "sessions", vw)
+}
+
+// oneToolTurns calls add with the events of completed one-tool turns
+// (7 events each, as bench/console's long session has) until n events.
+func oneToolTurns(n int, add func(turnID string, p engine.Payload)) {
+	for t, seq := 0, 0; seq < n; t, seq = t+1, seq+7 {
+		turn, call := fmt.Sprint("turn", t), fmt.Sprint("call", t)
+		add("", engine.Input{Text: fmt.Sprintf("Please look at the refund of zqxorder (turn %d).", t), Author: "ada"})
+		add(turn, engine.TurnStarted{InputIDs: []string{fmt.Sprint("ev", seq+1)}})
+		add(turn, engine.ToolCall{ID: call, Name: "lookup", Input: json.RawMessage(fmt.Sprintf(`{"order":%d,"deep":true}`, t))})
+		add(turn, engine.ToolCallResult{CallID: call, Name: "lookup", Result: engine.ToolResultBody{Content: []engine.TextPart{{Type: "text", Text: `{"status":"open","owner":"ada"}`}}}})
+		add(turn, engine.AgentMessage{Text: fmt.Sprintf("Order %d is *open*; the owner is ada.", t)})
+		add(turn, engine.TurnCompleted{Outcome: engine.OutcomeCompleted, Rounds: 1, Usage: engine.Usage{InputTokens: 100, OutputTokens: 20}})
+		add(turn, engine.SessionStatus{Status: engine.StatusIdle, Reason: "turn_completed"})
+	}
+}
+
+// BenchmarkSessionPage_Trace2000Events renders the trace of a session
+// of 2,000 events of one-tool turns, as every view does (the trace is
+// built and rendered each time; only raw events are cached).
+func BenchmarkSessionPage_Trace2000Events(b *testing.B) {
+	eng := newFakeEngine()
+	eng.addSession(engine.Session{ID: "ses1", Agent: "a", Origin: engine.OriginAPI, Status: engine.StatusIdle})
+	oneToolTurns(timelineWindow, func(turn string, p engine.Payload) { eng.appendTurnEvent(b, "ses1", turn, p) })
+	s, err := New(Config{Engine: eng, Schedules: &fakeSchedules{}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		getPage(b, s.Handler())
+	}
+}
+
+// BenchmarkFloor_SessionTemplate2000Events writes a session page whose
+// trace (the last 2,000 events: 286 one-tool turns, as bench/console's
+// long session shows) is already built in memory: the entries' templates
+// and the page's, with no store, no decoding and no tracing.
+func BenchmarkFloor_SessionTemplate2000Events(b *testing.B) {
+	s := benchConsole(b)
+	at := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	tr := newTracer(s.pricer("a"))
+	var seq int64
+	oneToolTurns(timelineWindow, func(turn string, p engine.Payload) {
+		ev, err := engine.NewEvent(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		seq++
+		ev.Seq, ev.ID, ev.TurnID, ev.CreatedAt = seq, fmt.Sprint("ev", seq), turn, at.Add(time.Duration(seq)*time.Second)
+		tr.add(ev)
+	})
+	ss := engine.Session{ID: "ses_big", Agent: "a", Origin: engine.OriginAPI, Status: engine.StatusIdle, StartedBy: "ada", CreatedAt: at, UpdatedAt: at, LastSeq: seq}
+	vw := sessionView{Session: ss, Title: "Please look at the refund of zqxorder (turn 0).", After: seq, TurnFrom: seq,
+		Header: headerView{Session: ss, Usage: engine.Usage{InputTokens: 100, OutputTokens: 20}}}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		// The entries' templates and the page's, nothing else.
+		vw.Items = vw.Items[:0]
+		for i := range tr.entries {
+			h, err := s.pages.renderEntryUncached(&tr.entries[i])
+			if err != nil {
+				b.Fatal(err)
+			}
+			vw.Items = append(vw.Items, h)
+		}
+		buf.Reset()
+		if err := s.pages.byName["session"].ExecuteTemplate(&buf, "layout", view{Page: "session", Open: true, Admin: true, Data: vw}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}
+
+func floorExecute(b *testing.B, s *Server, page string, vw view) {
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := s.pages.byName[page].ExecuteTemplate(&buf, "layout", vw); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
 }

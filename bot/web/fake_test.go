@@ -383,7 +383,7 @@ func (f *fakeEngine) ListSessions(_ context.Context, q store.SessionQuery) ([]en
 			}
 		}
 		words := store.SearchTerms(text)
-		ok := (q.Status == "" || s.Status == q.Status) && (q.Origin == "" || s.Origin == q.Origin) &&
+		ok := (q.ID == "" || s.ID == q.ID) && (q.Status == "" || s.Status == q.Status) && (q.Origin == "" || s.Origin == q.Origin) &&
 			(q.Agent == "" || s.Agent == q.Agent) && (q.Person == "" || people[q.Person])
 		for _, t := range store.SearchTerms(q.Text) {
 			ok = ok && slices.Contains(words, t)

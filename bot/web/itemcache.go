@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"html/template"
+	"strconv"
 	"sync"
 
 	"brain/engine"
@@ -24,18 +25,21 @@ type itemCache struct {
 // renderItem returns ev's timeline entry as HTML; ok is false for events the
 // timeline leaves out.
 func (p *pages) renderItem(ev engine.Event) (template.HTML, bool, error) {
-	key := ev.ID
-	if key == "" {
+	if ev.ID == "" {
 		return p.renderUncached(ev)
 	}
-	c := &p.cache
+	return p.cache.get(ev.ID, func() (template.HTML, bool, error) { return p.renderUncached(ev) })
+}
+
+// get returns the HTML cached under key, or renders, keeps and returns it.
+func (c *itemCache) get(key string, render func() (template.HTML, bool, error)) (template.HTML, bool, error) {
 	c.mu.Lock()
 	h, ok := c.html[key]
 	c.mu.Unlock()
 	if ok {
 		return h, h != "", nil
 	}
-	h, shown, err := p.renderUncached(ev)
+	h, shown, err := render()
 	if err != nil {
 		return "", false, err
 	}
@@ -75,8 +79,22 @@ func (c *itemCache) reset() {
 }
 
 // renderEntry renders a trace entry (a turn, or an event outside turns)
-// with the page's own templates.
+// with the page's own templates. A finished turn's entry is cached: its
+// events never change, so the same turn (its id, its number in the page
+// and its last event) renders the same; a running one changes as it goes.
 func (p *pages) renderEntry(e *traceEntry) (template.HTML, error) {
+	if t := e.Turn; t != nil && !t.Running {
+		key := "turn " + t.ID + " " + strconv.Itoa(t.N) + " " + strconv.FormatInt(t.Last, 10)
+		h, _, err := p.cache.get(key, func() (template.HTML, bool, error) {
+			h, err := p.renderEntryUncached(e)
+			return h, true, err
+		})
+		return h, err
+	}
+	return p.renderEntryUncached(e)
+}
+
+func (p *pages) renderEntryUncached(e *traceEntry) (template.HTML, error) {
 	var buf bytes.Buffer
 	if err := p.item.ExecuteTemplate(&buf, "entry", e); err != nil {
 		return "", err

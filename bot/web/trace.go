@@ -22,9 +22,12 @@ type traceEntry struct {
 }
 
 type traceTurn struct {
-	ID      string
-	N       int
-	Seq     int64 // the turn.started event's
+	ID  string
+	N   int
+	Seq int64 // the turn.started event's
+	// Last is the seq of the turn's last event so far: with ID and N it
+	// names a finished turn's entry in the cache.
+	Last    int64
 	Started time.Time
 	Ended   time.Time
 	Running bool
@@ -125,6 +128,7 @@ func (tr *tracer) add(ev engine.Event) *traceEntry {
 		tr.entries = append(tr.entries, traceEntry{Turn: turn})
 	}
 	entry := tr.entryOf(turn)
+	turn.Last = max(turn.Last, ev.Seq)
 	switch p := p.(type) {
 	case engine.TurnStarted, engine.SessionStatus:
 		// Bookkeeping: the header says it.

@@ -160,7 +160,6 @@ type Server struct {
 	keys    *keyguard.Guard
 	auth    *sessionStore
 	states  stateSigner
-	authors authorSets
 	pages   *pages
 	mux     *http.ServeMux
 	routes  []route

@@ -29,6 +29,9 @@ func (s *Store) ListSessions(ctx context.Context, q store.SessionQuery) ([]engin
 		return nil, "", err
 	}
 	var c conditions
+	if q.ID != "" {
+		c.add("id = " + c.arg(q.ID))
+	}
 	if q.Status != "" {
 		c.add("status = " + c.arg(string(q.Status)))
 	}

@@ -31,6 +31,9 @@ func (s *Store) ListSessions(ctx context.Context, q store.SessionQuery) ([]engin
 		where = append(where, cond)
 		args = append(args, vals...)
 	}
+	if q.ID != "" {
+		add("id = ?", q.ID)
+	}
 	if q.Status != "" {
 		add("status = ?", string(q.Status))
 	}

@@ -71,11 +71,25 @@ type rig struct {
 // newRig starts brain with the test config plus extra (more top-level YAML).
 func newRig(t *testing.T, extra ...string) *rig {
 	t.Helper()
-	return newRigAgent(t, "", extra...)
+	return newRigWith(t, nil, "", extra...)
 }
 
 // newRigAgent is newRig with YAML lines added to the agent (indented 4).
 func newRigAgent(t *testing.T, agentMore string, extra ...string) *rig {
+	t.Helper()
+	return newRigWith(t, nil, agentMore, extra...)
+}
+
+// newSeededRig is newRig that first calls seed, when set, with the path
+// of the database brain will open (data_dir/brain.db), before brain starts.
+func newSeededRig(t *testing.T, seed func(dbPath string), extra ...string) *rig {
+	t.Helper()
+	return newRigWith(t, seed, "", extra...)
+}
+
+// newRigWith starts the rig: seed (when set) fills the database first,
+// agentMore is added to the agent, extra at the top level.
+func newRigWith(t *testing.T, seed func(dbPath string), agentMore string, extra ...string) *rig {
 	t.Helper()
 	exe := chromium(t)
 	r := &rig{t: t, model: fakemodel.New(), slack: slackfake.New(), shots: t.TempDir()}
@@ -83,8 +97,12 @@ func newRigAgent(t *testing.T, agentMore string, extra ...string) *rig {
 	t.Cleanup(r.slack.Close)
 	r.slack.EnableOIDC("cid", "csecret", slackfake.OIDCUser{UserID: "U0ADA", TeamID: slackfake.TeamID, Name: "Ada"})
 	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.target.Add(1)
 		w.Header().Set("Content-Type", "application/json")
+		if req.Method == http.MethodGet { // lookup_ticket: reads only
+			fmt.Fprint(w, `{"id":"T-1","status":"open"}`)
+			return
+		}
+		r.target.Add(1)
 		fmt.Fprint(w, `{"id":"T-1"}`)
 	}))
 	t.Cleanup(target.Close)
@@ -104,14 +122,19 @@ models:
 agents:
   - name: default
     instructions: You are a test agent.
-    tools: [create_ticket]
+    tools: [create_ticket, lookup_ticket]
 %stools:
   http:
+    - name: lookup_ticket
+      description: Read a ticket from the tracker
+      input: {type: object, properties: {id: {type: string}}, required: [id]}
+      method: GET
+      url: %[6]s/tickets
     - name: create_ticket
       description: Create a ticket in the tracker
       input: {type: object, properties: {title: {type: string}}, required: [title]}
       method: POST
-      url: %s/tickets
+      url: %[6]s/tickets
       approval:
         title: "Create ticket {{.title}}"
         facts: [{label: Title, value: "{{.title}}"}]
@@ -126,6 +149,13 @@ console:
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	if seed != nil {
+		data := filepath.Join(dir, "data")
+		if err := os.MkdirAll(data, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		seed(filepath.Join(data, "brain.db"))
 	}
 	cfg, err := config.Load(path, func(string) (string, bool) { return "", false })
 	if err != nil {
