@@ -59,7 +59,20 @@ func (s *Store) ListSessions(ctx context.Context, q store.SessionQuery) ([]engin
 		// terms are letters and digits only; plainto_tsquery reads them
 		// as words whatever they are.
 		for _, t := range terms {
-			c.add("id IN (SELECT session_id FROM search_text WHERE body @@ plainto_tsquery('simple', " + c.arg(t) + "))")
+			rare, err := s.rareWord(ctx, t)
+			if err != nil {
+				return nil, "", fmt.Errorf("list sessions: %w", err)
+			}
+			match := "SELECT session_id FROM search_text WHERE body @@ plainto_tsquery('simple', " + c.arg(t) + ")"
+			if rare {
+				// The word's few sessions first (ARRAY makes it an init
+				// plan), then those by index: left to itself, the planner
+				// guesses a rare word common and walks every session
+				// newest first, testing each (0.2-0.4 s at 100,000).
+				c.add("id = ANY(ARRAY(" + match + "))")
+			} else {
+				c.add("id IN (" + match + ")")
+			}
 		}
 	}
 	if cur.ID != "" {
@@ -79,6 +92,22 @@ func (s *Store) ListSessions(ctx context.Context, q store.SessionQuery) ([]engin
 	list = list[:limit]
 	last := list[limit-1]
 	return list, store.SessionCursor{CreatedAt: formatTime(last.CreatedAt), ID: last.ID}.Encode(), nil
+}
+
+// rareWordRows is the number of messages holding a word below which the
+// word's sessions are looked up first (ListSessions).
+const rareWordRows = 1000
+
+// rareWord reports whether fewer than rareWordRows messages hold word,
+// counting no further than that through the GIN index.
+func (s *Store) rareWord(ctx context.Context, word string) (bool, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM search_text
+		WHERE body @@ plainto_tsquery('simple', $1) LIMIT $2) m`, word, rareWordRows).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("count matches of a word: %w", err)
+	}
+	return n < rareWordRows, nil
 }
 
 // Usage sums turn.completed events' usage in [since, until) by day,
