@@ -129,12 +129,12 @@ agents:
       description: Read a ticket from the tracker
       input: {type: object, properties: {id: {type: string}}, required: [id]}
       method: GET
-      url: %[6]s/tickets
+      url: %[7]s/tickets
     - name: create_ticket
       description: Create a ticket in the tracker
       input: {type: object, properties: {title: {type: string}}, required: [title]}
       method: POST
-      url: %[6]s/tickets
+      url: %[7]s/tickets
       approval:
         title: "Create ticket {{.title}}"
         facts: [{label: Title, value: "{{.title}}"}]
