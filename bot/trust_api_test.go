@@ -1,12 +1,14 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"brain/bot/api"
 	"brain/engine"
@@ -42,9 +44,18 @@ func TestAPI_OverloadedStoresNothingAndRepeatsAnswer(t *testing.T) {
 
 	// Fill the pool: one turn runs, one waits.
 	ta.fake.Push(fakemodel.Hold())
+	held := len(ta.fake.Requests()) + 1
 	busy := ta.createSession()
 	ta.must(http.StatusAccepted, "POST", "/v1/sessions/"+busy.ID+"/events", map[string]any{"type": "user.message", "text": "runs"}, nil)
 	ta.waitStatus(busy.ID, engine.StatusRunning)
+	// Running is set before the model call: Release only frees a request
+	// that has taken the Hold, so wait for it to arrive (it stayed held
+	// forever once, CI failing on this test).
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := ta.fake.WaitRequests(ctx, held); err != nil {
+		t.Fatalf("the busy turn's model call did not arrive: %v", err)
+	}
 	waiting := ta.createSession()
 	ta.must(http.StatusAccepted, "POST", "/v1/sessions/"+waiting.ID+"/events", map[string]any{"type": "user.message", "text": "waits"}, nil)
 	sessions := func() int {
