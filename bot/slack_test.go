@@ -480,8 +480,13 @@ func TestSlack_LoadWaitsInTheInboxInsteadOfFailing(t *testing.T) {
 		threads = append(threads, sa.message(fmt.Sprintf("EvL%d", i), "app_mention", "U1", "<@"+slackfake.BotUserID+"> job", ""))
 	}
 	// Every event was acknowledged with 200 (checked in message); the first
-	// turn holds the only slot, so the rest wait.
-	time.Sleep(100 * time.Millisecond)
+	// turn holds the only slot, so the rest wait. Release frees only a
+	// request that has taken the Hold: wait for it to arrive.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := sa.fake.WaitRequests(ctx, 1); err != nil {
+		t.Fatalf("the first turn's model call did not arrive: %v", err)
+	}
 	sa.fake.Release()
 	for _, ts := range threads {
 		sa.waitThread(ts, "echo: job")
