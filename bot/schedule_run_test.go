@@ -136,10 +136,17 @@ func TestSchedules_FailedRuns(t *testing.T) {
 		!strings.Contains(orphan[0].Outcome, `the run could not start: unknown agent "ghost"`) {
 		t.Fatalf("orphan runs: %+v", orphan)
 	}
+	// A run is stored as failed before its outcome is posted, so each post
+	// (and its logged error) is waited for, not assumed.
+	posted := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(calls)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(ta.logs.String(), "post schedule outcome") {
+	for posted() < 2 || strings.Count(ta.logs.String(), "post schedule outcome") < 2 {
 		if time.Now().After(deadline) {
-			t.Fatalf("the poster's error was not logged:\n%s", ta.logs)
+			t.Fatalf("posted %d outcomes, want 2, and the poster's errors logged:\n%s", posted(), ta.logs)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
