@@ -103,7 +103,10 @@ type ApprovalFilter struct {
 	SessionID string
 	// ExpiresBefore keeps approvals whose ExpiresAt is before it.
 	ExpiresBefore time.Time
-	Limit         int
+	// Decider, when set, keeps the approvals one person may decide, so
+	// the database finds them instead of a scan of the newest pending.
+	Decider *ApprovalDecider
+	Limit   int
 }
 
 // ApprovalCommit changes one approval and appends events to its session in

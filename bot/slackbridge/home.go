@@ -13,8 +13,8 @@ import (
 
 // Bounds of the Home tab's reads.
 const (
-	homeApprovalScan = 500 // pending approvals read to find a person's
-	maxHomeUsers     = 1000
+	homeApprovals = 500 // of the approvals a person may decide, newest first (the tab shows the newest and counts the rest)
+	maxHomeUsers  = 1000
 )
 
 // homeUsers remembers who opened the Home tab since start, so their tab
@@ -71,16 +71,15 @@ func (b *Bridge) homeUserIDs() []string {
 // they may decide (the rule Decide applies) and their recent Slack
 // sessions, under the notice of their last click there, if any.
 func (b *Bridge) publishHome(ctx context.Context, user string) error {
-	pending, err := b.eng.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, Limit: homeApprovalScan})
+	// The database finds the approvals the person may decide (by the rule
+	// Decide applies), however many others wait.
+	pending, err := b.eng.DecidableApprovals(ctx, user, false, homeApprovals)
 	if err != nil {
 		return err
 	}
 	url := b.workspaceURL()
 	view := slack.HomeView{Notice: b.homeNotice(user)}
 	for _, a := range pending {
-		if b.eng.MayDecideApproval(ctx, a, user) != nil {
-			continue
-		}
 		ha := slack.HomeApproval{Approval: a}
 		if s, err := b.eng.Session(ctx, a.SessionID); err == nil {
 			ha.Link = slack.ThreadLink(url, s)

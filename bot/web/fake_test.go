@@ -252,6 +252,25 @@ func (f *fakeEngine) MayDecideApproval(ctx context.Context, a engine.Approval, b
 	return engine.Errorf(engine.CodeForbidden, "%s may not decide this approval", by)
 }
 
+// DecidableApprovals is the engine's, in small: the rule applied to
+// every pending approval, as the engine checks each row its query finds.
+func (f *fakeEngine) DecidableApprovals(ctx context.Context, by string, viaAPI bool, limit int) ([]engine.Approval, error) {
+	pending, err := f.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
+	if err != nil {
+		return nil, err
+	}
+	var out []engine.Approval
+	for _, a := range pending {
+		if a.VotedBy(by) || len(out) == limit {
+			continue
+		}
+		if f.MayDecide(ctx, a.ID, engine.Decision{By: by, ViaAPI: viaAPI}) == nil {
+			out = append(out, a)
+		}
+	}
+	return out, nil
+}
+
 func (f *fakeEngine) StopFor(ctx context.Context, id, by string) (engine.Session, bool, error) {
 	ss, err := f.Session(ctx, id)
 	if err != nil {

@@ -59,22 +59,9 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, v visitor) {
 // sessions that talk to v (an admin: every open question).
 func (s *Server) needsYou(ctx context.Context, r *http.Request, v visitor) ([]engine.Approval, []questionRow, error) {
 	by, viaKey := v.identity()
-	pending, err := s.cfg.Engine.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}, Limit: inboxLimit})
+	approvals, err := s.cfg.Engine.DecidableApprovals(ctx, by, viaKey, inboxLimit)
 	if err != nil {
 		return nil, nil, err
-	}
-	var approvals []engine.Approval
-	for _, a := range pending {
-		if a.VotedBy(by) {
-			continue // their part is done; others must approve
-		}
-		ok := s.cfg.Engine.MayDecideApproval(ctx, a, by) == nil
-		if !ok && viaKey {
-			ok = s.cfg.Engine.MayDecide(ctx, a.ID, engine.Decision{By: by, ViaAPI: true}) == nil
-		}
-		if ok {
-			approvals = append(approvals, a)
-		}
 	}
 	q := store.SessionQuery{Status: engine.StatusAwaitingInput, Limit: inboxLimit}
 	if !s.admin(r, v) {

@@ -45,6 +45,9 @@ type Engine interface {
 	engine.Approvals
 	// MayDecideApproval says, as a decision would, whether by decides a.
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
+	// DecidableApprovals finds, in the database, the pending approvals by
+	// may decide and has not voted on.
+	DecidableApprovals(ctx context.Context, by string, viaAPI bool, limit int) ([]engine.Approval, error)
 	// MayDecide says, as a decision would, whether d may be made (a key
 	// holder's included).
 	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error

@@ -40,6 +40,7 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 		// Fixed-width UTC text compares in time order.
 		q.add("expires_at < " + q.arg(formatTime(f.ExpiresBefore)))
 	}
+	deciderCondition(&q, f.Decider)
 	out, err := listNewestFirst(ctx, s.pool, approvalColumns, "approvals", q, f.Limit, scanApproval)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)

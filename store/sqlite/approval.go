@@ -44,6 +44,7 @@ func (s *Store) Approvals(ctx context.Context, f engine.ApprovalFilter) ([]engin
 		where = append(where, "expires_at < ?")
 		args = append(args, formatTime(f.ExpiresBefore))
 	}
+	where, args = deciderCondition(where, args, f.Decider)
 	out, err := listNewestFirst(ctx, s.read, approvalColumns, "approvals", where, args, f.Limit, scanApproval)
 	if err != nil {
 		return nil, fmt.Errorf("list approvals: %w", err)

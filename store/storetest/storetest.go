@@ -58,6 +58,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CommitNewApprovalDefaults", testCommitNewApprovalDefaults},
 		{"CommitNewApprovalAtomic", testCommitNewApprovalAtomic},
 		{"ApprovalsFilter", testApprovalsFilter},
+		{"ApprovalsDecider", testApprovalsDecider},
 		{"CommitApproval", testCommitApproval},
 		{"CommitApprovalUpdateErrorAborts", testCommitApprovalUpdateErrorAborts},
 		{"CommitApprovalRejects", testCommitApprovalRejects},

@@ -1,0 +1,106 @@
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/store"
+)
+
+// testApprovalsDecider: the decider filter keeps exactly the pending
+// approvals engine.ApprovalDecider.Matches keeps, and the limit applies
+// after it, so a person's approvals are found however many others wait.
+func testApprovalsDecider(t *testing.T, open func() store.Store) {
+	ctx := context.Background()
+	st := open()
+	sessions := map[string]engine.Session{}
+	for _, s := range []struct {
+		id, by string
+		origin engine.Origin
+	}{
+		{"alice-slack", "alice", engine.OriginSlack},
+		{"bob-slack", "bob", engine.OriginSlack},
+		{"bob-api", "bob", engine.OriginAPI},
+		{"nobody-console", "", engine.OriginConsole},
+	} {
+		ss := Session(s.id, T0)
+		ss.StartedBy, ss.Origin = s.by, s.origin
+		CreateSession(t, st, ss)
+		sessions[s.id] = ss
+	}
+	// "deploy" and "infra" have approvers; "default" and "gone" do not.
+	minute := 0
+	add := func(id, session, agent string, status engine.ApprovalStatus) {
+		a := Approval(id, T0.Add(time.Duration(minute)*time.Minute))
+		minute++
+		a.Agent, a.Status = agent, status
+		addApproval(t, st, session, a)
+	}
+	add("deploy-in-bob", "bob-slack", "deploy", engine.ApprovalPending)
+	add("infra-in-alice", "alice-slack", "infra", engine.ApprovalPending)
+	add("default-in-alice", "alice-slack", "default", engine.ApprovalPending)
+	add("default-in-bob", "bob-slack", "default", engine.ApprovalPending)
+	add("gone-in-alice", "alice-slack", "gone", engine.ApprovalPending)
+	add("default-in-bob-api", "bob-api", "default", engine.ApprovalPending)
+	add("deploy-in-console", "nobody-console", "deploy", engine.ApprovalPending)
+	add("default-in-alice-applied", "alice-slack", "default", engine.ApprovalApplied)
+	var noise []string
+	for i := range 30 { // others' approvals, newer than every one above
+		id := fmt.Sprintf("noise-%02d", i)
+		add(id, "bob-slack", "default", engine.ApprovalPending)
+		noise = append([]string{id}, noise...)
+	}
+
+	deciders := []struct {
+		name string
+		d    engine.ApprovalDecider
+		want []string
+	}{
+		{"approver of deploy, starter of alice's", engine.ApprovalDecider{ApproverOf: []string{"deploy"}, Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
+			[]string{"deploy-in-console", "gone-in-alice", "default-in-alice", "deploy-in-bob"}},
+		{"starter only", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
+			[]string{"gone-in-alice", "default-in-alice"}},
+		{"no guarded agents", engine.ApprovalDecider{StartedBy: "bob"},
+			append(noise, "default-in-bob-api", "default-in-bob", "deploy-in-bob")},
+		{"via API", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "carol", Origins: []engine.Origin{engine.OriginAPI, engine.OriginConsole}},
+			[]string{"deploy-in-console", "default-in-bob-api"}},
+		{"nobody", engine.ApprovalDecider{Guarded: []string{"deploy"}}, nil},
+	}
+	pending := []engine.ApprovalStatus{engine.ApprovalPending}
+	every, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dc := range deciders {
+		t.Run(dc.name, func(t *testing.T) {
+			// The store and Matches, the rule's statement in Go, agree.
+			var want []string
+			for _, a := range every {
+				if dc.d.Matches(a, sessions[a.SessionID]) {
+					want = append(want, a.ID)
+				}
+			}
+			if !slices.Equal(want, dc.want) {
+				t.Fatalf("Matches keeps %v, want %v", want, dc.want)
+			}
+			got, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending, Decider: &dc.d})
+			if err != nil {
+				t.Fatalf("Approvals: %v", err)
+			}
+			if ids := approvalIDs(got); !slices.Equal(ids, want) {
+				t.Errorf("Approvals = %v, want %v", ids, want)
+			}
+			if len(want) < 2 {
+				return
+			}
+			got, err = st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending, Decider: &dc.d, Limit: 2})
+			if ids := approvalIDs(got); err != nil || !slices.Equal(ids, want[:2]) {
+				t.Errorf("with limit 2: %v, %v; want %v", ids, err, want[:2])
+			}
+		})
+	}
+}
