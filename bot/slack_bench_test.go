@@ -30,16 +30,28 @@ func BenchmarkSlackIntake(b *testing.B) {
 		}
 	}))
 	defer floor.Close()
-	b.Run("floor", func(b *testing.B) { intakeLoad(b, floor.URL+"/slack/events") })
+	b.Run("floor", func(b *testing.B) { intakeLoad(b, floor.URL+"/slack/events", messageEvent) })
 
 	fake := slackfake.New()
 	defer fake.Close()
 	extra := fmt.Sprintf("slack: {bot_token: xoxb-bench, signing_secret: %s, api_url: %s/api/}\nlog: {level: error}\n", signingSecret, fake.URL())
 	ta := newTestApp(b, extra, Options{})
-	b.Run("brain", func(b *testing.B) { intakeLoad(b, ta.base+"/slack/events") })
+	b.Run("brain", func(b *testing.B) { intakeLoad(b, ta.base+"/slack/events", messageEvent) })
+	// Mentions, each a new thread: each starts a session whose turn the
+	// fake model answers at once, so the worker's session starts and the
+	// turns share the CPU and the writer with the intake, as in real use.
+	b.Run("brain-mentions", func(b *testing.B) { intakeLoad(b, ta.base+"/slack/events", mentionEvent) })
 }
 
-func intakeLoad(b *testing.B, target string) {
+func messageEvent(n int64) []byte {
+	return []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","event_id":"EvB%d","event":{"type":"message","user":"U1","text":"load %d","ts":"1700000000.%06d","channel":"C1","channel_type":"channel"}}`, n, n, n))
+}
+
+func mentionEvent(n int64) []byte {
+	return []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","event_id":"EvM%d","event":{"type":"app_mention","user":"U1","text":"<@UBOT> load %d","ts":"1700000001.%06d","channel":"C1","event_ts":"1700000001.%06d"}}`, n, n, n, n))
+}
+
+func intakeLoad(b *testing.B, target string, event func(n int64) []byte) {
 	const clients = 64
 	tr := &http.Transport{MaxIdleConnsPerHost: clients, MaxConnsPerHost: clients}
 	defer tr.CloseIdleConnections()
@@ -54,7 +66,7 @@ func intakeLoad(b *testing.B, target string) {
 		var mine []time.Duration
 		for pb.Next() {
 			n := seq.Add(1)
-			body := []byte(fmt.Sprintf(`{"type":"event_callback","team_id":"T0FAKE","event_id":"EvB%d","event":{"type":"message","user":"U1","text":"load %d","ts":"1700000000.%06d","channel":"C1","channel_type":"channel"}}`, n, n, n))
+			body := event(n)
 			ts := strconv.FormatInt(time.Now().Unix(), 10)
 			req, _ := http.NewRequest("POST", target, bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
