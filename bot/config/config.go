@@ -179,6 +179,11 @@ type LinearConfig struct {
 	// MoveToStarted: when delegated an issue that is not started, move it
 	// to the team's first started state. Default true.
 	MoveToStarted *bool `yaml:"move_to_started"`
+
+	// ReviewState is the workflow state (its name, or its id) a delegated
+	// issue moves to once an approval opened a pull request for it; the
+	// pull request is attached either way. Looked up in the issue's team.
+	ReviewState string `yaml:"review_state"`
 }
 
 // OAuth reports whether workspaces install brain with OAuth.
