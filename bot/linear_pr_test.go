@@ -152,7 +152,9 @@ func TestLinear_DelegatedIssueEndsInAPullRequest(t *testing.T) {
 	if !strings.Contains(el.Body, "widgets.go") {
 		t.Fatalf("the approval does not show the diff: %s", el.Body)
 	}
-	var meta struct{ Options []struct{ Value, Label string } }
+	var meta struct {
+		Options []struct{ Value, Label string }
+	}
 	_ = json.Unmarshal(el.SignalMetadata, &meta)
 	la.event("prompted", sidA, meta.Options[0].Value, "") // approve
 	la.waitActivity(sidA, "thought", "Moved ENG-1 to In Review.")
