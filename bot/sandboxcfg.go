@@ -38,6 +38,9 @@ func sandboxConfig(cfg *config.Config) (sandbox.Config, error) {
 	e := &sandbox.Egress{GitHosts: map[string]string{}}
 	if p := sc.Egress; p != nil {
 		e.Allow, e.AgentAllow, e.PrivateOK = p.Allow, p.Agents, p.PrivateOK
+		if p.GitCacheBytes > 0 {
+			e.MirrorRoot, e.MirrorBytes = filepath.Join(cfg.DataDir, "cache", "git"), p.GitCacheBytes
+		}
 		for h, base := range p.GitHosts {
 			e.GitHosts[h] = base
 		}
