@@ -32,6 +32,9 @@ func sandboxConfig(cfg *config.Config) (sandbox.Config, error) {
 		MaxFileBytes:      sc.MaxFileBytes,
 		MaxWorkspaceBytes: sc.MaxWorkspaceBytes,
 	}
+	if sc.ModuleCacheBytes > 0 {
+		out.ModCacheRoot, out.ModCacheBytes = filepath.Join(cfg.DataDir, "cache", "gomod"), sc.ModuleCacheBytes
+	}
 	if sc.Network != config.NetworkProxy {
 		return out, nil
 	}

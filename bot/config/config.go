@@ -312,6 +312,10 @@ type SandboxExecConfig struct {
 	MaxCPUSeconds     int   `yaml:"max_cpu_seconds"`     // default 600 per process
 	MaxFileBytes      int64 `yaml:"max_file_bytes"`      // default 1 GiB per file
 	MaxWorkspaceBytes int64 `yaml:"max_workspace_bytes"` // default 2 GiB, checked after each command
+	// ModuleCacheBytes, above 0, keeps each agent's Go module downloads
+	// (data_dir/cache/gomod/AGENT, read-only in the sandbox) within that
+	// size; 0 = none.
+	ModuleCacheBytes int64 `yaml:"module_cache_bytes"`
 }
 
 // GitHubConfig turns on the github_* tools. Exactly one of Token and App

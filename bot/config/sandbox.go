@@ -64,6 +64,9 @@ func validateSandbox(p *problems, c *Config, s *SandboxExecConfig) {
 		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
 	}
 	oneOf(p, "tools.sandbox_exec.network", string(s.Network), NetworkNone, NetworkHost, NetworkProxy)
+	if s.ModuleCacheBytes < 0 {
+		p.add("tools.sandbox_exec.module_cache_bytes", "must be >= 0 (0 = no module cache)")
+	}
 	e := s.Egress
 	if e == nil {
 		return

@@ -125,6 +125,13 @@ type Config struct {
 	// absolute and outside /workspace, /tmp, /proc, /dev, /etc and /usr.
 	Binds func(agent string) []Bind
 
+	// ModCacheRoot, when set, keeps each agent's Go module downloads
+	// (ModCacheRoot/AGENT), bound read-only at /cache/gomod and first in
+	// GOPROXY; ModCacheBytes bounds each agent's (<= 0: no limit). See
+	// modcache.go.
+	ModCacheRoot  string
+	ModCacheBytes int64
+
 	runAs *hostUser // resolved from RunAs; nil unless brain runs as root
 }
 
@@ -375,6 +382,13 @@ func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command s
 		if err := checkBinds(binds); err != nil {
 			return nil, tools.Failed("sandbox_exec: %v; %s did not run", err, quote(command))
 		}
+	}
+	if dir := s.modCacheDir(call.Agent); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, tools.Failed("sandbox_exec: the module cache: %v; %s did not run", err, quote(command))
+		}
+		binds = append(binds, Bind{Source: dir, Target: modCachePath})
+		defer func() { _ = harvestModules(b.workspace, dir, s.cfg.ModCacheBytes) }()
 	}
 	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command, binds...)
 	s.mu.Lock()
