@@ -10,7 +10,7 @@ import (
 
 // writeProxy writes module example.com/dep v1.0.0 in the GOPROXY layout
 // under dir.
-func writeProxy(t *testing.T, dir string) {
+func writeProxy(t testing.TB, dir string) {
 	t.Helper()
 	v := filepath.Join(dir, "example.com", "dep", "@v")
 	if err := os.MkdirAll(v, 0o755); err != nil {
