@@ -42,6 +42,19 @@ func (s *Sandboxes) modCacheDir(agent string) string {
 	return filepath.Join(s.cfg.ModCacheRoot, dirName(agent))
 }
 
+// modCache is the agent's module folder as a bind and what to run after
+// the command (adding its downloads); harvest is nil without a cache.
+func (s *Sandboxes) modCache(agent, workspace string) (bind Bind, harvest func(), err error) {
+	dir := s.modCacheDir(agent)
+	if dir == "" {
+		return Bind{}, nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Bind{}, nil, err
+	}
+	return Bind{Source: dir, Target: modCachePath}, func() { _ = harvestModules(workspace, dir, s.cfg.ModCacheBytes) }, nil
+}
+
 // harvestModules copies the module downloads of the workspace that the
 // agent's folder lacks, while it stays within its budget. It reads the
 // workspace through an os.Root and takes regular files only, so nothing

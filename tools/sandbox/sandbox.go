@@ -126,9 +126,7 @@ type Config struct {
 	Binds func(agent string) []Bind
 
 	// ModCacheRoot, when set, keeps each agent's Go module downloads
-	// (ModCacheRoot/AGENT), bound read-only at /cache/gomod and first in
-	// GOPROXY; ModCacheBytes bounds each agent's (<= 0: no limit). See
-	// modcache.go.
+	// (modcache.go); ModCacheBytes bounds each agent's (<= 0: no limit).
 	ModCacheRoot  string
 	ModCacheBytes int64
 
@@ -383,12 +381,11 @@ func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command s
 			return nil, tools.Failed("sandbox_exec: %v; %s did not run", err, quote(command))
 		}
 	}
-	if dir := s.modCacheDir(call.Agent); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, tools.Failed("sandbox_exec: the module cache: %v; %s did not run", err, quote(command))
-		}
-		binds = append(binds, Bind{Source: dir, Target: modCachePath})
-		defer func() { _ = harvestModules(b.workspace, dir, s.cfg.ModCacheBytes) }()
+	if bind, harvest, err := s.modCache(call.Agent, b.workspace); err != nil {
+		return nil, tools.Failed("sandbox_exec: the module cache: %v; %s did not run", err, quote(command))
+	} else if harvest != nil {
+		binds = append(binds, bind)
+		defer harvest()
 	}
 	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command, binds...)
 	s.mu.Lock()
