@@ -49,6 +49,13 @@ func newLinearAppWith(t *testing.T, more string) *linearApp {
 // memory block) and more at the top level.
 func newLinearAppAgent(t *testing.T, agentMore, more string) *linearApp {
 	t.Helper()
+	return newLinearAppTools(t, "ask, deploy", agentMore, "", more)
+}
+
+// newLinearAppTools is newLinearAppAgent with the agent's tools and more
+// keys of the linear block (", key: value").
+func newLinearAppTools(t *testing.T, toolList, agentMore, linearMore, more string) *linearApp {
+	t.Helper()
 	la := &linearApp{linear: linearfake.New(linearToken)}
 	t.Cleanup(la.linear.Close)
 	deploy := tools.Definition{
@@ -62,7 +69,7 @@ func newLinearAppAgent(t *testing.T, agentMore, more string) *linearApp {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	extra := agentMore + fmt.Sprintf("    tools: [ask, deploy]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s}\n", linearSecret, linearToken, la.linear.URL()) + more
+	extra := agentMore + fmt.Sprintf("    tools: [%s]\nlinear: {webhook_secret: %s, access_token: %s, api_url: %s%s}\n", toolList, linearSecret, linearToken, la.linear.URL(), linearMore) + more
 	la.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}})
 	return la
 }

@@ -32,12 +32,18 @@ func sandboxConfig(cfg *config.Config) (sandbox.Config, error) {
 		MaxFileBytes:      sc.MaxFileBytes,
 		MaxWorkspaceBytes: sc.MaxWorkspaceBytes,
 	}
+	if sc.ModuleCacheBytes > 0 {
+		out.ModCacheRoot, out.ModCacheBytes = filepath.Join(cfg.DataDir, "cache", "gomod"), sc.ModuleCacheBytes
+	}
 	if sc.Network != config.NetworkProxy {
 		return out, nil
 	}
 	e := &sandbox.Egress{GitHosts: map[string]string{}}
 	if p := sc.Egress; p != nil {
 		e.Allow, e.AgentAllow, e.PrivateOK = p.Allow, p.Agents, p.PrivateOK
+		if p.GitCacheBytes > 0 {
+			e.MirrorRoot, e.MirrorBytes = filepath.Join(cfg.DataDir, "cache", "git"), p.GitCacheBytes
+		}
 		for h, base := range p.GitHosts {
 			e.GitHosts[h] = base
 		}

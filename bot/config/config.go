@@ -179,6 +179,11 @@ type LinearConfig struct {
 	// MoveToStarted: when delegated an issue that is not started, move it
 	// to the team's first started state. Default true.
 	MoveToStarted *bool `yaml:"move_to_started"`
+
+	// ReviewState is the workflow state (its name, or its id) a delegated
+	// issue moves to once an approval opened a pull request for it; the
+	// pull request is attached either way. Looked up in the issue's team.
+	ReviewState string `yaml:"review_state"`
 }
 
 // OAuth reports whether workspaces install brain with OAuth.
@@ -307,6 +312,10 @@ type SandboxExecConfig struct {
 	MaxCPUSeconds     int   `yaml:"max_cpu_seconds"`     // default 600 per process
 	MaxFileBytes      int64 `yaml:"max_file_bytes"`      // default 1 GiB per file
 	MaxWorkspaceBytes int64 `yaml:"max_workspace_bytes"` // default 2 GiB, checked after each command
+	// ModuleCacheBytes, above 0, keeps each agent's Go module downloads
+	// (data_dir/cache/gomod/AGENT, read-only in the sandbox) within that
+	// size; 0 = none.
+	ModuleCacheBytes int64 `yaml:"module_cache_bytes"`
 }
 
 // GitHubConfig turns on the github_* tools. Exactly one of Token and App

@@ -54,6 +54,9 @@ type SandboxEgressConfig struct {
 	// fetches it; default github.com -> https://github.com when
 	// tools.github is set.
 	GitHosts map[string]string `yaml:"git_hosts"`
+	// GitCacheBytes, when above 0, turns on each agent's repository cache
+	// (data_dir/cache/git/AGENT) and bounds its size; 0 = no cache.
+	GitCacheBytes int64 `yaml:"git_cache_bytes"`
 }
 
 func validateSandbox(p *problems, c *Config, s *SandboxExecConfig) {
@@ -61,6 +64,9 @@ func validateSandbox(p *problems, c *Config, s *SandboxExecConfig) {
 		p.add("tools.sandbox_exec.timeout_seconds", "must be between 1 and %d", maxSandboxTimeout)
 	}
 	oneOf(p, "tools.sandbox_exec.network", string(s.Network), NetworkNone, NetworkHost, NetworkProxy)
+	if s.ModuleCacheBytes < 0 {
+		p.add("tools.sandbox_exec.module_cache_bytes", "must be >= 0 (0 = no module cache)")
+	}
 	e := s.Egress
 	if e == nil {
 		return
@@ -87,6 +93,9 @@ func validateSandbox(p *problems, c *Config, s *SandboxExecConfig) {
 	}
 	for host, base := range e.GitHosts {
 		checkURL(p, "tools.sandbox_exec.egress.git_hosts."+host, base, true)
+	}
+	if e.GitCacheBytes < 0 {
+		p.add("tools.sandbox_exec.egress.git_cache_bytes", "must be >= 0 (0 = no repository cache)")
 	}
 }
 

@@ -317,6 +317,7 @@ func (c *Config) validateChannels(p *problems) {
 		checkURL(p, "linear.authorize_url", l.AuthorizeURL, false)
 		checkURL(p, "linear.token_url", l.TokenURL, false)
 		c.checkAgent(p, "linear.agent", l.Agent)
+		checkStateName(p, "linear.review_state", l.ReviewState)
 	}
 	if g := c.GitHub; g != nil {
 		p.required("github.webhook_secret", g.WebhookSecret)

@@ -124,6 +124,12 @@ func TestValidate(t *testing.T) {
 			c.PublicURL = "https://brain.example.com"
 			c.Linear = &LinearConfig{WebhookSecret: "w", ClientID: "id", ClientSecret: "s", TokenURL: "ftp://x"}
 		}, `linear.token_url: "ftp://x" is not an http or https URL`},
+		{"linear review_state", func(c *Config) {
+			c.Linear = &LinearConfig{WebhookSecret: "w", AccessToken: "a", ReviewState: " In Review"}
+		}, `linear.review_state: " In Review" has spaces around it`},
+		{"linear review_state two lines", func(c *Config) {
+			c.Linear = &LinearConfig{WebhookSecret: "w", AccessToken: "a", ReviewState: "In\nReview"}
+		}, "linear.review_state: is not a workflow state's name or id"},
 		{"public_url plain http", func(c *Config) { c.PublicURL = "http://brain.example.com" }, "public_url: \"http://brain.example.com\": use https"},
 		{"public_url relative", func(c *Config) { c.PublicURL = "/brain" }, "public_url: \"/brain\" is not an absolute URL"},
 		{"public_url query", func(c *Config) { c.PublicURL = "https://b.example.com/?x=1" }, "want scheme, host and optional path only"},

@@ -109,7 +109,7 @@ func New(cfg *config.LinearConfig, publicURL string, eng Engine, store Store, no
 			PublicURL: publicURL, APIURL: cfg.APIURL, Now: now, Log: log, Connected: b.connected,
 		}
 	}
-	b.renderer = &linear.Renderer{Engine: eng, ClientFor: b.sessionClient, Log: log}
+	b.renderer = &linear.Renderer{Engine: eng, ClientFor: b.sessionClient, Log: log, ReviewState: cfg.ReviewState}
 	b.router = bridge.Router{Threads: store, Engine: eng}
 	b.inbox = bridge.NewInbox(store, now, func() {
 		select {

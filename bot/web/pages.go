@@ -37,6 +37,7 @@ func loadPages() (*pages, error) {
 		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"usd":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 		"dur":    duration,
+		"diff":   diffLines,
 		"usageTable": func(title, key string, rows []usageTotal, priced bool) usageTableArgs {
 			return usageTableArgs{Title: title, Key: key, Rows: rows, Priced: priced}
 		},

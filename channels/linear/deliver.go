@@ -30,6 +30,10 @@ type Renderer struct {
 	// workspace's token) instead of Client.
 	ClientFor func(ctx context.Context, agentSessionID string) (*Client, error)
 	Log       *slog.Logger
+	// ReviewState is the workflow state (a name or an id) an issue moves to
+	// once an approval opened a pull request for it; "" attaches the pull
+	// request and leaves the state (linear.review_state).
+	ReviewState string
 
 	// mu serializes Render, which the Deliverer calls one event at a time
 	// anyway, for calls.
@@ -141,7 +145,19 @@ func (r *Renderer) render(ctx context.Context, c *Client, agentSession string, s
 		return c.Thought(ctx, agentSession, id, fmt.Sprintf("Reminder: %q is still waiting for a decision and expires %s.",
 			oneLine(d.Title), d.ExpiresAt.UTC().Format("2006-01-02 15:04 UTC")), false)
 	case engine.ApplySucceeded:
-		return note(d.ApprovalID, "")
+		pr, ok := AppliedPullRequest(d)
+		if !ok {
+			return note(d.ApprovalID, "")
+		}
+		a, err := r.Engine.Approval(ctx, d.ApprovalID)
+		if err != nil {
+			return err
+		}
+		linked, err := r.linkPullRequest(ctx, c, agentSession, a, pr)
+		if err != nil {
+			return err
+		}
+		return note(d.ApprovalID, linked)
 	case engine.ApplyFailed:
 		return note(d.ApprovalID, d.Error)
 	case engine.ApplyUnconfirmed:

@@ -17,6 +17,9 @@ var documents = map[string]string{
 	"issue":          issueQuery,
 	"issueUpdate":    issueUpdateMutation,
 	"commentCreate":  commentCreateMutation,
+	"agentSession":   agentSessionQuery,
+	"workflowStates": workflowStatesQuery,
+	"attachment":     attachmentCreateMutation,
 }
 
 // TestDocuments_ValidAgainstLinearSchema validates every document brain

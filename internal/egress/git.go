@@ -52,23 +52,24 @@ func repoOf(path string) (repo, service string, ok bool) {
 // only fetches (upload-pack) pass; a grant in the Authorization becomes
 // the real read token of its repository; any other Authorization is
 // dropped.
-func (x *Proxy) gitRequest(r *http.Request, host, base string) error {
+func (x *Proxy) gitRequest(r *http.Request, host, base string) (gitCall, error) {
 	repo, service, ok := repoOf(r.URL.Path)
 	if !ok {
-		return refuse("%s: only git fetches and clones of owner/name repositories go to a git host (not %s)", host, r.URL.Path)
+		return gitCall{}, refuse("%s: only git fetches and clones of owner/name repositories go to a git host (not %s)", host, r.URL.Path)
 	}
 	if service == "git-receive-pack" || r.URL.Query().Get("service") == "git-receive-pack" {
-		return refuse("git push to %s/%s is not allowed from the sandbox: propose the change with github_propose_change and a person approves it", host, repo)
+		return gitCall{}, refuse("git push to %s/%s is not allowed from the sandbox: propose the change with github_propose_change and a person approves it", host, repo)
 	}
 	if service == "info/refs" && r.URL.Query().Get("service") != "git-upload-pack" {
-		return refuse("%s: only the smart HTTP protocol of git is served", host)
+		return gitCall{}, refuse("%s: only the smart HTTP protocol of git is served", host)
 	}
 	if service == "git-upload-pack" && r.Method != http.MethodPost || service == "info/refs" && r.Method != http.MethodGet {
-		return refuse("%s: %s %s is not a git fetch", host, r.Method, r.URL.Path)
+		return gitCall{}, refuse("%s: %s %s is not a git fetch", host, r.Method, r.URL.Path)
 	}
+	call := gitCall{repo: repo, service: service}
 	u, err := url.Parse(strings.TrimSuffix(base, "/") + r.URL.Path)
 	if err != nil {
-		return refuse("git host %s: %v", host, err)
+		return gitCall{}, refuse("git host %s: %v", host, err)
 	}
 	u.RawQuery = r.URL.RawQuery
 	r.URL = u
@@ -76,27 +77,35 @@ func (x *Proxy) gitRequest(r *http.Request, host, base string) error {
 	auth := r.Header.Get("Authorization")
 	r.Header.Del("Authorization")
 	if auth == "" {
-		return nil // a public repository, or git will ask its helper after the 401
+		return call, nil // a public repository, or git will ask its helper after the 401
 	}
 	_, pass, ok := basicAuth(auth)
 	if !ok || !strings.HasPrefix(pass, grantPrefix) {
-		return refuse("%s/%s: credentials other than brain's grants are not forwarded", host, repo)
+		return gitCall{}, refuse("%s/%s: credentials other than brain's grants are not forwarded", host, repo)
 	}
 	g, ok := x.grant(pass)
 	switch {
 	case !ok:
-		return refuse("%s/%s: the credential grant is unknown or expired; run the git command again", host, repo)
+		return gitCall{}, refuse("%s/%s: the credential grant is unknown or expired; run the git command again", host, repo)
 	case g.repo != repo:
-		return refuse("%s/%s: the credential grant was issued for %s, not this repository", host, repo, g.repo)
+		return gitCall{}, refuse("%s/%s: the credential grant was issued for %s, not this repository", host, repo, g.repo)
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	tok, err := x.policy.Credentials.ReadToken(ctx, TokenRequest{Repo: repo, SessionID: x.sessionID, Agent: x.agent})
 	if err != nil {
-		return refuse("%s/%s: no read token: %v", host, repo, err)
+		return gitCall{}, refuse("%s/%s: no read token: %v", host, repo, err)
 	}
 	r.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(GrantUser+":"+tok)))
-	return nil
+	call.token = tok
+	return call, nil
+}
+
+// gitCall is a git request the proxy let through: the repository
+// (owner/name, lower case), the service part of its path, and the read
+// token it carries ("" when the sandbox sent no grant).
+type gitCall struct {
+	repo, service, token string
 }
 
 func basicAuth(h string) (user, pass string, ok bool) {

@@ -26,6 +26,7 @@
 package egress
 
 import (
+	"brain/internal/gitmirror"
 	"context"
 	"errors"
 	"fmt"
@@ -57,6 +58,10 @@ type Policy struct {
 	GitHosts map[string]string
 	// Credentials brokers read tokens for git; nil gives none.
 	Credentials Credentials
+	// Mirrors, when set, is the agent's repository cache: git fetches of
+	// repositories with a read token are served from a mirror brought up
+	// to date from the git host first (internal/gitmirror).
+	Mirrors *gitmirror.Mirrors
 
 	// Lookup and Dial replace the resolver and dialer (tests).
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)

@@ -288,8 +288,12 @@ func (x *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		out.Header.Del(h)
 	}
 	if base, ok := x.gitHost(host, port); ok {
-		if err := x.gitRequest(out, host, base); err != nil {
+		call, err := x.gitRequest(out, host, base)
+		if err != nil {
 			x.deny(w, host, err)
+			return
+		}
+		if x.fromMirror(w, out, host, base, call) {
 			return
 		}
 	} else if !x.policy.allowed(host, port) {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,56 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []string // "METHOD path?query auth" of each request, auth = none|read|write|bad
+	grants   map[string]grant
+}
+
+// grant is a token added with Grant: like GitHub's installation tokens,
+// limited to some repositories and to reading or writing their contents.
+type grant struct {
+	write bool
+	repos []string // owner/name; empty = every repository
+}
+
+// Grant makes token valid: it may fetch repos (owner/name; none = all),
+// and push to them when write is set. A GitHub fake grants the tokens it
+// mints, so the git host honours exactly the permissions requested.
+func (s *Server) Grant(token string, write bool, repos ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.grants == nil {
+		s.grants = map[string]grant{}
+	}
+	s.grants[token] = grant{write: write, repos: repos}
+}
+
+// who names the credential of a request: none, read, write or bad (a
+// token unknown, or granted for other repositories).
+func (s *Server) who(r *http.Request) string {
+	_, pass, _ := r.BasicAuth()
+	switch {
+	case pass == "" && r.Header.Get("Authorization") == "":
+		return "none"
+	case pass == s.ReadToken:
+		return "read"
+	case pass == s.WriteToken:
+		return "write"
+	}
+	s.mu.Lock()
+	g, ok := s.grants[pass]
+	s.mu.Unlock()
+	if !ok {
+		return "bad"
+	}
+	if len(g.repos) > 0 {
+		path := strings.TrimPrefix(r.URL.Path, "/")
+		if !slices.ContainsFunc(g.repos, func(repo string) bool { return strings.HasPrefix(path, repo+".git/") }) {
+			return "bad"
+		}
+	}
+	if g.write {
+		return "write"
+	}
+	return "read"
 }
 
 // Backend is git-http-backend's path, or "" when git is not installed.
@@ -57,17 +108,7 @@ func New(t testing.TB, readToken, writeToken string) *Server {
 			"GIT_CONFIG_NOSYSTEM=1", "HOME=" + s.Root},
 	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, pass, _ := r.BasicAuth()
-		who := "none"
-		switch {
-		case pass == "" && r.Header.Get("Authorization") == "":
-		case pass == s.ReadToken:
-			who = "read"
-		case pass == s.WriteToken:
-			who = "write"
-		default:
-			who = "bad"
-		}
+		who := s.who(r)
 		s.mu.Lock()
 		s.requests = append(s.requests, r.Method+" "+r.URL.RequestURI()+" "+who)
 		s.mu.Unlock()

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"brain/internal/contracts"
+	"brain/internal/gittest"
 )
 
 // fakeGitHub is a GitHub REST API served by httptest: issues, comments,
@@ -44,6 +45,9 @@ type fakeGitHub struct {
 	clock    func() time.Time                                  // expires_at of minted tokens
 	before   func(w http.ResponseWriter, r *http.Request) bool // true: handled
 	dropNext bool                                              // the next write is done, then its connection dropped unanswered
+	// git, when set, is the git host: tokens minted with a contents
+	// permission are granted there for the repositories requested.
+	git *gittest.Server
 
 	// What GitHub's published description says is wrong with the requests
 	// the fake received or the answers it gave; each fails the test at
@@ -610,16 +614,39 @@ func (f *fakeGitHub) mintToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, 4096))
+	var req struct {
+		Repositories []string          `json:"repositories"`
+		Permissions  map[string]string `json:"permissions"`
+	}
+	_ = json.Unmarshal(body, &req)
+	perms := map[string]any{"issues": "write", "contents": "read"}
+	if len(req.Permissions) > 0 {
+		perms = map[string]any{}
+		for k, v := range req.Permissions {
+			perms[k] = v
+		}
+	}
 	f.mu.Lock()
 	f.mints = append(f.mints, string(body))
 	f.minted++
 	n := f.minted
 	now := f.clock()
+	git := f.git
 	f.mu.Unlock()
+	tok := fmt.Sprintf("ghs_16C7e42F292c6912E7710c838347Ae17%04d", n)
+	if c := req.Permissions["contents"]; git != nil && c != "" {
+		// The git host honours what was asked for: contents read or
+		// write, on the repositories named (the installation's, acme).
+		var repos []string
+		for _, name := range req.Repositories {
+			repos = append(repos, "acme/"+name)
+		}
+		git.Grant(tok, c == "write", repos...)
+	}
 	writeJSON(w, http.StatusCreated, map[string]any{
-		"token":                fmt.Sprintf("ghs_16C7e42F292c6912E7710c838347Ae17%04d", n),
+		"token":                tok,
 		"expires_at":           now.Add(time.Hour).UTC().Format(time.RFC3339),
-		"permissions":          map[string]any{"issues": "write", "contents": "read"},
+		"permissions":          perms,
 		"repository_selection": "selected",
 	})
 }

@@ -123,6 +123,9 @@ func (s *Sandboxes) args(f features, etcDir, workspace, sock, command string, bi
 			a = append(a, "--setenv", kv[0], kv[1])
 		}
 	}
+	if s.cfg.ModCacheRoot != "" {
+		a = append(a, "--setenv", "GOPROXY", modCacheProxy)
+	}
 	a = append(a, "--ro-bind", "/usr", "/usr")
 	for _, d := range topDirs {
 		fi, err := os.Lstat(d)

@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"brain/internal/egress"
+	"brain/internal/gitmirror"
 )
 
 // Egress is network mode "proxy": each command runs in its own network
@@ -41,6 +43,36 @@ type Egress struct {
 	// Helper is brain's binary, bound read-only into the sandbox as the
 	// forwarder and git credential helper; empty = os.Executable().
 	Helper string
+	// MirrorRoot, when set, holds each agent's repository cache
+	// (MirrorRoot/AGENT): git fetches with a brokered token are served from
+	// a mirror the proxy fetches up to date first. MirrorBytes bounds each
+	// agent's (<= 0: no limit).
+	MirrorRoot  string
+	MirrorBytes int64
+
+	mirrors *mirrorSet
+}
+
+// mirrorSet is the agents' repository caches, one per agent, shared by
+// its sessions.
+type mirrorSet struct {
+	mu     sync.Mutex
+	agents map[string]*gitmirror.Mirrors
+}
+
+// mirrorsOf is agent's repository cache, nil without MirrorRoot.
+func (e *Egress) mirrorsOf(agent string) *gitmirror.Mirrors {
+	if e.MirrorRoot == "" || e.mirrors == nil {
+		return nil
+	}
+	e.mirrors.mu.Lock()
+	defer e.mirrors.mu.Unlock()
+	m, ok := e.mirrors.agents[agent]
+	if !ok {
+		m = &gitmirror.Mirrors{Root: filepath.Join(e.MirrorRoot, dirName(agent)), MaxBytes: e.MirrorBytes}
+		e.mirrors.agents[agent] = m
+	}
+	return m
 }
 
 // policy is the egress policy of agent's sessions.
@@ -49,11 +81,13 @@ func (e *Egress) policy(agent string) egress.Policy {
 	if a, ok := e.AgentAllow[agent]; ok {
 		allow = a
 	}
-	return egress.Policy{Allow: allow, PrivateOK: e.PrivateOK, Deny: e.Deny, GitHosts: e.GitHosts, Credentials: e.Credentials}
+	return egress.Policy{Allow: allow, PrivateOK: e.PrivateOK, Deny: e.Deny, GitHosts: e.GitHosts, Credentials: e.Credentials,
+		Mirrors: e.mirrorsOf(agent)}
 }
 
 // checkEgress fills defaults and checks e; the error names what is wrong.
 func checkEgress(e *Egress) error {
+	e.mirrors = &mirrorSet{agents: map[string]*gitmirror.Mirrors{}}
 	if e.Helper == "" {
 		exe, err := os.Executable()
 		if err != nil {

@@ -52,6 +52,12 @@ type egressRig struct {
 
 func newEgressRig(t *testing.T, allow ...string) *egressRig {
 	t.Helper()
+	return newEgressRigWith(t, nil, allow...)
+}
+
+// newEgressRigWith is newEgressRig with edit applied to the egress config.
+func newEgressRigWith(t *testing.T, edit func(*Egress), allow ...string) *egressRig {
+	t.Helper()
 	git := gittest.New(t, "ghs_read_"+t.Name(), "ghs_write_"+t.Name())
 	git.Create(t, "acme/app", map[string]string{
 		"go.mod":      "module example.com/app\n\ngo 1.21\n",
@@ -64,7 +70,7 @@ func newEgressRig(t *testing.T, allow ...string) *egressRig {
 	gitAddr := strings.TrimPrefix(git.URL, "http://")
 	apiAddr := strings.TrimPrefix(api.URL, "http://")
 	tokens := &repoTokens{allowed: "acme/app", token: git.ReadToken}
-	s := newTest(t, Config{Egress: &Egress{
+	e := &Egress{
 		// brain's API is allowed and private-OK here, to show the
 		// listener rule holds on its own.
 		Allow:       append(allow, apiAddr),
@@ -72,7 +78,11 @@ func newEgressRig(t *testing.T, allow ...string) *egressRig {
 		Deny:        []netip.AddrPort{netip.MustParseAddrPort(apiAddr)},
 		GitHosts:    map[string]string{"github.test": git.URL},
 		Credentials: tokens,
-	}})
+	}
+	if edit != nil {
+		edit(e)
+	}
+	s := newTest(t, Config{Egress: e})
 	return &egressRig{s: s, git: git, api: api, tokens: tokens}
 }
 

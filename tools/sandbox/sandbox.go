@@ -125,6 +125,11 @@ type Config struct {
 	// absolute and outside /workspace, /tmp, /proc, /dev, /etc and /usr.
 	Binds func(agent string) []Bind
 
+	// ModCacheRoot, when set, keeps each agent's Go module downloads
+	// (modcache.go); ModCacheBytes bounds each agent's (<= 0: no limit).
+	ModCacheRoot  string
+	ModCacheBytes int64
+
 	runAs *hostUser // resolved from RunAs; nil unless brain runs as root
 }
 
@@ -375,6 +380,12 @@ func (s *Sandboxes) exec(ctx context.Context, call tools.Call, b *box, command s
 		if err := checkBinds(binds); err != nil {
 			return nil, tools.Failed("sandbox_exec: %v; %s did not run", err, quote(command))
 		}
+	}
+	if bind, harvest, err := s.modCache(call.Agent, b.workspace); err != nil {
+		return nil, tools.Failed("sandbox_exec: the module cache: %v; %s did not run", err, quote(command))
+	} else if harvest != nil {
+		binds = append(binds, bind)
+		defer harvest()
 	}
 	args := s.args(s.feat, s.etcDir, b.workspace, b.sock, command, binds...)
 	s.mu.Lock()

@@ -36,7 +36,7 @@ func newTest(t *testing.T, cfg Config) *Sandboxes {
 
 // callTool runs one sandbox_exec call the way the engine does: input
 // validated against the schema first, output after.
-func callTool(ctx context.Context, t *testing.T, s *Sandboxes, session string, args map[string]any) (result, error) {
+func callTool(ctx context.Context, t testing.TB, s *Sandboxes, session string, args map[string]any) (result, error) {
 	t.Helper()
 	tool, err := tools.Compile(s.Tool())
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"brain/bot/config"
 	"brain/channels/slack/slackfake"
 	"brain/engine/model/fakemodel"
+	"brain/tools"
 	"brain/webhooks/slackhook"
 )
 
@@ -91,6 +92,12 @@ func newSeededRig(t *testing.T, seed func(dbPath string), extra ...string) *rig 
 // agentMore is added to the agent, extra at the top level.
 func newRigWith(t *testing.T, seed func(dbPath string), agentMore string, extra ...string) *rig {
 	t.Helper()
+	return startRig(t, seed, agentMore, nil, extra...)
+}
+
+// startRig is newRigWith with built-in tools given to the agent too.
+func startRig(t *testing.T, seed func(dbPath string), agentMore string, defs []tools.Definition, extra ...string) *rig {
+	t.Helper()
 	exe := chromium(t)
 	r := &rig{t: t, model: fakemodel.New(), slack: slackfake.New(), shots: t.TempDir()}
 	t.Cleanup(r.model.Close)
@@ -122,19 +129,19 @@ models:
 agents:
   - name: default
     instructions: You are a test agent.
-    tools: [create_ticket, lookup_ticket]
+    tools: [create_ticket, lookup_ticket%s]
 %stools:
   http:
     - name: lookup_ticket
       description: Read a ticket from the tracker
       input: {type: object, properties: {id: {type: string}}, required: [id]}
       method: GET
-      url: %[7]s/tickets
+      url: %[8]s/tickets
     - name: create_ticket
       description: Create a ticket in the tracker
       input: {type: object, properties: {title: {type: string}}, required: [title]}
       method: POST
-      url: %[7]s/tickets
+      url: %[8]s/tickets
       approval:
         title: "Create ticket {{.title}}"
         facts: [{label: Title, value: "{{.title}}"}]
@@ -145,7 +152,7 @@ slack:
 console:
   slack_signin: {client_id: cid, client_secret: csecret, authorize_url: %s%s}
   admins: [U0ADA] # Ada opens every page below, the schedules and status included
-`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), agentMore, target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
+`, port, filepath.Join(dir, "data"), r.base, apiKey, r.model.URL(), toolNames(defs), agentMore, target.URL, signingSecret, r.slack.URL(), r.slack.URL(), slackfake.AuthorizePath) + strings.Join(extra, "")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(cfgText), 0o600); err != nil {
 		t.Fatal(err)
@@ -161,7 +168,7 @@ console:
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := bot.New(context.Background(), cfg, bot.Options{Stderr: io.Discard})
+	app, err := bot.New(context.Background(), cfg, bot.Options{Stderr: io.Discard, Tools: defs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,4 +518,13 @@ func TestConsole_InABrowser(t *testing.T) {
 		t.Fatalf("after sign-in the browser is at %q, want %q", at, r.base+"/")
 	}
 	t.Logf("screenshots in %s", r.shots)
+}
+
+// toolNames is ", a, b" for the agent's tool list.
+func toolNames(defs []tools.Definition) string {
+	var b strings.Builder
+	for _, d := range defs {
+		b.WriteString(", " + d.Name)
+	}
+	return b.String()
 }

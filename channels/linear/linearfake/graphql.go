@@ -20,6 +20,9 @@ const (
 	opIssue          = "issue"
 	opIssueUpdate    = "issueUpdate"
 	opCommentCreate  = "commentCreate"
+	opAttachment     = "attachmentCreate"
+	opAgentSession   = "agentSession"
+	opWorkflowStates = "workflowStates"
 )
 
 // GraphQL error codes the fake answers with.
@@ -88,8 +91,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case opIssue:
 		s.answerIssue(w, &rec, org, req.Variables)
 		return
+	case opAgentSession:
+		s.answerAgentSession(w, &rec, org, req.Variables)
+		return
+	case opWorkflowStates:
+		s.answerWorkflowStates(w, &rec, req.Variables)
+		return
 	}
-	f := s.nextFault()
+	f := s.nextFault(rec.Operation)
 	if f != nil && !f.AfterApply {
 		s.answerFault(w, &rec, f)
 		return
@@ -109,7 +118,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 
 // operation finds the mutation a query calls.
 func operation(query string) string {
-	for _, op := range []string{opActivityCreate, opSessionUpdate, opIssueUpdate, opCommentCreate} {
+	for _, op := range []string{opActivityCreate, opSessionUpdate, opIssueUpdate, opCommentCreate, opAttachment} {
 		if strings.Contains(query, op+"(") || strings.Contains(query, op+" (") {
 			return op
 		}
@@ -118,6 +127,10 @@ func operation(query string) string {
 		switch {
 		case strings.Contains(q, "viewer"):
 			return opViewer
+		case strings.Contains(q, opAgentSession+"("):
+			return opAgentSession
+		case strings.Contains(q, opWorkflowStates+"("):
+			return opWorkflowStates
 		case strings.Contains(q, "issue("):
 			return opIssue
 		}
@@ -140,6 +153,8 @@ func (s *Server) apply(org, op string, variables json.RawMessage) (map[string]an
 	switch op {
 	case opCommentCreate:
 		return s.applyComment(org, vars.Input)
+	case opAttachment:
+		return s.applyAttachment(org, vars.Input)
 	case opIssueUpdate:
 		if vars.ID == nil || *vars.ID == "" {
 			return nil, &gqlError{http.StatusBadRequest, codeParse, `Variable "$id" of required type "String!" was not provided.`}
@@ -170,7 +185,7 @@ func (s *Server) apply(org, op string, variables json.RawMessage) (map[string]an
 		s.mu.Unlock()
 		return map[string]any{op: map[string]any{"success": true, "lastSyncId": 1}}, nil
 	}
-	return nil, &gqlError{http.StatusBadRequest, codeParse, "linearfake answers only agentActivityCreate, agentSessionUpdate, issueUpdate, commentCreate and the viewer and issue queries"}
+	return nil, &gqlError{http.StatusBadRequest, codeParse, "linearfake answers only agentActivityCreate, agentSessionUpdate, issueUpdate, commentCreate, attachmentCreate and the viewer, issue, agentSession and workflowStates queries"}
 }
 
 // record stores a new activity, or returns the one already stored under

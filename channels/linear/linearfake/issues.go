@@ -19,6 +19,10 @@ type Issue struct {
 	DelegateID   string
 	// Started are the team's states of type started, [id, position].
 	Started []State
+	// Team is the issue's team (its workflow states: AddTeam), "" for
+	// none; Sessions are the agent sessions working on it.
+	Team     string
+	Sessions []string
 }
 
 // State is a workflow state of an issue's team.
@@ -124,11 +128,13 @@ func (s *Server) applyIssueUpdate(org, id string, input json.RawMessage) *gqlErr
 		return invalid("Entity not found: Issue")
 	}
 	if v, ok, _ := str(in, "stateId"); ok {
-		i := slices.IndexFunc(is.Started, func(st State) bool { return st.ID == v })
-		if i < 0 && v != is.StateID {
+		typ := "started"
+		if t := slices.IndexFunc(s.teams[is.Team], func(st WorkflowState) bool { return st.ID == v }); t >= 0 {
+			typ = s.teams[is.Team][t].Type
+		} else if i := slices.IndexFunc(is.Started, func(st State) bool { return st.ID == v }); i < 0 && v != is.StateID {
 			return invalid("stateId %s is not a state of the issue's team", v)
 		}
-		is.StateID, is.StateType = v, "started"
+		is.StateID, is.StateType = v, typ
 	}
 	if v, ok, _ := str(in, "delegateId"); ok {
 		is.DelegateID = v

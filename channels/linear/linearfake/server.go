@@ -9,7 +9,9 @@
 // errors (with HTTP 200, as Linear does) or HTTP 5xx on demand. With
 // EnableOAuth it is also an OAuth application: an authorize page, a token
 // endpoint issuing short-lived access tokens and rotating refresh tokens,
-// and the viewer query, per workspace (oauth.go). It never reaches the
+// and the viewer query, per workspace (oauth.go). Issues, their teams'
+// workflow states and attachments (one per URL) are in issues.go and
+// attachments.go. It never reaches the
 // network.
 //
 // It imports only the standard library; it must not import the project.
@@ -86,6 +88,9 @@ type Fault struct {
 	// AfterApply does the work first (recording the activity) and then
 	// answers the fault, like a response lost on the way back.
 	AfterApply bool
+	// Op, when set, limits the fault to requests of that mutation
+	// ("attachmentCreate"); others pass untouched.
+	Op string
 }
 
 type fault struct {
@@ -110,6 +115,10 @@ type Server struct {
 	oauth        oauth
 	issues       map[string]*Issue
 	comments     []Comment
+	// teams holds each team's workflow states; attachments each issue's
+	// attachments (one per URL).
+	teams       map[string][]WorkflowState
+	attachments []Attachment
 }
 
 // New starts a fake that accepts token the way Linear does: personal API
@@ -239,14 +248,14 @@ func (s *Server) authorized(h string) (org string, ok bool) {
 	return s.organizationOf(cred)
 }
 
-// nextFault takes one request's fault off the queue, nil when none.
-func (s *Server) nextFault() *Fault {
+// nextFault takes one fault for a request of op off the queue, nil when
+// none applies.
+func (s *Server) nextFault(op string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.faults) > 0 {
-		f := s.faults[0]
-		if f.n <= 0 {
-			s.faults = s.faults[1:]
+	s.faults = slices.DeleteFunc(s.faults, func(f *fault) bool { return f.n <= 0 })
+	for _, f := range s.faults {
+		if f.Op != "" && f.Op != op {
 			continue
 		}
 		f.n--
