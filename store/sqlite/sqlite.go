@@ -140,6 +140,9 @@ func dsn(path string, opts Options, writer bool) string {
 	q.Set("_foreign_keys", "1")
 	q.Set("_stmt_cache_size", "32")
 	if writer {
+		// A file made now frees deleted pages on request (Compact); the
+		// setting does nothing to a file that exists.
+		q.Set("_auto_vacuum", "incremental")
 		q.Set("_journal_mode", "WAL")
 		q.Set("_synchronous", opts.Synchronous)
 		// Take the write lock at BEGIN: a deferred transaction that reads
