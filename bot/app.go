@@ -184,6 +184,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
+	if a.retention != nil {
+		a.retention.Owner = a.engine.ReplicaID()
+		if fs := fileStoreOf(a.platforms); fs != nil {
+			a.retention.Files = fs
+		}
+	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}

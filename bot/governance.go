@@ -8,6 +8,7 @@ import (
 	"brain/bot/api"
 	"brain/bot/audit"
 	"brain/bot/config"
+	"brain/bot/filestore"
 	"brain/bot/governance"
 	"brain/bot/telemetry"
 	"brain/engine"
@@ -28,10 +29,6 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 	if rl := a.cfg.RateLimits; rl.PersonPerMinute > 0 || rl.ChannelPerMinute > 0 {
 		a.rateLimits = &governance.RateLimits{Store: a.store, PersonPerMinute: rl.PersonPerMinute, ChannelPerMinute: rl.ChannelPerMinute}
 	}
-	if r := a.cfg.Retention; r.Audit > 0 || len(a.cfg.Budgets) > 0 {
-		a.retention = &governance.Retention{Store: a.store, Audit: r.Audit.Std(), Every: r.Every.Std(), Batch: r.Batch,
-			Trail: a.audit, Now: clock, Log: a.log.With(tools.LogComponent, "retention")}
-	}
 	if f := a.cfg.Audit.SigningKeyFile; f != "" {
 		key, err := audit.LoadPrivateKey(f)
 		if err != nil {
@@ -39,6 +36,19 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 		}
 		a.sealer = &audit.Sealer{Store: a.store, Key: key, Every: a.cfg.Audit.SealEvery.Std(), Now: clock,
 			Log: a.log.With(tools.LogComponent, "audit")}
+	}
+	r := a.cfg.Retention
+	if r.Audit > 0 || r.Sessions > 0 || r.Files > 0 || len(a.cfg.Budgets) > 0 || a.rateLimits != nil {
+		a.retention = &governance.Retention{Store: a.store, Leases: a.store, Audit: r.Audit.Std(), Sessions: r.Sessions.Std(),
+			FilesKept: r.Files.Std(), Every: r.Every.Std(), Batch: r.Batch, Trail: a.audit, Now: clock,
+			Log: a.log.With(tools.LogComponent, "retention")}
+		if a.sealer != nil {
+			key := a.sealer.Key
+			a.retention.Seal = func(ctx context.Context) error {
+				_, err := audit.SealHead(ctx, a.store, key, clock())
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -116,4 +126,15 @@ func (a *App) registerGovernanceMetrics(reg *telemetry.Registry) {
 			}
 			return out
 		})
+}
+
+// fileStoreOf is the store of shared files a platform keeps (Slack's, in
+// data_dir/files), or nil.
+func fileStoreOf(platforms []Platform) *filestore.Store {
+	for _, p := range platforms {
+		if f, ok := p.(interface{ FileStore() *filestore.Store }); ok && f.FileStore() != nil {
+			return f.FileStore()
+		}
+	}
+	return nil
 }

