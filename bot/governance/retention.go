@@ -158,6 +158,7 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 // first and last session id that went (never what they held).
 func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 	for ctx.Err() == nil {
+		start := time.Now()
 		b, err := r.Store.PruneSessions(ctx, before, r.Batch)
 		if err != nil {
 			return err
@@ -178,6 +179,15 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		if b.Events < r.Batch && len(b.Sessions) == 0 {
 			return nil
 		}
+		// Rest as long as the batch took: the job takes at most half of
+		// the database's writer, whatever the batch size, and the turns
+		// queued behind a batch run before the next one.
+		pause := time.NewTimer(time.Since(start))
+		select {
+		case <-ctx.Done():
+		case <-pause.C:
+		}
+		pause.Stop()
 	}
 	return ctx.Err()
 }
