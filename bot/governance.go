@@ -22,6 +22,10 @@ import (
 // retention job runs when it has something to prune.
 func (a *App) buildGovernance(clock func() time.Time) error {
 	a.audit = &audit.Recorder{Store: a.store, Now: clock}
+	a.eraser = &governance.Eraser{Store: a.store, Trail: a.audit, Now: clock}
+	if fs := fileStoreOf(a.platforms); fs != nil {
+		a.eraser.Files = fs
+	}
 	if len(a.cfg.Budgets) > 0 {
 		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
 			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}

@@ -93,3 +93,13 @@ func EraseMessage(data []byte, authors map[string]bool, marker string) (out []by
 	}
 	return out, files, true
 }
+
+// PersonErased is what a person's erasure removed.
+type PersonErased struct {
+	Person     string `json:"person"`
+	Identities int    `json:"identities"`
+	Sessions   int    `json:"sessions"`
+	Messages   int    `json:"messages"`
+	Files      int    `json:"files"`
+	Memory     int    `json:"memory_files"`
+}

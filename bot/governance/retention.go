@@ -192,9 +192,9 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 	return ctx.Err()
 }
 
-// compactPages bounds one incremental vacuum step (4 MiB of 4 KiB pages),
+// compactPages bounds one incremental vacuum step (512 KiB of 4 KiB pages),
 // so it is as short as a batch.
-const compactPages = 1024
+const compactPages = 128
 
 // compact gives freed pages back to the file system where the store must
 // be asked; it says once when the file cannot until it is vacuumed.
