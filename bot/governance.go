@@ -11,7 +11,9 @@ import (
 	"brain/bot/filestore"
 	"brain/bot/governance"
 	"brain/bot/telemetry"
+	"brain/bot/web"
 	"brain/engine"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -97,6 +99,35 @@ func (a *App) budgetsAPI() api.Budgets {
 		return nil
 	}
 	return a.budgets
+}
+
+// budgetsPage is the console's budgets page's view of the budgets, nil
+// without budgets.
+func (a *App) budgetsPage() web.Budgets {
+	if a.budgets == nil {
+		return nil
+	}
+	return consoleBudgets{a.budgets}
+}
+
+// consoleBudgets adapts governance.Budgets to the console's page.
+type consoleBudgets struct{ b *governance.Budgets }
+
+func (c consoleBudgets) Standing(ctx context.Context) ([]web.BudgetStanding, error) {
+	named, err := c.b.Named(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.BudgetStanding, len(named))
+	for i, n := range named {
+		out[i] = web.BudgetStanding{Scope: n.Scope, Subject: n.Subject, Period: n.Period, Tokens: n.Tokens, Cost: n.Cost,
+			SpentTokens: n.SpentTokens, SpentCost: n.SpentCost, Resets: n.Resets, SetBy: n.SetBy}
+	}
+	return out, nil
+}
+
+func (c consoleBudgets) Raise(ctx context.Context, l store.BudgetLimit) error {
+	return c.b.Raise(ctx, l)
 }
 
 // registerGovernanceMetrics adds the audit chain's head and the spend

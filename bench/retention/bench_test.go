@@ -137,7 +137,8 @@ func run(b *testing.B, st store.Store, total int) {
 		base = append(base, turn(i))
 	}
 
-	job := &governance.Retention{Store: st, Sessions: 90 * 24 * time.Hour, Every: time.Hour, Batch: 500,
+	timed := &timedStore{Store: st}
+	job := &governance.Retention{Store: timed, Sessions: 90 * 24 * time.Hour, Every: time.Hour, Batch: 500,
 		Trail: &audit.Recorder{Store: st, Now: time.Now}, Now: time.Now}
 	done := make(chan error, 1)
 	b.StartTimer()
@@ -168,6 +169,9 @@ func run(b *testing.B, st store.Store, total int) {
 	b.ReportMetric(float64(pct(during, 50).Microseconds()), "deleting-p50-µs")
 	b.ReportMetric(float64(pct(during, 99).Microseconds()), "deleting-p99-µs")
 	b.ReportMetric(float64(len(during)), "turns-deleting")
+	b.ReportMetric(float64(pct(timed.prune, 50).Microseconds()), "batch-p50-µs")
+	b.ReportMetric(float64(pct(timed.prune, 99).Microseconds()), "batch-p99-µs")
+	b.ReportMetric(float64(pct(timed.compact, 99).Microseconds()), "vacuum-p99-µs")
 	b.ReportMetric(took.Seconds(), "delete-s")
 	b.ReportMetric(float64(total)/took.Seconds(), "events-deleted/s")
 }
@@ -224,4 +228,23 @@ func seed(b *testing.B, st store.Store, id string, at time.Time, n int) {
 		}
 	}
 	flush()
+}
+
+// timedStore times the retention job's batches and vacuum steps: how long
+// a turn's commit may wait behind one.
+type timedStore struct {
+	store.Store
+	prune, compact []time.Duration
+}
+
+func (t *timedStore) PruneSessions(ctx context.Context, before time.Time, limit int) (store.SessionsPruned, error) {
+	start := time.Now()
+	defer func() { t.prune = append(t.prune, time.Since(start)) }()
+	return t.Store.PruneSessions(ctx, before, limit)
+}
+
+func (t *timedStore) Compact(ctx context.Context, pages int) (bool, error) {
+	start := time.Now()
+	defer func() { t.compact = append(t.compact, time.Since(start)) }()
+	return t.Store.Compact(ctx, pages)
 }
