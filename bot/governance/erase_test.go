@@ -3,6 +3,7 @@ package governance_test
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -155,17 +156,15 @@ func checkDump(t *testing.T, dump string) {
 	if !strings.Contains(dump, "events") {
 		t.Fatalf("the dump has no events table:\n%s", dump)
 	}
+	// PostgreSQL's bytea columns (inbox payloads) dump as hex.
+	holds := func(w string) bool { return strings.Contains(dump, w) || strings.Contains(dump, hex.EncodeToString([]byte(w))) }
 	for _, w := range aliceWords {
-		if strings.Contains(dump, w) {
-			for _, line := range strings.Split(dump, "\n") {
-				if strings.Contains(line, w) {
-					t.Errorf("Alice's %q survives: %.300s", w, line)
-				}
-			}
+		if holds(w) {
+			t.Errorf("Alice's %q survives in the dump", w)
 		}
 	}
 	for _, w := range bobWords {
-		if !strings.Contains(dump, w) {
+		if !holds(w) {
 			t.Errorf("Bob's %q is gone", w)
 		}
 	}

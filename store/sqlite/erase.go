@@ -23,16 +23,12 @@ func (s *Store) EraseAuthor(ctx context.Context, authors []string, marker string
 	for _, a := range authors {
 		who[a] = true
 	}
-	if _, err := s.write.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
-		return out, fmt.Errorf("erase: %w", err)
-	}
-	defer s.write.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = OFF`) //nolint:errcheck // best effort: only costs speed
 	marks := "?" + strings.Repeat(", ?", len(authors)-1)
 	args := make([]any, len(authors))
 	for i, a := range authors {
 		args[i] = a
 	}
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.scrubbed(ctx, func(tx *sql.Tx) error {
 		out = store.Erased{}
 		sessions, err := stringColumn(ctx, tx, `SELECT DISTINCT session_id FROM search_people WHERE person IN (`+marks+`)`, args...)
 		if err != nil {
@@ -72,10 +68,24 @@ func (s *Store) EraseAuthor(ctx context.Context, authors []string, marker string
 	if err != nil {
 		return store.Erased{}, interpretError("erase author", err)
 	}
+	return out, nil
+}
+
+// scrubbed runs fn in a write transaction with deleted content zeroed
+// (secure_delete), then truncates the write-ahead log, so what fn deleted
+// is not left in the file's free pages or in old log frames.
+func (s *Store) scrubbed(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if _, err := s.write.ExecContext(ctx, `PRAGMA secure_delete = ON`); err != nil {
+		return err
+	}
+	defer s.write.ExecContext(context.WithoutCancel(ctx), `PRAGMA secure_delete = FAST`) //nolint:errcheck // back to the connection's setting (OpenWithOptions)
+	if err := s.writeTx(ctx, fn); err != nil {
+		return err
+	}
 	// Best effort: a reader holding an old snapshot keeps the log until it
 	// ends; the next checkpoint writes over it.
 	s.write.ExecContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`) //nolint:errcheck // see above
-	return out, nil
+	return nil
 }
 
 // eraseInSession rewrites the messages of session id that who wrote, and
@@ -158,7 +168,7 @@ func rebuildSearch(ctx context.Context, tx *sql.Tx, id string) error {
 // EraseMemoryScopes deletes the memory scopes named (store.Retention).
 func (s *Store) EraseMemoryScopes(ctx context.Context, scopes []string) (int, error) {
 	var n int64
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+	err := s.scrubbed(ctx, func(tx *sql.Tx) error {
 		n = 0
 		for _, sc := range scopes {
 			res, err := tx.ExecContext(ctx, `DELETE FROM memory_files WHERE scope = ?`, sc)
