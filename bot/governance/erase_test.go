@@ -157,7 +157,9 @@ func checkDump(t *testing.T, dump string) {
 		t.Fatalf("the dump has no events table:\n%s", dump)
 	}
 	// PostgreSQL's bytea columns (inbox payloads) dump as hex.
-	holds := func(w string) bool { return strings.Contains(dump, w) || strings.Contains(dump, hex.EncodeToString([]byte(w))) }
+	holds := func(w string) bool {
+		return strings.Contains(dump, w) || strings.Contains(dump, hex.EncodeToString([]byte(w)))
+	}
 	for _, w := range aliceWords {
 		if holds(w) {
 			t.Errorf("Alice's %q survives in the dump", w)
