@@ -71,7 +71,7 @@ func (s *Server) budgetsPage(w http.ResponseWriter, r *http.Request, v visitor) 
 // raiseBudget saves an admin's new limit for one budget, with the reason.
 func (s *Server) raiseBudget(w http.ResponseWriter, r *http.Request, v visitor) {
 	if s.cfg.Budgets == nil {
-		s.fail(w, r, v, http.StatusNotFound, "No budgets are configured.")
+		http.Redirect(w, r, "/budgets?"+url.Values{"notice": {"Nothing was changed: no budgets are configured."}}.Encode(), http.StatusSeeOther)
 		return
 	}
 	f := r.PostForm
