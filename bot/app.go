@@ -89,6 +89,7 @@ type App struct {
 	budgets    *governance.Budgets
 	rateLimits *governance.RateLimits
 	retention  *governance.Retention
+	eraser     *governance.Eraser
 	// connect runs the OAuth connect flows (nil without auth: oauth servers).
 	connect *connect.Service
 	// platforms are the conversation platforms the config turns on.
@@ -184,6 +185,12 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	if err := a.buildEngine(agents, observer, clock, newID); err != nil {
 		return nil, err
 	}
+	if a.retention != nil {
+		a.retention.Owner = a.engine.ReplicaID()
+		if fs := fileStoreOf(a.platforms); fs != nil {
+			a.retention.Files = fs
+		}
+	}
 	if a.schedules, err = schedule.New(cfg, a.engine, a.store, a.log, clock); err != nil {
 		return nil, err
 	}
@@ -206,6 +213,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 		Budgets:      a.budgetsAPI(),
 		Memory:       a.store,
 		Connector:    connectorOf(a.connect),
+		Eraser:       a.eraser,
 	})
 	if err := a.connectPlatforms(clock, tel); err != nil {
 		return nil, err

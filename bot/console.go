@@ -50,6 +50,7 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Prices:       agentPrices(cfg),
 		Audit:        a.audit,
 		Memory:       a.store,
+		Budgets:      a.budgetsPage(),
 	}
 	if len(cfg.Skills.Sources) > 0 {
 		// The catalog is loaded after the console is built, before

@@ -8,9 +8,12 @@ import (
 	"brain/bot/api"
 	"brain/bot/audit"
 	"brain/bot/config"
+	"brain/bot/filestore"
 	"brain/bot/governance"
 	"brain/bot/telemetry"
+	"brain/bot/web"
 	"brain/engine"
+	"brain/store"
 	"brain/tools"
 )
 
@@ -21,16 +24,16 @@ import (
 // retention job runs when it has something to prune.
 func (a *App) buildGovernance(clock func() time.Time) error {
 	a.audit = &audit.Recorder{Store: a.store, Now: clock}
+	a.eraser = &governance.Eraser{Store: a.store, Trail: a.audit, Now: clock}
+	if fs := fileStoreOf(a.platforms); fs != nil {
+		a.eraser.Files = fs
+	}
 	if len(a.cfg.Budgets) > 0 {
 		a.budgets = &governance.Budgets{Store: a.store, Limits: a.cfg.Budgets, Prices: agentPrices(a.cfg),
 			Raisers: raisers(a.cfg), Audit: a.audit, Now: clock}
 	}
 	if rl := a.cfg.RateLimits; rl.PersonPerMinute > 0 || rl.ChannelPerMinute > 0 {
 		a.rateLimits = &governance.RateLimits{Store: a.store, PersonPerMinute: rl.PersonPerMinute, ChannelPerMinute: rl.ChannelPerMinute}
-	}
-	if r := a.cfg.Retention; r.Audit > 0 || len(a.cfg.Budgets) > 0 {
-		a.retention = &governance.Retention{Store: a.store, Audit: r.Audit.Std(), Every: r.Every.Std(), Batch: r.Batch,
-			Trail: a.audit, Now: clock, Log: a.log.With(tools.LogComponent, "retention")}
 	}
 	if f := a.cfg.Audit.SigningKeyFile; f != "" {
 		key, err := audit.LoadPrivateKey(f)
@@ -39,6 +42,19 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 		}
 		a.sealer = &audit.Sealer{Store: a.store, Key: key, Every: a.cfg.Audit.SealEvery.Std(), Now: clock,
 			Log: a.log.With(tools.LogComponent, "audit")}
+	}
+	r := a.cfg.Retention
+	if r.Audit > 0 || r.Sessions > 0 || r.Files > 0 || len(a.cfg.Budgets) > 0 || a.rateLimits != nil {
+		a.retention = &governance.Retention{Store: a.store, Leases: a.store, Audit: r.Audit.Std(), Sessions: r.Sessions.Std(),
+			FilesKept: r.Files.Std(), Every: r.Every.Std(), Batch: r.Batch, Trail: a.audit, Now: clock,
+			Log: a.log.With(tools.LogComponent, "retention")}
+		if a.sealer != nil {
+			key := a.sealer.Key
+			a.retention.Seal = func(ctx context.Context) error {
+				_, err := audit.SealHead(ctx, a.store, key, clock())
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -85,6 +101,35 @@ func (a *App) budgetsAPI() api.Budgets {
 	return a.budgets
 }
 
+// budgetsPage is the console's budgets page's view of the budgets, nil
+// without budgets.
+func (a *App) budgetsPage() web.Budgets {
+	if a.budgets == nil {
+		return nil
+	}
+	return consoleBudgets{a.budgets}
+}
+
+// consoleBudgets adapts governance.Budgets to the console's page.
+type consoleBudgets struct{ b *governance.Budgets }
+
+func (c consoleBudgets) Standing(ctx context.Context) ([]web.BudgetStanding, error) {
+	named, err := c.b.Named(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]web.BudgetStanding, len(named))
+	for i, n := range named {
+		out[i] = web.BudgetStanding{Scope: n.Scope, Subject: n.Subject, Period: n.Period, Tokens: n.Tokens, Cost: n.Cost,
+			SpentTokens: n.SpentTokens, SpentCost: n.SpentCost, Resets: n.Resets, SetBy: n.SetBy}
+	}
+	return out, nil
+}
+
+func (c consoleBudgets) Raise(ctx context.Context, l store.BudgetLimit) error {
+	return c.b.Raise(ctx, l)
+}
+
 // registerGovernanceMetrics adds the audit chain's head and the spend
 // against each named budget to /metrics.
 func (a *App) registerGovernanceMetrics(reg *telemetry.Registry) {
@@ -116,4 +161,15 @@ func (a *App) registerGovernanceMetrics(reg *telemetry.Registry) {
 			}
 			return out
 		})
+}
+
+// fileStoreOf is the store of shared files a platform keeps (Slack's, in
+// data_dir/files), or nil.
+func fileStoreOf(platforms []Platform) *filestore.Store {
+	for _, p := range platforms {
+		if f, ok := p.(interface{ FileStore() *filestore.Store }); ok && f.FileStore() != nil {
+			return f.FileStore()
+		}
+	}
+	return nil
 }

@@ -50,6 +50,7 @@ type Store interface {
 	Audit
 	Spending
 	RateLimits
+	Retention
 	engine.Leases
 	Close() error
 }

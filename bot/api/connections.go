@@ -222,17 +222,39 @@ func (a *Server) linkIdentity(w http.ResponseWriter, r *http.Request) {
 	a.writePerson(w, r, id, http.StatusOK)
 }
 
-// erasePerson answers DELETE /v1/people/{id}: the person, their
-// identities and connections go.
+// erasePerson answers DELETE /v1/people/{id} (204) and POST
+// /v1/people/{id}/erase (what went): an admin's act (every API key
+// holder), recorded as the key's.
 func (a *Server) erasePerson(w http.ResponseWriter, r *http.Request) {
 	if !a.accountsOr404(w, r) {
 		return
 	}
-	if err := a.accounts.ErasePerson(r.Context(), r.PathValue("id")); err != nil {
-		writeError(w, r, a.log, err)
+	id := r.PathValue("id")
+	var out store.PersonErased
+	if a.eraser == nil {
+		if err := a.accounts.ErasePerson(r.Context(), id); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+	} else {
+		by, _, err := a.decider(r, "", "erases people")
+		if err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+		if by == "" {
+			by = "local"
+		}
+		if out, err = a.eraser.Erase(r.Context(), by, id); err != nil {
+			writeError(w, r, a.log, err)
+			return
+		}
+	}
+	if r.Method == http.MethodDelete {
+		w.WriteHeader(http.StatusNoContent)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (a *Server) writePerson(w http.ResponseWriter, r *http.Request, id string, status int) {

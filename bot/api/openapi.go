@@ -48,7 +48,8 @@ var apiDocs = []apiDoc{
 	{pattern: "GET /v1/people", summary: "List people with the identities linked to them", response: "PersonList"},
 	{pattern: "POST /v1/people", summary: "Create a person or rename one", request: "SavePerson", response: "Person"},
 	{pattern: "POST /v1/people/{id}/identities", summary: "Link an identity (surface and id) to a person, moving it from anyone else", request: "Identity", response: "Person"},
-	{pattern: "DELETE /v1/people/{id}", summary: "Erase a person, their identities and connections", status: 204},
+	{pattern: "DELETE /v1/people/{id}", summary: "Erase a person: their messages become a marker, their files, memory, connections and identities go; recorded in the audit trail", status: 204},
+	{pattern: "POST /v1/people/{id}/erase", summary: "Erase a person as DELETE does, answering what was removed (brain people erase)", response: "PersonErased"},
 	{pattern: "GET /v1/connections", summary: "List connections (a person's with person=ID; person= is the workspace's): existence, scope, expiry, never tokens", query: []string{"person"}, response: "ConnectionList"},
 	{pattern: "POST /v1/connections/connect", summary: "Start connecting an account: returns the URL to open (a person's with person, else the workspace's)", request: "ConnectRequest", response: "ConnectLink"},
 	{pattern: "POST /v1/connections/{id}/revoke", summary: "Revoke a connection: its tokens are forgotten", request: "Retry", response: "Connection"},
@@ -121,6 +122,8 @@ var apiSchemas = map[string]any{
 	"SavePerson":   obj(map[string]any{"id": str(), "name": str()}, "id"),
 	"Person":       obj(map[string]any{"id": str(), "name": str(), "identities": list("Identity")}, "id", "name", "identities"),
 	"PersonList":   obj(map[string]any{"people": list("Person")}, "people"),
+	"PersonErased": obj(map[string]any{"person": str(), "identities": integer(), "sessions": integer(), "messages": integer(),
+		"files": integer(), "memory_files": integer()}, "person", "identities", "sessions", "messages", "files", "memory_files"),
 	"Connection": obj(map[string]any{
 		"id": str(), "person_id": str(), "provider": str(), "account": str(), "scope": str(), "expires_at": datetime(),
 		"status": enum("connected", "revoked"), "problem": str(), "service_account": boolean(), "updated_at": datetime(),

@@ -89,6 +89,15 @@ type Config struct {
 	// Connector starts connect flows (POST /v1/connections/connect); nil
 	// answers it 404.
 	Connector Connector
+	// Eraser erases a person's messages, files, memory and identities
+	// (DELETE /v1/people/{id}, POST /v1/people/{id}/erase); nil erases
+	// only their identities and connections.
+	Eraser Eraser
+}
+
+// Eraser erases a person, acting for actor (bot/governance.Eraser).
+type Eraser interface {
+	Erase(ctx context.Context, actor, personID string) (store.PersonErased, error)
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -102,6 +111,7 @@ type Server struct {
 	schedules    Schedules
 	accounts     Accounts
 	connector    Connector
+	eraser       Eraser
 	now          func() time.Time
 	log          *slog.Logger
 	keys         *keyguard.Guard
@@ -140,6 +150,7 @@ func New(cfg Config) *Server {
 		audit:        cfg.Audit,
 		budgets:      cfg.Budgets,
 		memory:       cfg.Memory,
+		eraser:       cfg.Eraser,
 	}
 	clock := cfg.Clock
 	if clock == nil {
@@ -202,6 +213,7 @@ func (a *Server) routes() http.Handler {
 	handle("POST /v1/people", a.auth(a.savePerson))
 	handle("POST /v1/people/{id}/identities", a.auth(a.linkIdentity))
 	handle("DELETE /v1/people/{id}", a.auth(a.erasePerson))
+	handle("POST /v1/people/{id}/erase", a.auth(a.erasePerson))
 	handle("GET /v1/connections", a.auth(a.listConnections))
 	handle("POST /v1/connections/{id}/revoke", a.auth(a.revokeConnection))
 	handle("POST /v1/connections/connect", a.auth(a.startConnect))

@@ -25,6 +25,19 @@ type Report struct {
 	Unsealed int
 	// Break is the first entry that does not hold; nil when all do.
 	Break *store.ChainBreak
+	// CutAt is the entry that recorded the retention cut the chain
+	// starts after (its seq and hash match the first entry's Prev); 0
+	// when the chain starts at its first entry, or where no kept entry
+	// records the cut (an export of a time range).
+	CutAt int64
+}
+
+// Cut is the detail a retention run records when it pruned the start of
+// the chain: the last pruned entry, whose hash the first kept entry's
+// Prev must be. A seal after it signs it.
+type Cut struct {
+	Seq  int64  `json:"audit_cut_seq"`
+	Hash string `json:"audit_cut_hash"`
 }
 
 // Verifier checks entries one at a time, in seq order, keeping only the
@@ -32,6 +45,7 @@ type Report struct {
 type Verifier struct {
 	keys   map[string]ed25519.PublicKey
 	prev   *store.AuditEntry
+	first  store.AuditEntry
 	hashes map[int64]string
 	r      Report
 }
@@ -62,6 +76,13 @@ func (v *Verifier) Add(e store.AuditEntry) bool {
 	}
 	if v.r.Entries == 0 {
 		v.r.First = e.Seq
+		v.first = e
+	}
+	if e.Action == ActionDeleted && v.first.Seq > 1 && v.r.CutAt == 0 {
+		var c Cut
+		if json.Unmarshal(e.Detail, &c) == nil && c.Seq == v.first.Seq-1 && c.Hash == v.first.Prev {
+			v.r.CutAt = e.Seq
+		}
 	}
 	v.r.Entries++
 	v.r.Last = e.Seq
@@ -200,6 +221,9 @@ func (r Report) Describe() string {
 	}
 	if r.Unsealed > 0 {
 		s += fmt.Sprintf("; %d entries after the last seal", r.Unsealed)
+	}
+	if r.CutAt > 0 {
+		s += fmt.Sprintf("; starts after the retention cut entry %d records", r.CutAt)
 	}
 	return s
 }

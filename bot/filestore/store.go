@@ -48,6 +48,9 @@ func Open(dir string, budget int64, now func() time.Time) (*Store, error) {
 	return &Store{dir: dir, budget: budget, now: now}, nil
 }
 
+// Dir is the folder the store keeps its files in.
+func (s *Store) Dir() string { return s.dir }
+
 // Hash is the store's name for data: hex SHA-256.
 func Hash(data []byte) string {
 	sum := sha256.Sum256(data)
@@ -170,6 +173,50 @@ func (s *Store) evict(keep string) error {
 			return fmt.Errorf("evict stored file: %w", err)
 		}
 		total -= e.size
+	}
+	return nil
+}
+
+// Prune deletes the files not used since before (retention.files), and
+// returns how many went. A file still named by a message is fetched again
+// from where it came if a turn needs it later.
+func (s *Store) Prune(before time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	err := filepath.WalkDir(s.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Base(p)[0] == '.' {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil || !info.ModTime().Before(before) {
+			return nil // removed meanwhile, or used since
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("prune file store: %w", err)
+	}
+	return n, nil
+}
+
+// Delete removes the files of hashes (a person's erasure); a hash not held
+// is not an error.
+func (s *Store) Delete(hashes ...string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, h := range hashes {
+		p, err := s.path(h)
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("delete stored file: %w", err)
+		}
 	}
 	return nil
 }

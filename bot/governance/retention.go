@@ -2,10 +2,12 @@ package governance
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"brain/bot/audit"
+	"brain/engine"
 	"brain/internal/startstop"
 	"brain/store"
 	"brain/tools"
@@ -15,25 +17,52 @@ import (
 // further back than the month before.
 const spendKept = 62 * 24 * time.Hour
 
+// LeaseKey is the lease the replicas' retention jobs take turns on.
+const LeaseKey = "retention"
+
 // Pruner is what Retention deletes from.
 type Pruner interface {
 	PruneAudit(ctx context.Context, before time.Time, limit int) (int, error)
 	PruneSpend(ctx context.Context, before time.Time, limit int) (int, error)
+	PruneRateBuckets(ctx context.Context, before time.Time, limit int) (int, error)
+	PruneSessions(ctx context.Context, before time.Time, limit int) (store.SessionsPruned, error)
+	Compact(ctx context.Context, pages int) (bool, error)
+	AuditEntries(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
+}
+
+// FilePruner is a replica's store of shared files (bot/filestore).
+type FilePruner interface {
+	Prune(before time.Time) (int, error)
 }
 
 // Retention deletes expired records every Every, Batch per transaction,
 // and records what it deleted in the audit trail. Turns never wait for
-// it: each batch is a short transaction of its own.
+// it long: each batch is a short transaction of its own. With Leases set
+// one replica at a time prunes the database (the one holding LeaseKey for
+// the interval); every replica prunes its own files.
 type Retention struct {
 	startstop.Lifecycle
 	Store Pruner
-	// Audit is how long audit entries are kept (0: forever).
-	Audit time.Duration
-	Every time.Duration
-	Batch int
-	Trail *audit.Recorder
-	Now   func() time.Time
-	Log   *slog.Logger
+	// Leases and Owner choose the replica that prunes the database; nil
+	// Leases: this process alone.
+	Leases engine.Leases
+	Owner  string
+	// Files is this replica's file store (nil: none kept).
+	Files FilePruner
+	// Sessions, Files and Audit are how long each is kept (0: forever).
+	Sessions  time.Duration
+	FilesKept time.Duration
+	Audit     time.Duration
+	Every     time.Duration
+	Batch     int
+	Trail     *audit.Recorder
+	// Seal, when set, signs the chain's head (audit.SealHead): called
+	// after a cut of the audit trail is recorded, so the cut is signed.
+	Seal func(ctx context.Context) error
+	Now  func() time.Time
+	Log  *slog.Logger
+
+	warnedCompact bool
 }
 
 // Start begins the job.
@@ -67,11 +96,45 @@ func (r *Retention) run(ctx context.Context) {
 func (r *Retention) RunOnce(ctx context.Context) error {
 	now := r.Now()
 	deleted := map[string]int{}
+	if r.Files != nil && r.FilesKept > 0 {
+		n, err := r.Files.Prune(now.Add(-r.FilesKept))
+		deleted["files"] = n
+		if err != nil {
+			return err
+		}
+	}
+	if r.Leases != nil {
+		// Held for the interval and not released: the next run of this
+		// replica renews it, and another replica takes over only once
+		// this one stopped running.
+		ok, err := r.Leases.ClaimLease(ctx, LeaseKey, r.Owner, now, now.Add(r.Every+r.Every/2))
+		if err != nil {
+			return fmt.Errorf("retention lease: %w", err)
+		}
+		if !ok {
+			return r.record(ctx, deleted, nil)
+		}
+	}
+	if r.Sessions > 0 {
+		if err := r.pruneSessions(ctx, now.Add(-r.Sessions)); err != nil {
+			return err
+		}
+	}
+	var cut *audit.Cut
 	if r.Audit > 0 {
 		n, err := drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneAudit(ctx, now.Add(-r.Audit), limit) })
 		deleted["audit_entries"] = n
 		if err != nil {
 			return err
+		}
+		if n > 0 {
+			first, err := r.Store.AuditEntries(ctx, store.AuditQuery{Limit: 1})
+			if err != nil {
+				return err
+			}
+			if len(first) == 1 {
+				cut = &audit.Cut{Seq: first[0].Seq - 1, Hash: first[0].Prev}
+			}
 		}
 	}
 	n, err := drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneSpend(ctx, now.Add(-spendKept), limit) })
@@ -79,10 +142,96 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if deleted["audit_entries"] == 0 && deleted["spend_records"] == 0 {
+	n, err = drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneRateBuckets(ctx, now, limit) })
+	deleted["rate_buckets"] = n
+	if err != nil {
+		return err
+	}
+	if err := r.compact(ctx); err != nil {
+		return err
+	}
+	return r.record(ctx, deleted, cut)
+}
+
+// pruneSessions deletes the sessions idle since before, a batch of events
+// at a time, each batch recorded in the audit trail by counts and the
+// first and last session id that went (never what they held).
+func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
+	for ctx.Err() == nil {
+		start := time.Now()
+		b, err := r.Store.PruneSessions(ctx, before, r.Batch)
+		if err != nil {
+			return err
+		}
+		if b.Events == 0 && len(b.Sessions) == 0 {
+			return nil
+		}
+		detail := map[string]any{"sessions": len(b.Sessions), "events": b.Events, "idle_before": before.UTC().Format(time.RFC3339)}
+		if len(b.Sessions) > 0 {
+			detail["first_session"], detail["last_session"] = b.Sessions[0], b.Sessions[len(b.Sessions)-1]
+		}
+		if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "sessions", detail); err != nil {
+			return err
+		}
+		if err := r.compact(ctx); err != nil {
+			return err
+		}
+		if b.Events < r.Batch && len(b.Sessions) == 0 {
+			return nil
+		}
+		// Rest as long as the batch took: the job takes at most half of
+		// the database's writer, whatever the batch size, and the turns
+		// queued behind a batch run before the next one.
+		pause := time.NewTimer(time.Since(start))
+		select {
+		case <-ctx.Done():
+		case <-pause.C:
+		}
+		pause.Stop()
+	}
+	return ctx.Err()
+}
+
+// compactPages bounds one incremental vacuum step (512 KiB of 4 KiB pages),
+// so it is as short as a batch.
+const compactPages = 128
+
+// compact gives freed pages back to the file system where the store must
+// be asked; it says once when the file cannot until it is vacuumed.
+func (r *Retention) compact(ctx context.Context) error {
+	ok, err := r.Store.Compact(ctx, compactPages)
+	if err != nil {
+		return err
+	}
+	if !ok && !r.warnedCompact && r.Log != nil {
+		r.warnedCompact = true
+		r.Log.Warn("retention: the database file reuses deleted space but cannot shrink until vacuumed once: stop brain and run sqlite3 brain.db 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' (docs/governance.md)")
+	}
+	return nil
+}
+
+// record appends the run's counts (when anything went) and the audit cut,
+// then seals it.
+func (r *Retention) record(ctx context.Context, deleted map[string]int, cut *audit.Cut) error {
+	detail := map[string]any{}
+	for k, n := range deleted {
+		if n > 0 {
+			detail[k] = n
+		}
+	}
+	if len(detail) == 0 {
 		return nil
 	}
-	return r.Trail.Record(ctx, "brain", audit.ActionDeleted, "retention", deleted)
+	if cut != nil {
+		detail["audit_cut_seq"], detail["audit_cut_hash"] = cut.Seq, cut.Hash
+	}
+	if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "retention", detail); err != nil {
+		return err
+	}
+	if cut != nil && r.Seal != nil {
+		return r.Seal(ctx)
+	}
+	return nil
 }
 
 // drain calls prune with limit until a batch comes back short.

@@ -121,3 +121,7 @@ func (p *Platform) Status(ctx context.Context, connection func(context.Context) 
 	sec.Rows = append(sec.Rows, bridge.Row{Label: "Mode", Value: mode}, bridge.ConnectionRow(ctx, connection, &sec))
 	return sec
 }
+
+// FileStore is the store of files shared in Slack (retention.files and a
+// person's erasure delete from it).
+func (p *Platform) FileStore() *filestore.Store { return p.files }

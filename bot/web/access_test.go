@@ -87,6 +87,8 @@ var allowedFor = map[string][]string{
 	"GET /memory":                   {"admin"},
 	"GET /skills":                   {"admin"},
 	"POST /memory/{action}":         {"admin"},
+	"GET /budgets":                  {"admin"},
+	"POST /budgets/raise":           {"admin"},
 }
 
 // pathOf fills a route pattern's wildcards with the other person's

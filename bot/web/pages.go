@@ -14,7 +14,7 @@ import (
 
 // pageNames are the templates/NAME.html pages; each defines "content"
 // (and may define "head") inside templates/layout.html.
-var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "memory", "skills", "login", "bounce", "error", "inbox", "usage"}
+var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "memory", "skills", "login", "bounce", "error", "inbox", "usage", "budgets"}
 
 // pages are the parsed templates: one set per page, and the timeline item
 // on its own for the live stream.

@@ -137,6 +137,9 @@ type Config struct {
 	Audit Auditor
 	// Memory keeps agents' memory files (the memory page); nil: none.
 	Memory store.Memory
+	// Budgets are the budgets page's (nil: the page says none are
+	// configured).
+	Budgets Budgets
 	// Skills lists the skills of skills.sources as they are now (the
 	// skills page); nil: none are configured.
 	Skills func() []Skill
@@ -214,7 +217,7 @@ var Patterns = []string{
 	"GET /{$}", "GET /static/", "GET /login", "POST /login", "POST /logout",
 	"GET /login/slack", "GET /login/slack/callback",
 	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
-	"GET /inbox", "GET /usage", "/memory", "/memory/", "GET /skills",
+	"GET /inbox", "GET /usage", "/memory", "/memory/", "GET /skills", "/budgets", "/budgets/",
 }
 
 // Handler serves every console route (see Patterns).
@@ -268,6 +271,8 @@ func (s *Server) routeList() []route {
 		{"POST /schedules/{name}/run", adminOnly, s.member(s.form(s.adminOnly(s.runSchedule)))},
 		{"GET /status", adminOnly, s.page(s.adminOnly(s.statusPage))},
 		{"GET /usage", adminOnly, s.page(s.adminOnly(s.usagePage))},
+		{"GET /budgets", adminOnly, s.page(s.adminOnly(s.budgetsPage))},
+		{"POST /budgets/raise", adminOnly, s.member(s.form(s.adminOnly(s.raiseBudget)))},
 		{"GET /memory", adminOnly, s.page(s.adminOnly(s.memoryPage))},
 		{"GET /skills", adminOnly, s.page(s.adminOnly(s.skillsPage))},
 		{"POST /memory/{action}", adminOnly, s.member(s.form(s.adminOnly(s.memoryChange)))},

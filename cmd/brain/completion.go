@@ -10,7 +10,7 @@ import (
 
 // commandWords are the commands and subcommands completion offers.
 var commandWords = map[string][]string{
-	"":            {"serve", "chat", "sessions", "schedules", "approvals", "audit", "memory", "config", "skills", "migrate", "connections", "secrets", "completion", "version", "help"},
+	"":            {"serve", "chat", "sessions", "schedules", "approvals", "audit", "memory", "config", "skills", "migrate", "connections", "people", "secrets", "completion", "version", "help"},
 	"sessions":    {"list", "show", "send", "resume", "cancel", "compact"},
 	"schedules":   {"list", "run"},
 	"skills":      {"list", "sync"},
@@ -20,6 +20,7 @@ var commandWords = map[string][]string{
 	"config":      {"check"},
 	"secrets":     {"keygen", "rotate"},
 	"connections": {"list", "revoke"},
+	"people":      {"erase"},
 	"completion":  {"bash", "zsh"},
 }
 

@@ -42,6 +42,7 @@ Usage:
   brain skills list|sync --config FILE   list skills (source, hash, agents); sync fetches git sources
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
   brain connections list|revoke         list connections (never tokens); revoke one (via the running daemon)
+  brain people erase PERSON             erase a person's messages, files, memory and identities (via the running daemon)
   brain secrets keygen|rotate           make a key; re-encrypt stored credentials under the current key
   brain completion bash|zsh              print a shell completion script
   brain version                          print version, commit, build date and Go version
@@ -110,6 +111,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return secrets(ctx, args[1:], stdout, stderr)
 	case "connections":
 		return connections(ctx, args[1:], stdout, stderr)
+	case "people":
+		return people(ctx, args[1:], stdout, stderr)
 	case "completion":
 		return completion(args[1:], stdout, stderr)
 	case "version":

@@ -114,6 +114,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"AuditConcurrentAppenders", testAuditConcurrentAppenders},
 		{"AuditOfCommit", testAuditOfCommit},
 		{"AuditPrune", testAuditPrune},
+		{"PruneSessions", testPruneSessions},
+		{"EraseAuthor", testEraseAuthor},
 		{"Spend", testSpend},
 		{"RateLimits", testRateLimits},
 		{"RateLimitsRace", testRateLimitsRace},

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 	"time"
+
+	"brain/store"
 )
 
 // Connection is a connection as the API shows it: never its tokens.
@@ -38,5 +40,12 @@ func (d *Daemon) Connections(ctx context.Context, person *string) ([]Connection,
 func (d *Daemon) RevokeConnection(ctx context.Context, id, by string) (Connection, error) {
 	var out Connection
 	err := d.call(ctx, "POST", "/v1/connections/"+url.PathEscape(id)+"/revoke", map[string]string{"by": by}, &out)
+	return out, err
+}
+
+// ErasePerson erases a person (brain people erase) and returns what went.
+func (d *Daemon) ErasePerson(ctx context.Context, id string) (store.PersonErased, error) {
+	var out store.PersonErased
+	err := d.call(ctx, "POST", "/v1/people/"+url.PathEscape(id)+"/erase", nil, &out)
 	return out, err
 }

@@ -1,0 +1,261 @@
+package governance_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"brain/bot/audit"
+	"brain/bot/filestore"
+	"brain/bot/governance"
+	"brain/engine"
+	"brain/store"
+	"brain/store/postgres"
+	"brain/store/postgres/pgtest"
+	"brain/store/sqlite"
+	"brain/store/storetest"
+)
+
+// Alice's and Bob's words: none of Alice's may survive her erasure, all
+// of Bob's must.
+var (
+	aliceWords = []string{"alice-secret-plan", "alice-answer-text", "alice-memory-fact", "alice-file-name.pdf", "alice-inbox-words"}
+	bobWords   = []string{"bob-keeps-this", "bob-memory-fact", "bob-inbox-words"}
+)
+
+// TestErase_NoTraceInAnyTable: a session with Alice's and Bob's messages,
+// files, memory, inbox deliveries and Alice's connection; erasing Alice
+// leaves none of her words in any table of SQLite (the file's own bytes
+// included) or PostgreSQL, keeps every one of Bob's, keeps the log's
+// events, deletes her file, and records the erasure.
+func TestErase_NoTraceInAnyTable(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "brain.db")
+		st, err := sqlite.Open(context.Background(), path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		eraseScenario(t, st)
+		dump, raw := dumpSQLite(t, path)
+		checkDump(t, dump)
+		for _, w := range aliceWords {
+			if strings.Contains(string(raw), w) {
+				t.Errorf("the database file's bytes still hold %q", w)
+			}
+		}
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dsn := pgtest.NewDatabase(t)
+		st, err := postgres.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		eraseScenario(t, st)
+		checkDump(t, dumpPostgres(t, dsn))
+	})
+}
+
+func eraseScenario(t *testing.T, st store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	now := t0
+	clock := func() time.Time { return now }
+	files, err := filestore.Open(filepath.Join(t.TempDir(), "files"), 1<<20, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceFile, _ := files.Put([]byte("alice's attached file"))
+	bobFile, _ := files.Put([]byte("bob's attached file"))
+	if err := st.SavePerson(ctx, store.Person{ID: "alice", Name: "Alice", UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.LinkIdentity(ctx, now, "alice", store.Identity{Surface: store.SurfaceSlack, ExternalID: "UALICE"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SaveConnection(ctx, store.Connection{ID: "c1", PersonID: "alice", Provider: "github", Account: "alice-gh", AccessToken: "tok", UpdatedAt: now}); err != nil {
+		t.Fatal(err)
+	}
+	s := storetest.Session("shared", now)
+	s.Origin, s.StartedBy, s.ThreadKey = engine.OriginSlack, "UALICE", "slack:T1:C1:1.0"
+	storetest.CreateSession(t, st, s)
+	msg := func(id string, in engine.Input) engine.Event {
+		data, _ := json.Marshal(in)
+		return engine.Event{ID: id, Type: engine.EventUserMessage, Data: data}
+	}
+	agent, _ := json.Marshal(engine.AgentMessage{Text: "noted, both of you"})
+	storetest.Commit(t, st, engine.Commit{SessionID: "shared", Now: now, Events: []engine.Event{
+		msg("m1", engine.Input{Text: "alice-secret-plan for launch", Author: "UALICE",
+			Files: []engine.FileRef{{Hash: aliceFile, Name: "alice-file-name.pdf", Size: 21, Source: "slack"}}}),
+		msg("m2", engine.Input{Text: "bob-keeps-this note", Author: "UBOB",
+			Files: []engine.FileRef{{Hash: bobFile, Name: "bob.txt", Size: 19, Source: "slack"}}}),
+		{ID: "m3", Type: engine.EventAgentMessage, Data: agent},
+		msg("m4", engine.Input{Text: "alice-answer-text", Author: "UALICE", Answer: &engine.Answer{QuestionID: "q1", Value: "yes", Text: "alice-answer-text"}}),
+	}})
+	for scope, fact := range map[string]string{"person:slack:T1:UALICE": "alice-memory-fact", "person:slack:T1:UBOB": "bob-memory-fact"} {
+		if err := st.CommitMemory(ctx, store.MemoryCommit{Scope: scope, Now: now, By: "agent", SessionID: "shared",
+			Writes: []store.MemoryWrite{{Path: "me.md", Content: fact, Op: "create", Diff: "+" + fact}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recorded, err := st.RecordInbound(ctx, now, []store.Inbound{
+		{Source: "slack", ThreadKey: s.ThreadKey, Kind: "event", Payload: []byte(`{"event":{"user":"UALICE","text":"alice-inbox-words"}}`), DedupeKeys: []string{"Ev1"}},
+		{Source: "slack", ThreadKey: s.ThreadKey, Kind: "event", Payload: []byte(`{"event":{"user":"UBOB","text":"bob-inbox-words"}}`), DedupeKeys: []string{"Ev2"}},
+	})
+	if err != nil || len(recorded) != 2 {
+		t.Fatal(recorded, err)
+	}
+	items, err := st.PendingInbound(ctx, "slack", 10)
+	if err != nil || len(items) != 2 {
+		t.Fatal(items, err)
+	}
+	if err := st.FinishInbound(ctx, now, []store.Finished{{ID: items[0].ID}}); err != nil { // Alice's worked; Bob's pending
+		t.Fatal(err)
+	}
+
+	e := &governance.Eraser{Store: st, Files: files, Trail: &audit.Recorder{Store: st, Now: clock}, Now: clock}
+	got, err := e.Erase(ctx, "ops", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := store.PersonErased{Person: "alice", Identities: 1, Sessions: 1, Messages: 2, Files: 1, Memory: 1}
+	if got != want {
+		t.Errorf("Erase = %+v, want %+v", got, want)
+	}
+	if _, err := files.Get(aliceFile); err == nil {
+		t.Error("Alice's file is still stored")
+	}
+	if _, err := files.Get(bobFile); err != nil {
+		t.Errorf("Bob's file: %v", err)
+	}
+	evs, err := st.Events(ctx, "shared", 0, 0)
+	if err != nil || len(evs) != 4 || !strings.Contains(string(evs[0].Data), governance.ErasedMarker) {
+		t.Fatalf("events after erasure = %d, %v; want all 4, Alice's marked", len(evs), err)
+	}
+	es, err := st.AuditEntries(ctx, store.AuditQuery{})
+	if err != nil || len(es) != 1 || es[0].Action != audit.ActionErased || es[0].Actor != "ops" || es[0].Target != "person:alice" {
+		t.Errorf("audit = %+v, %v; want the erasure by ops", es, err)
+	}
+	if _, err := st.Person(ctx, "alice"); err == nil {
+		t.Error("Alice is still a person")
+	}
+}
+
+func checkDump(t *testing.T, dump string) {
+	t.Helper()
+	if !strings.Contains(dump, "events") {
+		t.Fatalf("the dump has no events table:\n%s", dump)
+	}
+	// PostgreSQL's bytea columns (inbox payloads) dump as hex.
+	holds := func(w string) bool {
+		return strings.Contains(dump, w) || strings.Contains(dump, hex.EncodeToString([]byte(w)))
+	}
+	for _, w := range aliceWords {
+		if holds(w) {
+			t.Errorf("Alice's %q survives in the dump", w)
+		}
+	}
+	for _, w := range bobWords {
+		if !holds(w) {
+			t.Errorf("Bob's %q is gone", w)
+		}
+	}
+}
+
+// dumpSQLite is every row of every table (the full-text index's shadow
+// tables included) as text, and the file's bytes.
+func dumpSQLite(t *testing.T, path string) (string, []byte) {
+	t.Helper()
+	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tables []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, n)
+	}
+	rows.Close()
+	var b strings.Builder
+	for _, table := range tables {
+		rs, err := db.Query(`SELECT * FROM "` + table + `"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rs.Columns()
+		for rs.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rs.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s:", table)
+			for _, v := range vals {
+				fmt.Fprintf(&b, " %s", v)
+			}
+			b.WriteString("\n")
+		}
+		rs.Close()
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(path + "-wal")
+	return b.String(), append(raw, wal...)
+}
+
+// dumpPostgres is every row of every table of the schema as JSON.
+func dumpPostgres(t *testing.T, dsn string) string {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dump strings.Builder
+	for _, table := range tables {
+		rows, err := conn.Query(ctx, `SELECT row_to_json(t)::text FROM `+pgx.Identifier{table}.Sanitize()+` t`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			dump.WriteString(table + ": " + l + "\n")
+		}
+	}
+	return dump.String()
+}
