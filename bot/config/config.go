@@ -382,7 +382,10 @@ type LimitsConfig struct {
 	MaxToolIterations int      `yaml:"max_tool_iterations"` // default 5
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536
 	ToolTimeout       Duration `yaml:"tool_timeout"`        // default 60s
-	MaxBodyBytes      int64    `yaml:"max_body_bytes"`      // default 1 MiB
+	// ElicitationTimeout bounds a tool call held open for a person's
+	// input (MCP 2025-11-25 elicitation/create); default 10m.
+	ElicitationTimeout Duration `yaml:"elicitation_timeout"`
+	MaxBodyBytes       int64    `yaml:"max_body_bytes"` // default 1 MiB
 	// MaxParallelTools bounds the independent tool calls of one model
 	// round that run at once; 1 runs them one by one.
 	MaxParallelTools int `yaml:"max_parallel_tools"` // default 4
