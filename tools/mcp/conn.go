@@ -85,6 +85,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	case TransportHTTP:
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
+		hc.Transport = versionRetry{next: hc.Transport}
 		s.oauthClient(hc)
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPBasicClient(hc),
@@ -252,6 +253,11 @@ func (c *conn) request(ctx context.Context, method string, params any) (json.Raw
 	}
 	id := mcp.NewRequestId(c.nextID("brain"))
 	params, header := c.stamp(method, params)
+	if header != nil {
+		for k, v := range paramsOf(ctx) {
+			header[k] = v
+		}
+	}
 	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header,
 	})

@@ -98,6 +98,7 @@ type server struct {
 	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
 	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
+	headers sync.Map          // the server's tool name -> map[property]x-mcp-header, for Mcp-Param-*
 }
 
 // dropOnce logs, the first time for this reason, that a tool is not offered.
@@ -329,6 +330,7 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 			input = emptyObject
 		}
 		mcpName := t.Name
+		s.headers.Store(mcpName, paramHeaders(input))
 		d := tools.Definition{
 			Name:        name,
 			Description: desc,
