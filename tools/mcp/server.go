@@ -99,6 +99,7 @@ type server struct {
 	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
 	headers sync.Map          // the server's tool name -> map[property]x-mcp-header, for Mcp-Param-*
+	legacy  atomic.Bool       // negotiation found 2025-11-25: asked for directly until restart (negotiate.go)
 }
 
 // dropOnce logs, the first time for this reason, that a tool is not offered.
@@ -195,7 +196,7 @@ func (s *server) sync(ctx context.Context, timer bool) {
 
 // reconnect makes one connect attempt and installs the connection.
 func (s *server) reconnect(ctx context.Context) {
-	c, listed, err := s.connect(ctx)
+	c, listed, err := s.connectOnce(ctx)
 	if err != nil {
 		s.retryAt = time.Now().Add(reconnectGap)
 		if s.b.life.Err() != nil {

@@ -84,7 +84,8 @@ func run(url string) error {
 	// The suite names the revision under test; brain's config would set
 	// protocol: the same way.
 	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url, OAuth: oauth()}
-	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v == mcp.ProtocolStateless {
+	switch v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v {
+	case mcp.ProtocolStateless, mcp.ProtocolLegacy:
 		cfg.Protocol = v
 	}
 	b := mcp.Connect(ctx, []mcp.ServerConfig{cfg}, log,
