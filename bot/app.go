@@ -253,6 +253,9 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if len(cfg.MCPServers) > 0 {
 		mcps = newMCPCatalog(a.cfg, a.log, func(id string) *mcp.OAuth { return mcpOAuth(a.connect, id) })
 		a.services = append(a.services, mcps)
+		if a.tracing != nil {
+			a.tracing.DescribeMCP(mcps.describe)
+		}
 	}
 	defs := withPlanTool(append(declared, extra...))
 	if err := checkAgentTools(cfg, defs); err != nil {
