@@ -64,6 +64,7 @@ func TestSlack_MCPHeldElicitationAnsweredByButton(t *testing.T) {
 	sa := newSlackAppAgent(t, "    tools: [ask, db]\n", fmt.Sprintf(`mcp_servers:
   - id: db
     url: %s/mcp
+    protocol: "2025-11-25"
 `, peer.URL))
 	sa.fake.Push(
 		fakemodel.ToolCalls(fakemodel.Call{Name: "db__drop", Input: `{}`}),
