@@ -347,9 +347,9 @@ type MCPServerConfig struct {
 	Approval string `yaml:"approval"`
 	// Tools overrides settings per tool, keyed by the server's tool name.
 	Tools map[string]MCPToolConfig `yaml:"tools"`
-	// Protocol is the MCP revision to speak: 2025-11-25 (default) or
-	// 2026-07-28 (falls back to 2025-11-25 when the server does not
-	// answer server/discover).
+	// Protocol pins the MCP revision: 2025-11-25 or 2026-07-28 (falls
+	// back to 2025-11-25 when the server does not answer
+	// server/discover). Unset: negotiated (docs/mcp.md).
 	Protocol string `yaml:"protocol"`
 	// Auth is "" (none, or bearer_token) or "oauth": OAuth 2.1 per the
 	// MCP authorization spec, with the token of a connection.
