@@ -261,6 +261,9 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if len(cfg.MCPServers) > 0 {
 		mcps = newMCPCatalog(a.cfg, a.log, func(id string) *mcp.OAuth { return mcpOAuth(a.connect, id) })
 		a.services = append(a.services, mcps)
+		if a.tracing != nil {
+			a.tracing.DescribeMCP(mcps.describe)
+		}
 	}
 	defs := withPlanTool(append(declared, extra...))
 	if err := checkAgentTools(cfg, defs); err != nil {
@@ -284,32 +287,33 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 	}
 	files, fileBudget, groups := platformHooks(a.platforms)
 	a.engine, err = engine.New(engine.Config{
-		Store:             a.store,
-		Agents:            agents,
-		Logger:            a.log,
-		Clock:             clock,
-		NewID:             newID,
-		MaxRunningTurns:   cfg.Limits.MaxRunningTurns,
-		MaxQueuedTurns:    cfg.Limits.MaxQueuedTurns,
-		MaxToolIterations: cfg.Limits.MaxToolIterations,
-		MaxOutputBytes:    cfg.Limits.MaxOutputBytes,
-		ToolTimeout:       cfg.Limits.ToolTimeout.Std(),
-		ApprovalTTL:       cfg.Approvals.TTL.Std(),
-		Policies:          policies,
-		RemindBefore:      cfg.Approvals.RemindBefore.Std(),
-		Scrubber:          tools.NewScrubber(cfg.Secrets()...),
-		Observer:          observer,
-		Spend:             a.spend(),
-		Pace:              a.pace(),
-		Files:             files,
-		FileBudget:        fileBudget,
-		Groups:            groups,
-		MaxParallelTools:  cfg.Limits.MaxParallelTools,
-		Leases:            replicaLeases(a.store),
-		Peers:             replicaPeers(a.store),
-		LeaseTTL:          cfg.Storage.LeaseTTL.Std(),
-		PollInterval:      cfg.Storage.PollInterval.Std(),
-		OutageGrace:       cfg.Storage.OutageGrace.Std(),
+		Store:              a.store,
+		Agents:             agents,
+		Logger:             a.log,
+		Clock:              clock,
+		NewID:              newID,
+		MaxRunningTurns:    cfg.Limits.MaxRunningTurns,
+		MaxQueuedTurns:     cfg.Limits.MaxQueuedTurns,
+		MaxToolIterations:  cfg.Limits.MaxToolIterations,
+		MaxOutputBytes:     cfg.Limits.MaxOutputBytes,
+		ToolTimeout:        cfg.Limits.ToolTimeout.Std(),
+		ElicitationTimeout: cfg.Limits.ElicitationTimeout.Std(),
+		ApprovalTTL:        cfg.Approvals.TTL.Std(),
+		Policies:           policies,
+		RemindBefore:       cfg.Approvals.RemindBefore.Std(),
+		Scrubber:           tools.NewScrubber(cfg.Secrets()...),
+		Observer:           observer,
+		Spend:              a.spend(),
+		Pace:               a.pace(),
+		Files:              files,
+		FileBudget:         fileBudget,
+		Groups:             groups,
+		MaxParallelTools:   cfg.Limits.MaxParallelTools,
+		Leases:             replicaLeases(a.store),
+		Peers:              replicaPeers(a.store),
+		LeaseTTL:           cfg.Storage.LeaseTTL.Std(),
+		PollInterval:       cfg.Storage.PollInterval.Std(),
+		OutageGrace:        cfg.Storage.OutageGrace.Std(),
 	})
 	if err != nil {
 		return err

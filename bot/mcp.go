@@ -96,6 +96,18 @@ func (c *mcpCatalog) refresh() {
 	c.log.Info("mcp tools available", tools.LogCount, len(out))
 }
 
+// describe is the telemetry.MCPDescriber of the catalog's tools.
+func (c *mcpCatalog) describe(tool string) (server, method, protocol string, ok bool) {
+	c.mu.RLock()
+	b := c.bridge
+	c.mu.RUnlock()
+	if b == nil {
+		return "", "", "", false
+	}
+	info, ok := b.Describe(tool)
+	return info.Server, info.Method, info.Protocol, ok
+}
+
 // reconnect asks the bridge to connect a server again (it was just
 // connected to an account).
 func (c *mcpCatalog) reconnect(id string) {

@@ -29,6 +29,9 @@ type PendingCall struct {
 	Input       json.RawMessage   `json:"input"`
 	State       json.RawMessage   `json:"state,omitempty"`
 	Elicitation tools.Elicitation `json:"elicitation"`
+	// Held marks a call that waits in process for the answer (held.go):
+	// the answer goes back to it and starts no turn.
+	Held bool `json:"held,omitempty"`
 }
 
 // Option values of an elicitation's question besides the form's own.
@@ -240,7 +243,7 @@ func (e *Engine) resumeAnswered(ctx context.Context, t *turn) error {
 	for _, ev := range t.inputs {
 		p, err := ev.Decode()
 		in, ok := p.(Input)
-		if err != nil || !ok || in.Answer == nil || in.Answer.Call == nil {
+		if err != nil || !ok || in.Answer == nil || in.Answer.Call == nil || in.Answer.Call.Held {
 			continue
 		}
 		pc := in.Answer.Call
@@ -278,16 +281,4 @@ func asInputRequired(err error) *tools.InputRequired {
 		return ir
 	}
 	return nil
-}
-
-// heldElicitation is why a request for input made while the call waits
-// (MCP 2025-11-25 elicitation/create) is declined: a person's answer may
-// take days and survive restarts, which a held connection cannot.
-// Servers that speak 2026-07-28 ask with multi round-trip requests, which
-// reach the person (see inputRequired).
-func heldElicitation(s Session) string {
-	if !s.Interactive {
-		return nobodyThere(s, "answer the tool's request for input")
-	}
-	return "brain asks a person only through multi round-trip requests (MCP 2026-07-28); a request held open during the call is declined"
 }

@@ -34,6 +34,8 @@ type Config struct {
 	MaxOutputBytes int
 	// ToolTimeout bounds one tool call unless the tool sets its own (60s).
 	ToolTimeout time.Duration
+	// ElicitationTimeout bounds a call held open for the person's input (10m).
+	ElicitationTimeout time.Duration
 	// ApprovalTTL is how long an approval stays pending (168h).
 	ApprovalTTL time.Duration
 	// ExpirySweep is how often pending approvals are checked for expiry (1m).
@@ -110,6 +112,7 @@ type Engine struct {
 	maxIterations  int
 	maxOutputBytes int
 	toolTimeout    time.Duration
+	elicitTimeout  time.Duration
 	approvalTTL    time.Duration
 	expirySweep    time.Duration
 	policies       *policy.PolicySet
@@ -195,6 +198,7 @@ func New(cfg Config) (*Engine, error) {
 		maxIterations:  orDefault(cfg.MaxToolIterations, DefaultMaxToolIterations),
 		maxOutputBytes: orDefault(cfg.MaxOutputBytes, DefaultMaxOutputBytes),
 		toolTimeout:    cfg.ToolTimeout,
+		elicitTimeout:  cfg.ElicitationTimeout,
 		approvalTTL:    cfg.ApprovalTTL,
 		expirySweep:    cfg.ExpirySweep,
 		policies:       cfg.Policies,

@@ -198,6 +198,9 @@ const (
 	// show it again; resume with retry runs it), or queued input a cancel
 	// dropped. Its message says which, and how to run it.
 	CodeInputCancelled = "input_cancelled"
+	// CodeElicitationUnanswered: a tool call held open for the person's
+	// input got no answer in time and was stopped (outcome unknown).
+	CodeElicitationUnanswered = "elicitation_unanswered"
 )
 
 // Messages of session.error events.

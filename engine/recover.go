@@ -106,16 +106,23 @@ func (e *Engine) recoverSession(ctx context.Context, s Session) error {
 		e.log.Warn("unreadable events skipped while recovering", tools.LogSession, s.ID, tools.LogErr, err)
 	}
 	t := &turn{id: turnID, session: s}
+	msg := "brain stopped while this turn was running; " + resumeHint
+	q := s.OpenQuestion()
+	held := q != nil && q.Call != nil && q.Call.Held
 	for _, id := range order {
 		c, ok := open[id]
 		if !ok {
 			continue
 		}
 		out := unknown("brain stopped while %q was running; its outcome is unknown", c.Name)
+		if held && q.CallID == id {
+			// The call waited for the person (held.go): say so where
+			// they were asked, naming the tool.
+			out.Text, msg = heldLost(q)
+		}
 		if err := e.recordResult(ctx, t, c, out); err != nil {
 			return err
 		}
 	}
-	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, CodeInterrupted,
-		"brain stopped while this turn was running; "+resumeHint)
+	return e.stopBroken(ctx, s.ID, turnID, inputs, StatusInterrupted, CodeInterrupted, msg)
 }

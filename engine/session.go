@@ -408,11 +408,12 @@ func (e *Engine) pendingInputs(ctx context.Context, s Session) ([]Event, error) 
 	return queuedInputs(evs, s.InputCursor), nil
 }
 
-// queuedInputs are the user.message events of evs after the input cursor.
+// queuedInputs are the user.message events of evs after the input cursor,
+// but for answers a held call took (held.go).
 func queuedInputs(evs []Event, cursor int64) []Event {
 	var out []Event
 	for _, ev := range evs {
-		if ev.Type == EventUserMessage && ev.Seq > cursor {
+		if ev.Type == EventUserMessage && ev.Seq > cursor && !isHeldAnswer(ev) {
 			out = append(out, ev)
 		}
 	}

@@ -76,9 +76,6 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
-		Elicit: func(context.Context, tools.Elicitation) (tools.Reply, error) {
-			return tools.Reply{Action: tools.ActionDecline, Reason: heldElicitation(t.session)}, nil
-		},
 	}
 	timeout := e.timeoutOf(tool)
 	if tool.NeedsApproval() || e.policyHolds(tool, call.Input) {
@@ -87,7 +84,14 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 	run := func(ctx context.Context, resume *tools.Resume) (json.RawMessage, toolOutcome, *tools.InputRequired) {
 		tc.Resume = resume
 		var asked atomic.Pointer[tools.InputRequired]
-		raw, out := e.invoke(ctx, call.Name, timeout, func(ctx context.Context) (json.RawMessage, error) {
+		// The tool's own timeout runs in held; the ceiling here leaves
+		// room for the person's answer to a request made while it waits.
+		held := e.newHeld(t, call, timeout)
+		raw, out := e.invoke(ctx, call.Name, timeout+e.elicitWait(), func(ctx context.Context) (json.RawMessage, error) {
+			ctx, stop := held.start(ctx)
+			defer stop()
+			tc := tc
+			tc.Elicit = held.elicit
 			raw, err := tool.Run(ctx, tc)
 			if ir := asInputRequired(err); ir != nil {
 				asked.Store(ir)
@@ -95,7 +99,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 			}
 			return raw, err
 		})
-		return raw, out, asked.Load()
+		return raw, held.outcome(out), asked.Load()
 	}
 	raw, out, ir := run(ctx, t.resume[call.ID])
 	if ir != nil {

@@ -356,9 +356,9 @@ type MCPServerConfig struct {
 	Approval string `yaml:"approval"`
 	// Tools overrides settings per tool, keyed by the server's tool name.
 	Tools map[string]MCPToolConfig `yaml:"tools"`
-	// Protocol is the MCP revision to speak: 2025-11-25 (default) or
-	// 2026-07-28 (falls back to 2025-11-25 when the server does not
-	// answer server/discover).
+	// Protocol pins the MCP revision: 2025-11-25 or 2026-07-28 (falls
+	// back to 2025-11-25 when the server does not answer
+	// server/discover). Unset: negotiated (docs/mcp.md).
 	Protocol string `yaml:"protocol"`
 	// Auth is "" (none, or bearer_token) or "oauth": OAuth 2.1 per the
 	// MCP authorization spec, with the token of a connection.
@@ -391,7 +391,10 @@ type LimitsConfig struct {
 	MaxToolIterations int      `yaml:"max_tool_iterations"` // default 5
 	MaxOutputBytes    int      `yaml:"max_output_bytes"`    // default 65536
 	ToolTimeout       Duration `yaml:"tool_timeout"`        // default 60s
-	MaxBodyBytes      int64    `yaml:"max_body_bytes"`      // default 1 MiB
+	// ElicitationTimeout bounds a tool call held open for a person's
+	// input (MCP 2025-11-25 elicitation/create); default 10m.
+	ElicitationTimeout Duration `yaml:"elicitation_timeout"`
+	MaxBodyBytes       int64    `yaml:"max_body_bytes"` // default 1 MiB
 	// MaxParallelTools bounds the independent tool calls of one model
 	// round that run at once; 1 runs them one by one.
 	MaxParallelTools int `yaml:"max_parallel_tools"` // default 4

@@ -95,6 +95,7 @@ func (c *Config) ApplyDefaults() {
 	setDefault(&l.MaxToolIterations, defaultMaxToolIterations)
 	setDefault(&l.MaxOutputBytes, defaultMaxOutputBytes)
 	setDefault(&l.ToolTimeout, Duration(defaultToolTimeout))
+	setDefault(&l.ElicitationTimeout, Duration(engine.DefaultElicitationTimeout))
 	setDefault(&l.MaxBodyBytes, defaultMaxBodyBytes)
 	setDefault(&l.MaxParallelTools, defaultMaxParallelTools)
 	setDefault(&l.MaxConnections, defaultMaxConnections)

@@ -65,6 +65,7 @@ func (c *Config) Validate() error {
 	atLeast(&p, "limits.max_output_bytes", int64(l.MaxOutputBytes), 1, "")
 	atLeast(&p, "limits.max_parallel_tools", int64(l.MaxParallelTools), 1, "")
 	atLeast(&p, "limits.tool_timeout", int64(l.ToolTimeout), 1, "a positive duration")
+	atLeast(&p, "limits.elicitation_timeout", int64(l.ElicitationTimeout), 1, "a positive duration")
 	atLeast(&p, "limits.max_body_bytes", l.MaxBodyBytes, 1, "")
 	atLeast(&p, "limits.max_connections", int64(l.MaxConnections), 1, "")
 	atLeast(&p, "limits.max_pending_per_client", int64(l.MaxPendingPerClient), 1, "")

@@ -384,6 +384,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 			return notify("This question is already closed.")
 		}
 		return err
+	case slack.ActionAnswerForm:
+		return b.openAnswerForm(ctx, a, v, notify)
 	case slack.ActionApprove, slack.ActionDeny:
 		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User})
 		return explain(err, notify)

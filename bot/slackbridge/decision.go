@@ -39,6 +39,9 @@ func (b *Bridge) openDecisionForm(ctx context.Context, a slackhook.Action, appro
 // onSubmission records a decision made through the form, with its
 // comment or reason; a refusal is told to the person where they clicked.
 func (b *Bridge) onSubmission(ctx context.Context, s slackhook.Submission) error {
+	if s.CallbackID == slack.CallbackAnswer {
+		return b.onAnswerForm(ctx, s)
+	}
 	if s.CallbackID != slack.CallbackDecision {
 		return nil
 	}

@@ -36,6 +36,9 @@ const (
 	attrOutcome      = attribute.Key("brain.turn.outcome")
 	attrRounds       = attribute.Key("brain.turn.rounds")
 	attrUnknown      = attribute.Key("brain.tool.unknown_outcome")
+	attrMCPMethod    = attribute.Key("mcp.method.name")
+	attrMCPProtocol  = attribute.Key("mcp.protocol.version")
+	attrMCPServer    = attribute.Key("brain.mcp.server")
 )
 
 // The operation names, which also begin the span names.
@@ -56,7 +59,17 @@ type Tracing struct {
 
 	mu    sync.Mutex
 	turns map[string]trace.Span // running turns' spans by turn id
+	mcp   MCPDescriber
 }
+
+// MCPDescriber says, for a tool an MCP server offers, the server's id,
+// the MCP method a call sends and the protocol revision it speaks; ok is
+// false for any other tool.
+type MCPDescriber func(tool string) (server, method, protocol string, ok bool)
+
+// DescribeMCP makes the spans of MCP tool calls carry the server, method
+// and protocol revision. Call it before the engine starts.
+func (t *Tracing) DescribeMCP(d MCPDescriber) { t.mcp = d }
 
 var _ engine.Observer = (*Tracing)(nil)
 
@@ -167,6 +180,11 @@ func (t *Tracing) ToolReturned(ti engine.TurnInfo, r engine.ToolReturn) {
 			attrToolName.String(name),
 			attrToolCallID.String(r.CallID),
 		))
+	if t.mcp != nil && r.Offered {
+		if server, method, protocol, ok := t.mcp(r.Tool); ok {
+			span.SetAttributes(attrMCPServer.String(server), attrMCPMethod.String(method), attrMCPProtocol.String(protocol))
+		}
+	}
 	if r.IsError {
 		// r.Text is the reason the model is told: it may quote anything.
 		span.SetAttributes(attrErrorType.String("tool_error"), attrUnknown.Bool(r.Unknown))

@@ -228,7 +228,15 @@ func (s *Server) sendMessage(w http.ResponseWriter, r *http.Request, v visitor) 
 	}
 	by, _ := v.identity()
 	in := engine.Input{Text: strings.TrimSpace(r.PostForm.Get("text")), Author: by, IdempotencyKey: r.PostForm.Get("idem")}
-	if qid := r.PostForm.Get("question_id"); qid != "" {
+	if qid := r.PostForm.Get("question_id"); qid != "" && r.PostForm.Get("form") != "" {
+		// The form of a tool's request for input: checked field by field.
+		text, err := formAnswer(ss, qid, r.PostForm)
+		if err != nil {
+			s.fail(w, r, v, http.StatusBadRequest, "Not sent: "+err.Error()+".")
+			return
+		}
+		in.Answer, in.Text = &engine.Answer{QuestionID: qid, Text: text}, ""
+	} else if qid != "" {
 		// A button's value, or a typed answer (the inbox's form).
 		in.Answer = &engine.Answer{QuestionID: qid, Value: r.PostForm.Get("value")}
 		if in.Answer.Value == "" && len(in.Text) <= maxMessage {
@@ -319,4 +327,18 @@ func (s *Server) engineError(w http.ResponseWriter, r *http.Request, v visitor, 
 func (s *Server) internal(w http.ResponseWriter, r *http.Request, v visitor, err error) {
 	s.log.Error("console request failed", tools.LogPath, r.URL.Path, tools.LogErr, err)
 	s.fail(w, r, v, http.StatusInternalServerError, "Internal error; the log has the details.")
+}
+
+// formAnswer reads the console's form of the open question (field_<name>
+// inputs) into the answer's text.
+func formAnswer(ss engine.Session, qid string, form url.Values) (string, error) {
+	q := ss.OpenQuestion()
+	if q == nil || q.ID != qid || q.Call == nil {
+		return "", errors.New("the question is already closed")
+	}
+	values := map[string]string{}
+	for _, f := range q.Call.Elicitation.Fields {
+		values[f.Name] = form.Get("field_" + f.Name)
+	}
+	return q.FormAnswer(values)
 }

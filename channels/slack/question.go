@@ -36,6 +36,11 @@ func (p *Poster) PostQuestion(ctx context.Context, channel, threadTS string, q e
 		blocks = append(blocks, slack.NewActionBlock(p.blockID("answer"),
 			slack.NewButtonBlockElement(ActionAnswer, v, plain(truncate(label, maxButtonText)))))
 	}
+	extra, err := p.extraButtons(q, sessionID)
+	if err != nil {
+		return "", fmt.Errorf("question %s: %w", q.ID, err)
+	}
+	blocks = append(blocks, extra...)
 	if len(q.Options) == 0 {
 		blocks = append(blocks, contextLine(p.blockID("hint"), "Reply in this thread to answer."))
 	}

@@ -180,7 +180,7 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 	}
 	var ok bool
 	switch actionID {
-	case ActionAnswer:
+	case ActionAnswer, ActionAnswerForm:
 		ok = v.Session != "" && v.Question != "" && v.Value != ""
 	case ActionApprove, ActionDeny, ActionRetry, ActionApproveComment, ActionDenyReason:
 		ok = v.Approval != ""

@@ -1,9 +1,11 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -135,7 +137,7 @@ func TestBridge_ApprovalLostAnswerIsUnknown(t *testing.T) {
 	var posts atomic.Int64
 	hp := newHTTPPeer(t, srv)
 	hp.h.Store(ptr(http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if cut.Load() && r.Method == http.MethodPost {
+		if cut.Load() && r.Method == http.MethodPost && isCall(r) {
 			posts.Add(1)
 			// The request arrived; the answer never leaves.
 			inner.ServeHTTP(discard{w.Header()}, r)
@@ -159,6 +161,19 @@ func TestBridge_ApprovalLostAnswerIsUnknown(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// isCall reports whether r posts a tools/call (not the subscriptions/listen
+// stream or a tools/list of a 2026-07-28 connection), leaving its body
+// readable.
+func isCall(r *http.Request) bool {
+	body, _ := io.ReadAll(r.Body)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var req struct {
+		Method string `json:"method"`
+	}
+	_ = json.Unmarshal(body, &req)
+	return req.Method == "tools/call"
+}
 
 // discard is a ResponseWriter that drops the body.
 type discard struct{ h http.Header }

@@ -154,10 +154,21 @@ func TestBridge_HTTPResources(t *testing.T) {
 	}
 }
 
+// List changes arrive on the GET stream at 2025-11-25 and on the
+// subscriptions/listen stream at 2026-07-28 (negotiated: mcp-go's server
+// speaks it).
 func TestBridge_HTTPListChanged(t *testing.T) {
+	for _, protocol := range []string{brainmcp.ProtocolLegacy, ""} {
+		t.Run("protocol="+protocol, func(t *testing.T) { testHTTPListChanged(t, protocol) })
+	}
+}
+
+func testHTTPListChanged(t *testing.T, protocol string) {
 	srv, _ := newPeer()
 	hp := newHTTPPeer(t, srv)
-	b, _ := connect(t, []brainmcp.ServerConfig{hp.config("peer")}, brainmcp.WithRefreshInterval(0))
+	cfg := hp.config("peer")
+	cfg.Protocol = protocol
+	b, _ := connect(t, []brainmcp.ServerConfig{cfg}, brainmcp.WithRefreshInterval(0))
 	var changes atomic.Int32
 	b.OnChange(func() { changes.Add(1) })
 
@@ -173,10 +184,13 @@ func TestBridge_HTTPListChanged(t *testing.T) {
 	eventually(t, "the deleted tool is withdrawn", func() bool { return !has(b, "peer__late") })
 }
 
+// At 2025-11-25 a restarted server forgets the session (2026-07-28 has none).
 func TestBridge_HTTPServerRestart(t *testing.T) {
 	srv, _ := newPeer()
 	hp := newHTTPPeer(t, srv)
-	b, _ := connect(t, []brainmcp.ServerConfig{hp.config("peer")}, brainmcp.WithRefreshInterval(0))
+	cfg := hp.config("peer")
+	cfg.Protocol = brainmcp.ProtocolLegacy
+	b, _ := connect(t, []brainmcp.ServerConfig{cfg}, brainmcp.WithRefreshInterval(0))
 	var changes atomic.Int32
 	b.OnChange(func() { changes.Add(1) })
 

@@ -59,6 +59,9 @@ func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.
 		stop := forward(ctx, call, notes)
 		defer stop()
 	}
+	if h, ok := s.headers.Load(mcpName); ok {
+		ctx = withParams(ctx, mirror(h.(map[string]string), args))
+	}
 	raw, err := c.request(ctx, "tools/call", params)
 	if err != nil {
 		return nil, s.callError(ctx, name, err)

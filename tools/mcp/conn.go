@@ -24,13 +24,6 @@ import (
 	"brain/tools"
 )
 
-// protocolVersion is the default revision, the last with the initialize
-// handshake: 2026-07-28 first probes with server/discover, which waits up
-// to 5s on servers that ignore it, and a streamable HTTP connection only
-// gets notifications (tools/list_changed) on the older revision's GET
-// stream. ServerConfig.Protocol picks 2026-07-28 per server.
-const protocolVersion = mcp.ProtocolVersion20251125
-
 // clientInfo is what brain tells servers it is.
 var clientInfo = mcp.Implementation{Name: "brain", Version: clientVersion}
 
@@ -58,6 +51,7 @@ type conn struct {
 	progress  sync.Map     // progress token -> chan progressNote
 	closeOnce sync.Once
 	version   string // the protocol revision negotiated
+	unlisten  func() // ends the subscriptions/listen stream (2026-07-28)
 	calls     inflight
 }
 
@@ -68,10 +62,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.b.opts.connectTimeout)
 	defer cancel()
 	c := &conn{s: s}
-	version := s.cfg.Protocol
-	if version == "" {
-		version = protocolVersion
-	}
+	version, auto := s.protocolFor()
 	tlog := slog.New(demoteHandler{s.log.Handler()})
 	switch s.cfg.Transport {
 	case TransportStdio:
@@ -85,6 +76,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	case TransportHTTP:
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
+		hc.Transport = versionRetry{next: hc.Transport}
 		s.oauthClient(hc)
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPBasicClient(hc),
@@ -128,11 +120,16 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 	c.resources = init.Capabilities.Resources != nil
 	c.version = c.client.ProtocolVersion()
 	s.log.Debug("mcp protocol negotiated", tools.LogProtocol, c.version)
+	if s.settle(c, auto) {
+		c.close()
+		return c, nil, errConnectAgain
+	}
 	listed, err := c.listTools(ctx)
 	if err != nil {
 		c.close()
 		return c, nil, fmt.Errorf("list tools: %w", err)
 	}
+	c.listen(init.Capabilities)
 	return c, listed, nil
 }
 
@@ -169,6 +166,9 @@ func (c *conn) close() {
 		if c.client == nil {
 			return
 		}
+		if c.unlisten != nil {
+			c.unlisten()
+		}
 		if c.proc == nil {
 			_ = c.client.Close()
 			if c.http != nil {
@@ -186,6 +186,10 @@ func (c *conn) notify(n mcp.JSONRPCNotification) {
 	switch n.Method {
 	case string(mcp.MethodNotificationToolsListChanged):
 		c.s.log.Debug("mcp server announced a tool list change")
+		c.s.poke()
+	case mcp.MethodNotificationSubscriptionsAcknowledged:
+		// The listen stream is up: list again once, for a change made
+		// between the first list and now.
 		c.s.poke()
 	case string(mcp.MethodNotificationProgress):
 		f := n.Params.AdditionalFields
@@ -252,6 +256,11 @@ func (c *conn) request(ctx context.Context, method string, params any) (json.Raw
 	}
 	id := mcp.NewRequestId(c.nextID("brain"))
 	params, header := c.stamp(method, params)
+	if header != nil {
+		for k, v := range paramsOf(ctx) {
+			header[k] = v
+		}
+	}
 	resp, err := c.tr.SendRequest(ctx, transport.JSONRPCRequest{
 		JSONRPC: mcp.JSONRPC_VERSION, ID: id, Method: method, Params: params, Header: header,
 	})

@@ -81,7 +81,7 @@ func (h elicitor) Elicit(ctx context.Context, req mcp.ElicitationRequest) (*mcp.
 	case !ok:
 		reply = declined("brain could not tell which tool call the request belongs to")
 	case call.Elicit == nil:
-		reply = declined("nobody can answer in this session")
+		reply = declined("nobody can answer during this call")
 	default:
 		if reply, err = call.Elicit(ctx, el); err != nil {
 			return nil, err

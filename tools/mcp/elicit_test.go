@@ -27,7 +27,7 @@ type mrtrServer struct {
 
 const mrtrState = `"opaque-state-Ω"`
 
-func newMRTRServer(t *testing.T) *mrtrServer {
+func newMRTRServer(t testing.TB) *mrtrServer {
 	t.Helper()
 	ms := &mrtrServer{}
 	ms.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

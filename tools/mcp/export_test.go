@@ -12,3 +12,16 @@ func ChildPID(b *Bridge, id string) int {
 	}
 	return 0
 }
+
+// Drop marks the connection of the server id lost and pokes it, so that
+// it reconnects as after a dropped connection.
+func Drop(b *Bridge, id string) {
+	for _, s := range b.servers {
+		if s.cfg.ID == id {
+			if c := s.current(); c != nil {
+				c.lost.Store(true)
+			}
+			s.poke()
+		}
+	}
+}

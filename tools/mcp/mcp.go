@@ -14,9 +14,9 @@
 // most once (tools.OnceTransport): a call cut off after the write has an
 // unknown outcome, never a silent second delivery. A server's tools may
 // wait for approval (ServerConfig.Approval): they become preview/apply
-// tools whose apply sends the approved call once. Protocol 2025-11-25 is
-// the default; ServerConfig.Protocol may ask for 2026-07-28, which falls
-// back to 2025-11-25 when the server does not answer server/discover.
+// tools whose apply sends the approved call once. The protocol revision is
+// negotiated (negotiate.go): 2026-07-28 when the server answers
+// server/discover, else 2025-11-25; ServerConfig.Protocol pins one.
 //
 // It imports only the standard library, mcp-go and brain/tools.
 package mcp
@@ -85,9 +85,9 @@ type ServerConfig struct {
 	Approval     string
 	ToolApproval map[string]string
 
-	// Protocol is the MCP revision to speak: ProtocolLegacy (the default)
-	// or ProtocolStateless, which falls back to ProtocolLegacy when the
-	// server does not answer server/discover.
+	// Protocol pins the MCP revision: ProtocolLegacy, or ProtocolStateless,
+	// which falls back to ProtocolLegacy when the server does not answer
+	// server/discover. Empty negotiates (negotiate.go).
 	Protocol string
 }
 

@@ -22,7 +22,7 @@ type legacyServer struct {
 	headers map[string]http.Header // method -> headers of its last request
 }
 
-func newLegacyServer(t *testing.T, ignoreDiscover bool) *legacyServer {
+func newLegacyServer(t testing.TB, ignoreDiscover bool) *legacyServer {
 	t.Helper()
 	ls := &legacyServer{headers: map[string]http.Header{}}
 	ls.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -98,6 +98,8 @@ type server struct {
 	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
 	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
+	headers sync.Map          // the server's tool name -> map[property]x-mcp-header, for Mcp-Param-*
+	legacy  atomic.Bool       // negotiation found 2025-11-25: asked for directly until restart (negotiate.go)
 }
 
 // dropOnce logs, the first time for this reason, that a tool is not offered.
@@ -194,7 +196,7 @@ func (s *server) sync(ctx context.Context, timer bool) {
 
 // reconnect makes one connect attempt and installs the connection.
 func (s *server) reconnect(ctx context.Context) {
-	c, listed, err := s.connect(ctx)
+	c, listed, err := s.connectOnce(ctx)
 	if err != nil {
 		s.retryAt = time.Now().Add(reconnectGap)
 		if s.b.life.Err() != nil {
@@ -329,6 +331,7 @@ func (s *server) definitions(c *conn, listed []listedTool) []tools.Definition {
 			input = emptyObject
 		}
 		mcpName := t.Name
+		s.headers.Store(mcpName, paramHeaders(input))
 		d := tools.Definition{
 			Name:        name,
 			Description: desc,

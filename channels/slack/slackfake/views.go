@@ -56,11 +56,14 @@ type inputBlock struct {
 		ActionID     string `json:"action_id"`
 		InitialValue string `json:"initial_value"`
 		MaxLength    int    `json:"max_length"`
+		// IsDecimalAllowed is required on a number_input.
+		IsDecimalAllowed *bool `json:"is_decimal_allowed"`
 	} `json:"element"`
 }
 
 // viewsOpenLocked answers views.open: a trigger id and a modal within
-// Slack's limits, with input blocks holding plain_text_input elements.
+// Slack's limits, with input blocks holding plain_text_input or
+// number_input elements.
 func (s *Server) viewsOpenLocked(p url.Values) map[string]any {
 	if p.Get("trigger_id") == "" {
 		return apiError("invalid_trigger_id")
@@ -90,7 +93,7 @@ func (s *Server) viewsOpenLocked(p url.Values) map[string]any {
 		}
 		inputs++
 		if in.Label == nil || in.Label.Type != "plain_text" || !textOK(in.Label, maxInputLabel) ||
-			in.Element == nil || in.Element.Type != "plain_text_input" || in.Element.ActionID == "" ||
+			in.Element == nil || !inputElementOK(in.Element.Type, in.Element.IsDecimalAllowed) || in.Element.ActionID == "" ||
 			utf8.RuneCountInString(in.Element.InitialValue) > maxInputInitial || in.Element.MaxLength > maxInputInitial {
 			return apiError("invalid_arguments")
 		}
@@ -107,6 +110,12 @@ func (s *Server) viewsOpenLocked(p url.Values) map[string]any {
 		"id": view.ID, "type": "modal", "callback_id": view.CallbackID, "private_metadata": view.PrivateMetadata,
 		"team_id": TeamID, "blocks": json.RawMessage(view.Blocks),
 	}}
+}
+
+// inputElementOK accepts the input elements brain's modals use: a
+// plain_text_input, and a number_input, which must say is_decimal_allowed.
+func inputElementOK(typ string, decimal *bool) bool {
+	return typ == "plain_text_input" || (typ == "number_input" && decimal != nil)
 }
 
 // conversationsOpenLocked answers conversations.open for one user: the DM

@@ -84,7 +84,8 @@ func run(url string) error {
 	// The suite names the revision under test; brain's config would set
 	// protocol: the same way.
 	cfg := mcp.ServerConfig{ID: "s", Transport: mcp.TransportHTTP, URL: url, OAuth: oauth()}
-	if v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v == mcp.ProtocolStateless {
+	switch v := os.Getenv("MCP_CONFORMANCE_PROTOCOL_VERSION"); v {
+	case mcp.ProtocolStateless, mcp.ProtocolLegacy:
 		cfg.Protocol = v
 	}
 	b := mcp.Connect(ctx, []mcp.ServerConfig{cfg}, log,
@@ -93,10 +94,11 @@ func run(url string) error {
 		// what brain sends, not how fast the mock answers.
 		mcp.WithConnectTimeout(15*time.Second), mcp.WithRefreshInterval(0), mcp.WithDiscoverTimeout(10*time.Second))
 	defer b.Close()
-	defs := b.Tools()
-	if len(defs) == 0 {
-		return fmt.Errorf("no tools: the server did not connect or offers none")
+	if down := b.Disconnected(); len(down) > 0 {
+		return fmt.Errorf("the server did not connect")
 	}
+	defs := b.Tools()
+	given := givenArguments()
 	inputs := map[string]json.RawMessage{}
 	for _, d := range defs {
 		inputs[d.Name] = d.Input
@@ -110,6 +112,9 @@ func run(url string) error {
 			return fmt.Errorf("compile %s: %w", d.Name, err)
 		}
 		in := sample(d.Input)
+		if args, ok := given[strings.TrimPrefix(d.Name, "s__")]; ok {
+			in = args // the scenario names the arguments to send
+		}
 		if d.Name == "s__json_schema_echo" {
 			// json-schema-2020-12-preservation: send back, verbatim, the
 			// schema the bridge offers the model for the focal tool.
@@ -133,6 +138,24 @@ func run(url string) error {
 		fmt.Printf("%s %s -> %s (err %v)\n", d.Name, in, out, err)
 	}
 	return nil
+}
+
+// givenArguments are the arguments the scenario's context asks for, by
+// the server's tool name (http-custom-headers sends values that need
+// each encoding).
+func givenArguments() map[string]json.RawMessage {
+	var ctx struct {
+		ToolCalls []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCalls"`
+	}
+	_ = json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &ctx)
+	out := map[string]json.RawMessage{}
+	for _, c := range ctx.ToolCalls {
+		out[c.Name] = c.Arguments
+	}
+	return out
 }
 
 // accept stands for a person who accepts every elicitation as offered:
