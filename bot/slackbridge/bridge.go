@@ -398,6 +398,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 		return explain(err, notify)
 	case slack.ActionStop:
 		return b.stop(ctx, v.Session, a.Channel, a.ThreadTS, a.User, notify)
+	case slack.ActionRetryCall:
+		return b.retryCall(ctx, v, a.User, notify)
 	case slack.ActionResume:
 		// The same rule as answering: only the person the session talks to.
 		s, err := b.eng.Session(ctx, v.Session)

@@ -98,6 +98,11 @@ type server struct {
 	retryAt time.Time         // after a failed connect, no reconnect on a kick before this; one goroutine at a time
 	forced  atomic.Bool       // the next kick reconnects even before retryAt (Bridge.Reconnect)
 	dropped map[string]string // tool -> why it is not offered, logged once
+
+	// people are the MCP sessions of a per-person server, one per
+	// person (person.go).
+	pmu    sync.Mutex
+	people map[string]*conn
 }
 
 // dropOnce logs, the first time for this reason, that a tool is not offered.
@@ -248,6 +253,7 @@ func (s *server) shutdown() {
 	if c != nil {
 		c.close()
 	}
+	s.closePeople()
 }
 
 // install builds the catalog from a tool list and reports a change. It
