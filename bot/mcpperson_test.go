@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"brain/channels/slack/slackfake"
 	"brain/engine"
@@ -20,20 +21,25 @@ import (
 // server (the real mcp-go server behind the fake authorization server).
 func personMCPApp(t *testing.T, peer *oauthPeer, actsAs string) *slackApp {
 	t.Helper()
+	return personMCPAppWith(t, peer, actsAs, "{ttl: 1h}", "")
+}
+
+func personMCPAppWith(t *testing.T, peer *oauthPeer, actsAs, approvals, more string) *slackApp {
+	t.Helper()
 	keyFile := writeKeyFile(t, genKey(t))
 	acts := ""
 	if actsAs != "" {
-		acts = "    acts_as: " + actsAs + "\n"
+		acts = "    acts_as: " + actsAs + "\n    approval: always\n"
 	}
-	more := fmt.Sprintf(`public_url: https://brain.invalid
+	cfg := fmt.Sprintf(`public_url: https://brain.invalid
 secrets: {key_file: %s}
 mcp_servers:
   - id: tracker
     url: %s/mcp
     auth: oauth
     per: person
-%s`, keyFile, peer.srv.URL, acts)
-	return newSlackAppConfig(t, "anthropic", "    tools: [ask, tracker]\n", "", "{ttl: 1h}", more)
+%s%s`, keyFile, peer.srv.URL, acts, more)
+	return newSlackAppConfig(t, "anthropic", "    tools: [ask, tracker]\n", "", approvals, cfg)
 }
 
 // connectPerson connects a person through the API's connect link, as
@@ -178,5 +184,60 @@ func TestMCPPerson_SlackConnectRetry(t *testing.T) {
 		if strings.Contains(rows, tok) || strings.Contains(string(raw), tok) {
 			t.Fatal("a credential is stored in plain text")
 		}
+	}
+}
+
+// TestMCPPerson_ActsAsApprover: on a server with acts_as: approver, a
+// call Alice asked for and Bob approved reaches the server with Bob's
+// token, not hers.
+func TestMCPPerson_ActsAsApprover(t *testing.T) {
+	peer := newOAuthPeer(t)
+	sa := personMCPAppWith(t, peer, "approver", "{ttl: 1h, approvers: [UALICE, UBOB]}", "")
+	connectPerson(t, sa, "alice", "UALICE", "alice")
+	connectPerson(t, sa, "bob", "UBOB", "bob")
+	sa.waitLog(regexp.MustCompile("mcp server connected"))
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Proposed."))
+	root := sa.message("Ev1", "app_mention", "UALICE", "<@UBOT> who am I?", "")
+	card := sa.waitThread(root, "brain_approve")
+	sa.click("UBOB", card, "brain_approve")
+	deadline := time.Now().Add(20 * time.Second)
+	for len(peer.calls()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the approved call never reached the server")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := peer.calls(); strings.Join(got, ",") != "bob" {
+		t.Fatalf("the server saw %v, want bob (the approver)", got)
+	}
+}
+
+// TestMCPPerson_ScheduleRefused: a schedule's session never uses a
+// person's connection: the call is refused before anything is sent.
+func TestMCPPerson_ScheduleRefused(t *testing.T) {
+	peer := newOAuthPeer(t)
+	sa := personMCPAppWith(t, peer, "", "{ttl: 1h}", `schedules:
+  - name: nightly
+    cron: "0 3 * * *"
+    agent: default
+    prompt: "who am I?"
+`)
+	connectPerson(t, sa, "bob", "UBOB", "bob")
+	sa.waitLog(regexp.MustCompile("mcp server connected"))
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Could not."))
+	var run struct {
+		SessionID string `json:"session_id"`
+	}
+	sa.must(http.StatusAccepted, "POST", "/v1/schedules/nightly/run", nil, &run)
+	if run.SessionID == "" {
+		t.Fatal("no session for the run")
+	}
+	sa.waitTurns(run.SessionID, 1)
+	res := sa.toolResults(run.SessionID)
+	if len(res) != 1 || !strings.Contains(res[0], "schedules never use a person's connection") {
+		t.Fatalf("tool results %v: want the schedule refusal", res)
+	}
+	if got := peer.calls(); len(got) != 0 {
+		t.Fatalf("a schedule's call reached the server as %v", got)
 	}
 }
