@@ -41,7 +41,7 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 		NewID: func() string { return newID("conn") }, Log: log.With(tools.LogComponent, "connect")}
 	for _, m := range oauthServers {
 		c := &oauthclient.Client{
-			HTTP:          &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects},
+			HTTP:          oauthHTTP(m.URL),
 			RedirectURL:   base + connect.CallbackPath,
 			ClientName:    "brain",
 			MetadataURL:   metadataURL,
