@@ -171,6 +171,35 @@ func TestMCPPerson_SlackConnectRetry(t *testing.T) {
 	sa.click("UALICE", notice, "brain_retry_call")
 	sa.waitEphemeral("UALICE", "retried already")
 
+	// Alice's Home tab lists her connection, never its token, and
+	// revokes it.
+	sa.openHome("EvH1", "UALICE")
+	home := sa.waitHome("UALICE", "Your connections")
+	if !strings.Contains(home, "mcp:tracker") || !strings.Contains(home, "connected") {
+		t.Fatalf("Alice's Home tab lacks her connection: %s", home)
+	}
+	for _, tok := range peer.as.Secrets() {
+		if strings.Contains(home, tok) {
+			t.Fatal("the Home tab shows a token")
+		}
+	}
+	sa.clickHome("UBOB", "brain_revoke_connection", revokeValue(t, sa, "UALICE"))
+	sa.waitHome("UBOB", "not yours")
+	sa.clickHome("UALICE", "brain_revoke_connection", revokeValue(t, sa, "UALICE"))
+	sa.waitHome("UALICE", "Revoked your connection to mcp:tracker")
+	var list struct {
+		Connections []struct {
+			PersonID string `json:"person_id"`
+			Status   string `json:"status"`
+		} `json:"connections"`
+	}
+	sa.must(http.StatusOK, "GET", "/v1/connections", nil, &list)
+	for _, c := range list.Connections {
+		if want := map[bool]string{true: "connected", false: "revoked"}[c.PersonID == "bob"]; c.Status != want {
+			t.Fatalf("connections after Alice revoked hers: %+v", list.Connections)
+		}
+	}
+
 	// Bob's own call goes with his token.
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("You are bob."))
 	root2 := sa.message("Ev2", "app_mention", "UBOB", "<@UBOT> who am I?", "")
@@ -240,4 +269,27 @@ func TestMCPPerson_ScheduleRefused(t *testing.T) {
 	if got := peer.calls(); len(got) != 0 {
 		t.Fatalf("a schedule's call reached the server as %v", got)
 	}
+}
+
+// revokeValue is the value of the first Revoke button (an accessory) on
+// user's Home tab.
+func revokeValue(t *testing.T, sa *slackApp, user string) string {
+	t.Helper()
+	v, _ := sa.slack.HomeView(user)
+	var view struct {
+		Blocks []struct {
+			Accessory struct {
+				ActionID string `json:"action_id"`
+				Value    string `json:"value"`
+			} `json:"accessory"`
+		} `json:"blocks"`
+	}
+	_ = json.Unmarshal(v, &view)
+	for _, b := range view.Blocks {
+		if b.Accessory.ActionID == "brain_revoke_connection" {
+			return b.Accessory.Value
+		}
+	}
+	t.Fatalf("no Revoke button on the Home tab of %s: %s", user, v)
+	return ""
 }

@@ -83,7 +83,10 @@ type Bridge struct {
 	prompts []string
 	inbox   *bridge.Inbox
 	now     func() time.Time
-	log     *slog.Logger
+	// accounts, when set, lists and revokes a person's connections on
+	// the Home tab (homeconn.go).
+	accounts Accounts
+	log      *slog.Logger
 
 	handler *slackhook.Handler
 	socket  *slackhook.Socket // nil without an app token
@@ -274,6 +277,9 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 			v, err := slack.DecodeValue(body.ActionID, body.Value)
 			if err != nil {
 				return nil
+			}
+			if body.ActionID == slack.ActionRevokeConnection {
+				return b.onHomeRevoke(ctx, v.Connection, body.User)
 			}
 			return b.onHomeAction(ctx, body.ActionID, v.Approval, body.User)
 		}

@@ -159,6 +159,8 @@ type ButtonValue struct {
 	// Tool is the tool of that call; User who may click.
 	Tool string `json:"t,omitempty"`
 	User string `json:"u,omitempty"`
+	// Connection is the connection a Home tab Revoke forgets.
+	Connection string `json:"c,omitempty"`
 }
 
 // maxValue is Slack's limit on a button value.
@@ -190,6 +192,8 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		ok = v.Approval != ""
 	case ActionResume, ActionStop:
 		ok = v.Session != ""
+	case ActionRevokeConnection:
+		ok = v.Connection != ""
 	case ActionRetryCall:
 		ok = v.Session != "" && v.Message != "" && v.User != ""
 	case ActionFeedback:
