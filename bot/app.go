@@ -33,7 +33,6 @@ import (
 	"brain/internal/keyguard"
 	"brain/store"
 	"brain/tools"
-	"brain/tools/mcp"
 	"brain/tools/skills"
 )
 
@@ -259,7 +258,8 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	declared = append(declared, builtins...)
 	var mcps *mcpCatalog
 	if len(cfg.MCPServers) > 0 {
-		mcps = newMCPCatalog(a.cfg, a.log, func(id string) *mcp.OAuth { return mcpOAuth(a.connect, id) })
+		mcps = newMCPCatalog(a.cfg, a.log, a.mcpOAuth)
+		mcps.wrap = a.withConnectLinks
 		a.services = append(a.services, mcps)
 		if a.tracing != nil {
 			a.tracing.DescribeMCP(mcps.describe)

@@ -22,6 +22,8 @@ type mcpCatalog struct {
 	log     *slog.Logger
 	ids     map[string]bool
 	life    startstop.Lifecycle
+	// wrap, when set, wraps each tool (connect links, mcpperson.go).
+	wrap func(tools.Definition) tools.Definition
 
 	mu     sync.RWMutex
 	bridge *mcp.Bridge
@@ -83,6 +85,9 @@ func (c *mcpCatalog) refresh() {
 	c.mu.RUnlock()
 	var out []*tools.Tool
 	for _, d := range b.Tools() {
+		if c.wrap != nil {
+			d = c.wrap(d)
+		}
 		t, err := tools.Compile(d)
 		if err != nil {
 			c.log.Warn("mcp tool skipped", tools.LogTool, d.Name, tools.LogErr, err)

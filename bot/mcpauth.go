@@ -12,7 +12,6 @@ import (
 	"brain/internal/oauthclient"
 	"brain/store"
 	"brain/tools"
-	"brain/tools/mcp"
 )
 
 // mcpProvider names an MCP server's connections.
@@ -42,7 +41,7 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 		NewID: func() string { return newID("conn") }, Log: log.With(tools.LogComponent, "connect")}
 	for _, m := range oauthServers {
 		c := &oauthclient.Client{
-			HTTP:          &http.Client{Timeout: 30 * time.Second, CheckRedirect: noRedirects},
+			HTTP:          oauthHTTP(m.URL),
 			RedirectURL:   base + connect.CallbackPath,
 			ClientName:    "brain",
 			MetadataURL:   metadataURL,
@@ -63,28 +62,18 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
-// mcpOAuth is the OAuth of an MCP server with auth: oauth (per
-// workspace): the workspace's connection, no inline authorization.
-func mcpOAuth(svc *connect.Service, id string) *mcp.OAuth {
-	if svc == nil {
-		return nil
-	}
-	p, ok := svc.Providers[mcpProvider(id)]
-	if !ok {
-		return nil
-	}
-	return &mcp.OAuth{Client: p.Client, Tokens: svc.Tokens("", mcpProvider(id))}
-}
-
 // mountConnect serves the connect callback and the client ID metadata
 // document, and reconnects an MCP server once it is connected.
 func (a *App) mountConnect(mcps *mcpCatalog) {
 	if a.connect == nil {
 		return
 	}
-	a.connect.OnConnected = func(provider, _ string) {
+	a.connect.OnConnected = func(provider, personID string, from *connect.Origin) {
 		if id, ok := strings.CutPrefix(provider, "mcp:"); ok && mcps != nil {
 			mcps.reconnect(id)
+		}
+		if from != nil {
+			a.sayConnected(provider, personID, *from)
 		}
 	}
 	a.api.Mount("GET "+connect.CallbackPath, http.HandlerFunc(a.connect.Callback))

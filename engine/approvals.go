@@ -245,6 +245,7 @@ func (e *Engine) apply(ctx context.Context, a Approval) {
 		out = failed("tool %q is no longer configured for agent %q; nothing was applied", a.Tool, a.Agent)
 	} else {
 		tc := tools.Call{Input: a.Input, SessionID: a.SessionID, MessageID: e.messageOf(ctx, a), ToolCallID: a.CallID, Agent: a.Agent}
+		tc.Requester, tc.Approver = e.applyIdentities(ctx, a)
 		dec := tools.Decision{ID: a.DecisionID, By: a.DecidedBy, Found: a.Card.Found}
 		raw, out = e.invoke(ctx, a.Tool, e.timeoutOf(tool), func(ctx context.Context) (json.RawMessage, error) {
 			if tool.Apply == nil {

@@ -73,6 +73,7 @@ func (e *Engine) runTool(ctx context.Context, t *turn, call ToolCall) toolOutcom
 		Agent:      t.agent.Name,
 		Model:      t.model,
 		RequestID:  t.requestID,
+		Requester:  requesterOf(t.session, t.author),
 		Progress: func(pctx context.Context, data json.RawMessage) error {
 			return e.recordProgress(context.WithoutCancel(pctx), t, call, data)
 		},
@@ -163,6 +164,9 @@ func (e *Engine) invoke(ctx context.Context, name string, timeout time.Duration,
 	}
 	// A tool's own error says best what happened, even at its deadline
 	// (e.g. "killed after 120s, every process confirmed stopped").
+	if cr, ok := tools.AsConnectionRequired(a.err); ok {
+		return nil, toolOutcome{Text: e.scrub.String(cr.Error()), IsError: true}
+	}
 	var te *tools.Error
 	if errors.As(a.err, &te) {
 		if te.Cause != "" {

@@ -31,6 +31,7 @@ type turn struct {
 	// The tools' call context: the request that sent the input, and the
 	// model message of the current round and the model that wrote it.
 	requestID string
+	author    string // the newest input's author (tools.Call.Requester)
 	message   string
 	model     string
 	// ask is the ask tool when offered; question is the one this turn asked.
@@ -178,8 +179,8 @@ func (e *Engine) startTurn(ctx context.Context, id string, seen *Session) (*turn
 		e.log.Warn("unreadable events left out of the context", tools.LogSession, id, tools.LogErr, unreadable)
 	}
 	e.attachFiles(ctx, t.messages)
-	text, requestID := readInputs(inputs)
-	t.requestID = requestID
+	text, requestID, author := readInputs(inputs)
+	t.requestID, t.author = requestID, author
 	t.tools = map[string]*tools.Tool{}
 	offered, ask := agent.toolsFor(text)
 	system, extra := agent.systemFor(text)
@@ -474,10 +475,10 @@ func inputExcerpt(ev Event) string {
 }
 
 // readInputs joins the text of a turn's inputs, for conditional tools, and
-// returns the request id of the newest one that has one. An input that
+// returns the request id and the author of the newest one that has one. An input that
 // cannot be decoded is left out here as it is left out of the context;
 // buildMessages, which reads the same events, reports it.
-func readInputs(inputs []Event) (text, requestID string) {
+func readInputs(inputs []Event) (text, requestID, author string) {
 	var b strings.Builder
 	for _, ev := range inputs {
 		p, err := ev.Decode()
@@ -487,7 +488,10 @@ func readInputs(inputs []Event) (text, requestID string) {
 			if in.RequestID != "" {
 				requestID = in.RequestID
 			}
+			if in.Author != "" {
+				author = in.Author
+			}
 		}
 	}
-	return b.String(), requestID
+	return b.String(), requestID, author
 }

@@ -123,6 +123,13 @@ type Call struct {
 	// Resume is set when the call is sent again with the person's answer
 	// to the InputRequired the tool returned before.
 	Resume *Resume
+	// Requester is the author of the newest input the turn answers, on
+	// the session's surface (in an apply: the person the session talks
+	// to); Surface "schedule" when a schedule started the session.
+	Requester Identity
+	// Approver is, in an approval's apply, the person whose vote decided
+	// it; zero elsewhere and when a policy decided.
+	Approver Identity
 }
 
 // IdempotencyKey identifies this invocation for downstream writes. It stays

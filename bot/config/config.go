@@ -364,9 +364,14 @@ type MCPServerConfig struct {
 	// MCP authorization spec, with the token of a connection.
 	Auth string `yaml:"auth"`
 	// Per says whose connection an oauth server uses: "workspace" (the
-	// default: one connection, made by an admin). "person" (each
-	// person's own) is not built yet.
+	// default: one connection, made by an admin) or "person" (each
+	// person's own, connected through a link brain sends them).
 	Per string `yaml:"per"`
+	// ActsAs says whose connection a per-person server's calls use:
+	// "requester" (the default: the person who asked) or "approver" (in
+	// an approved call, the person whose vote decided it). Other servers
+	// act as the app ("app", the default).
+	ActsAs string `yaml:"acts_as"`
 	// OAuth is a client pre-registered at the server's authorization
 	// server; without it brain uses its client ID metadata document or
 	// registers itself (dynamic client registration).

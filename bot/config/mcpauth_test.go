@@ -15,7 +15,16 @@ mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth}]`, ""},
 mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, oauth: {client_id: c, client_secret: s}}]`, ""},
 		{"no public_url", `mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth}]`, "public_url"},
 		{"per person", `public_url: https://b.example
-mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, per: person}]`, "mcp_servers[0].per"},
+mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, per: person}]`, ""},
+		{"per person as approver", `public_url: https://b.example
+mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, per: person, acts_as: approver}]`, ""},
+		{"per person as app", `public_url: https://b.example
+mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, per: person, acts_as: app}]`, "mcp_servers[0].acts_as"},
+		{"per person as nobody", `public_url: https://b.example
+mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, per: person, acts_as: someone}]`, "mcp_servers[0].acts_as"},
+		{"workspace as requester", `public_url: https://b.example
+mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, acts_as: requester}]`, "mcp_servers[0].acts_as"},
+		{"bearer as approver", `mcp_servers: [{id: n, url: "https://n.example/mcp", acts_as: approver}]`, "mcp_servers[0].acts_as"},
 		{"unknown auth", `mcp_servers: [{id: n, url: "https://n.example/mcp", auth: basic}]`, "mcp_servers[0].auth"},
 		{"stdio", `public_url: https://b.example
 mcp_servers: [{id: n, command: srv, auth: oauth}]`, "mcp_servers[0].auth"},
@@ -32,7 +41,7 @@ mcp_servers: [{id: n, url: "https://n.example/mcp", auth: oauth, oauth: {client_
 				if err != nil {
 					t.Fatalf("valid config refused: %v", err)
 				}
-				if c.MCPServers[0].Per != "workspace" {
+				if c.MCPServers[0].Per != "workspace" && c.MCPServers[0].Per != "person" {
 					t.Fatalf("per defaults to %q, want workspace", c.MCPServers[0].Per)
 				}
 				return

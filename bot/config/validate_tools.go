@@ -169,6 +169,9 @@ func (c *Config) validateMCPAuth(p *problems, key string, m MCPServerConfig) {
 		if m.Per != "" || m.OAuth != nil {
 			p.add(key+".auth", "per and oauth need auth: oauth")
 		}
+		if m.ActsAs != "" && m.ActsAs != "app" {
+			p.add(key+".acts_as", "only a server with auth: oauth and per: person can act as a person (requester or approver); got %q", m.ActsAs)
+		}
 		return
 	case "oauth":
 	default:
@@ -186,8 +189,17 @@ func (c *Config) validateMCPAuth(p *problems, key string, m MCPServerConfig) {
 	}
 	switch m.Per {
 	case "workspace":
+		if m.ActsAs != "" && m.ActsAs != "app" {
+			p.add(key+".acts_as", "a per: workspace server acts as the app (its one connection); requester and approver need per: person, got %q", m.ActsAs)
+		}
 	case "person":
-		p.add(key+".per", "per: person is not built yet; use per: workspace (one connection, made by an admin)")
+		switch m.ActsAs {
+		case "", "requester", "approver":
+		case "app":
+			p.add(key+".acts_as", "a per: person server has no connection of the app's own: use requester or approver")
+		default:
+			p.add(key+".acts_as", "must be requester or approver, got %q", m.ActsAs)
+		}
 	default:
 		p.add(key+".per", "must be workspace or person, got %q", m.Per)
 	}

@@ -54,8 +54,9 @@ type Service struct {
 	NewID    func() string
 	Log      *slog.Logger
 	// OnConnected is told of each new connection (the MCP bridge
-	// reconnects the server).
-	OnConnected func(provider, personID string)
+	// reconnects the server), with where the flow was started from (a
+	// tool call that needed it; nil for a link asked for directly).
+	OnConnected func(provider, personID string, from *Origin)
 }
 
 // ProviderNames lists the providers, sorted.
@@ -72,6 +73,12 @@ func (s *Service) ProviderNames() []string {
 // returns the URL to send them to. It discovers the provider's
 // authorization server and registers brain's client there when needed.
 func (s *Service) Start(ctx context.Context, personID, provider string) (string, error) {
+	return s.StartFrom(ctx, personID, provider, nil)
+}
+
+// StartFrom is Start for a link sent because a tool call needed the
+// connection: from is kept with the flow and handed to OnConnected.
+func (s *Service) StartFrom(ctx context.Context, personID, provider string, from *Origin) (string, error) {
 	p, ok := s.Providers[provider]
 	if !ok {
 		return "", engine.Errorf(engine.CodeNotFound, "no provider %q to connect (known: %v)", provider, s.ProviderNames())
@@ -90,7 +97,7 @@ func (s *Service) Start(ctx context.Context, personID, provider string) (string,
 	if err != nil {
 		return "", engine.Errorf(engine.CodeInvalid, "%s: %v", provider, err)
 	}
-	detail, err := json.Marshal(f)
+	detail, err := json.Marshal(flowDetail{Flow: f, Origin: from})
 	if err != nil {
 		return "", err
 	}
@@ -123,11 +130,12 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, ok := s.Providers[fl.Provider]
-	var f oauthclient.Flow
-	if !ok || json.Unmarshal(fl.Detail, &f) != nil {
+	var d flowDetail
+	if !ok || json.Unmarshal(fl.Detail, &d) != nil {
 		page(w, http.StatusBadRequest, "brain no longer knows this provider; start again from brain.")
 		return
 	}
+	f := d.Flow
 	f.Verifier = fl.Verifier
 	tok, err := p.Client.Finish(r.Context(), f, q)
 	if err != nil {
@@ -143,7 +151,7 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	}
 	s.Log.Info("connection made", tools.LogProvider, fl.Provider, tools.LogPerson, fl.PersonID)
 	if s.OnConnected != nil {
-		s.OnConnected(fl.Provider, fl.PersonID)
+		s.OnConnected(fl.Provider, fl.PersonID, d.Origin)
 	}
 	page(w, http.StatusOK, "Connected "+fl.Provider+". You can close this tab and go back to brain.")
 }

@@ -84,7 +84,10 @@ type Bridge struct {
 	prompts []string
 	inbox   *bridge.Inbox
 	now     func() time.Time
-	log     *slog.Logger
+	// accounts, when set, lists and revokes a person's connections on
+	// the Home tab (homeconn.go).
+	accounts Accounts
+	log      *slog.Logger
 
 	handler *slackhook.Handler
 	socket  *slackhook.Socket // nil without an app token
@@ -276,6 +279,9 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 			if err != nil {
 				return nil
 			}
+			if body.ActionID == slack.ActionRevokeConnection {
+				return b.onHomeRevoke(ctx, v.Connection, body.User)
+			}
 			return b.onHomeAction(ctx, body.ActionID, v.Approval, body.User)
 		}
 		return b.onAction(ctx, *body)
@@ -401,6 +407,8 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 		return explain(err, notify)
 	case slack.ActionStop:
 		return b.stop(ctx, v.Session, a.Channel, a.ThreadTS, a.User, notify)
+	case slack.ActionRetryCall:
+		return b.retryCall(ctx, v, a.User, notify)
 	case slack.ActionResume:
 		// The same rule as answering: only the person the session talks to.
 		s, err := b.eng.Session(ctx, v.Session)

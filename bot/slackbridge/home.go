@@ -96,6 +96,12 @@ func (b *Bridge) publishHome(ctx context.Context, user string) error {
 	for _, s := range sessions {
 		view.Sessions = append(view.Sessions, slack.HomeSession{Session: s, Link: slack.ThreadLink(url, s)})
 	}
+	if b.accounts != nil {
+		view.ShowConnections = true
+		if view.Connections, err = b.homeConnections(ctx, user); err != nil {
+			return err
+		}
+	}
 	return b.reader.PublishHome(ctx, user, view)
 }
 

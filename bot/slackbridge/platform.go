@@ -79,6 +79,9 @@ func (p *Platform) Connect(d bridge.Deps) error {
 	b.SetContent(p.reader, p.files)
 	b.SetDeliveryObserver(d.ObserveDelivery)
 	b.SetAudience(AudienceOf(p.cfg))
+	if a, ok := d.Store.(Accounts); ok && connectable(p.cfg) {
+		b.SetAccounts(a)
+	}
 	p.Bridge = b
 	return nil
 }
@@ -125,3 +128,14 @@ func (p *Platform) Status(ctx context.Context, connection func(context.Context) 
 // FileStore is the store of files shared in Slack (retention.files and a
 // person's erasure delete from it).
 func (p *Platform) FileStore() *filestore.Store { return p.files }
+
+// connectable reports whether people can connect accounts (an MCP
+// server with auth: oauth): then the Home tab lists their connections.
+func connectable(cfg *config.Config) bool {
+	for _, m := range cfg.MCPServers {
+		if m.Auth == "oauth" {
+			return true
+		}
+	}
+	return false
+}

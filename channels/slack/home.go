@@ -25,6 +25,9 @@ type HomeView struct {
 	// SessionsCapped says Sessions is the first page of a longer list:
 	// the "and N more" line reads "N+".
 	SessionsCapped bool
+	// ShowConnections adds the person's connections (homeconn.go).
+	ShowConnections bool
+	Connections     []HomeConnection
 }
 
 // HomeApproval is a pending approval and a link to its thread ("" when it
@@ -71,6 +74,8 @@ func HomeBlocks(v HomeView) ([]slack.Block, error) {
 	if moreSessions > 0 {
 		fixed++
 	}
+	conns := connectionBlocks(v)
+	fixed += len(conns)
 	room := maxHomeBlocks - fixed
 	shown := v.Approvals
 	if 3*len(shown) > room {
@@ -110,7 +115,7 @@ func HomeBlocks(v HomeView) ([]slack.Block, error) {
 		}
 		blocks = append(blocks, contextLine("home_more_sessions", fmt.Sprintf("…and %d%s more", moreSessions, plus)))
 	}
-	return blocks, nil
+	return append(blocks, conns...), nil
 }
 
 func homeApproval(i int, ha HomeApproval) ([]slack.Block, error) {

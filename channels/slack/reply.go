@@ -153,8 +153,14 @@ type ButtonValue struct {
 	Question string `json:"q,omitempty"`
 	Value    string `json:"v,omitempty"`
 	Approval string `json:"a,omitempty"`
-	// Message is the agent.message event feedback rates.
+	// Message is the agent.message event feedback rates, or the tool
+	// call a retry after connecting runs again.
 	Message string `json:"m,omitempty"`
+	// Tool is the tool of that call; User who may click.
+	Tool string `json:"t,omitempty"`
+	User string `json:"u,omitempty"`
+	// Connection is the connection a Home tab Revoke forgets.
+	Connection string `json:"c,omitempty"`
 }
 
 // maxValue is Slack's limit on a button value.
@@ -186,6 +192,10 @@ func DecodeValue(actionID, value string) (ButtonValue, error) {
 		ok = v.Approval != ""
 	case ActionResume, ActionStop:
 		ok = v.Session != ""
+	case ActionRevokeConnection:
+		ok = v.Connection != ""
+	case ActionRetryCall:
+		ok = v.Session != "" && v.Message != "" && v.User != ""
 	case ActionFeedback:
 		ok = v.Session != "" && v.Message != "" && (v.Value == engine.FeedbackPositive || v.Value == engine.FeedbackNegative)
 	default:

@@ -33,9 +33,9 @@ func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.
 	if args[0] != '{' || !json.Valid(args) {
 		return nil, tools.Failed("%s: arguments must be a JSON object; nothing was sent", name)
 	}
-	c := s.current()
-	if c == nil {
-		return nil, tools.Failed("%s: the MCP server %s is not connected; nothing was sent", name, s.cfg.ID)
+	c, err := s.connFor(ctx, name, call)
+	if err != nil {
+		return nil, err
 	}
 	if ctx.Err() != nil {
 		return nil, tools.Failed("%s: %s before the call was sent; nothing was sent", name, ctxReason(ctx))
@@ -64,6 +64,9 @@ func (s *server) sendCall(ctx context.Context, name, mcpName string, call tools.
 	}
 	raw, err := c.request(ctx, "tools/call", params)
 	if err != nil {
+		if cr := s.refusedPerson(ctx, name, call, err); cr != nil {
+			return nil, cr
+		}
 		return nil, s.callError(ctx, name, err)
 	}
 	var res struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"brain/internal/oauthclient"
 	"brain/tools"
 )
 
@@ -59,6 +60,12 @@ type conn struct {
 // error the returned conn (possibly nil) is already closed; it carries the
 // child's stderr for the log.
 func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
+	return s.connectAs(ctx, nil)
+}
+
+// connectAs is connect with tokens instead of the server's own (a
+// person's connection, for a per-person server's session).
+func (s *server) connectAs(ctx context.Context, tokens oauthclient.Tokens) (*conn, []listedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.b.opts.connectTimeout)
 	defer cancel()
 	c := &conn{s: s}
@@ -77,7 +84,7 @@ func (s *server) connect(ctx context.Context) (*conn, []listedTool, error) {
 		hc := httpClient()
 		c.http = hc.Transport.(*http.Transport)
 		hc.Transport = versionRetry{next: hc.Transport}
-		s.oauthClient(hc)
+		s.oauthClient(hc, tokens)
 		opts := []transport.StreamableHTTPCOption{
 			transport.WithHTTPBasicClient(hc),
 			transport.WithHTTPLogger(tlog),

@@ -23,8 +23,8 @@ func (s *server) resourceTools() []tools.Definition {
 			Name:        list,
 			Description: fmt.Sprintf("List the resources (and resource URI templates) of the MCP server %s. Read one with %s.", s.cfg.ID, read),
 			Input:       listResourcesInput,
-			Run: func(ctx context.Context, _ tools.Call) (json.RawMessage, error) {
-				return s.listResources(ctx, list)
+			Run: func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
+				return s.listResources(ctx, list, call)
 			},
 		},
 		{
@@ -38,7 +38,7 @@ func (s *server) resourceTools() []tools.Definition {
 				if err := json.Unmarshal(call.Input, &in); err != nil || in.URI == "" {
 					return nil, tools.Failed("%s: the argument uri is required; nothing was sent", read)
 				}
-				return s.readResource(ctx, read, in.URI)
+				return s.readResource(ctx, read, in.URI, call)
 			},
 		},
 	}
@@ -60,16 +60,16 @@ type resourceTemplate struct {
 	MIMEType    string `json:"mimeType,omitempty"`
 }
 
-func (s *server) listResources(ctx context.Context, name string) (json.RawMessage, error) {
-	c := s.current()
-	if c == nil {
-		return nil, tools.Failed("%s: the MCP server %s is not connected; nothing was sent", name, s.cfg.ID)
+func (s *server) listResources(ctx context.Context, name string, call tools.Call) (json.RawMessage, error) {
+	c, err := s.connFor(ctx, name, call)
+	if err != nil {
+		return nil, err
 	}
 	out := struct {
 		Resources []resource         `json:"resources"`
 		Templates []resourceTemplate `json:"resourceTemplates,omitempty"`
 	}{Resources: []resource{}}
-	err := c.pages(ctx, "resources/list", func(raw json.RawMessage) (string, error) {
+	err = c.pages(ctx, "resources/list", func(raw json.RawMessage) (string, error) {
 		var page struct {
 			Resources  []resource `json:"resources"`
 			NextCursor string     `json:"nextCursor"`
@@ -98,10 +98,10 @@ func (s *server) listResources(ctx context.Context, name string) (json.RawMessag
 	return s.scrubbed(out)
 }
 
-func (s *server) readResource(ctx context.Context, name, uri string) (json.RawMessage, error) {
-	c := s.current()
-	if c == nil {
-		return nil, tools.Failed("%s: the MCP server %s is not connected; nothing was sent", name, s.cfg.ID)
+func (s *server) readResource(ctx context.Context, name, uri string, call tools.Call) (json.RawMessage, error) {
+	c, err := s.connFor(ctx, name, call)
+	if err != nil {
+		return nil, err
 	}
 	raw, err := c.request(ctx, "resources/read", map[string]any{"uri": uri})
 	if err != nil {

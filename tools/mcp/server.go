@@ -100,6 +100,11 @@ type server struct {
 	dropped map[string]string // tool -> why it is not offered, logged once
 	headers sync.Map          // the server's tool name -> map[property]x-mcp-header, for Mcp-Param-*
 	legacy  atomic.Bool       // negotiation found 2025-11-25: asked for directly until restart (negotiate.go)
+
+	// people are the MCP sessions of a per-person server, one per
+	// person (person.go).
+	pmu    sync.Mutex
+	people map[string]*conn
 }
 
 // dropOnce logs, the first time for this reason, that a tool is not offered.
@@ -250,6 +255,7 @@ func (s *server) shutdown() {
 	if c != nil {
 		c.close()
 	}
+	s.closePeople()
 }
 
 // install builds the catalog from a tool list and reports a change. It
