@@ -38,9 +38,9 @@ func TestEngine_PersonApproverEntryAdmitsEachOfTheirIdentities(t *testing.T) {
 	s := h.session()
 	a := propose(t, h, s)
 	for _, by := range []engine.Decision{
-		{By: "U_CAROL", Surface: engine.SurfaceSlack},  // linked to another person
-		{By: "bob-gh", Surface: engine.SurfaceSlack},   // bob's GitHub login, but said on Slack
-		{By: "U_BOB", Surface: engine.SurfaceLinear},   // bob's Slack id, but said on Linear
+		{By: "U_CAROL", Surface: engine.SurfaceSlack},   // linked to another person
+		{By: "bob-gh", Surface: engine.SurfaceSlack},    // bob's GitHub login, but said on Slack
+		{By: "U_BOB", Surface: engine.SurfaceLinear},    // bob's Slack id, but said on Linear
 		{By: "stranger", Surface: engine.SurfaceGitHub}, // nobody
 	} {
 		by.Approve = true
