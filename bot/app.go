@@ -308,6 +308,7 @@ func (a *App) buildEngine(agents []*engine.Agent, observer engine.Observer, cloc
 		Files:              files,
 		FileBudget:         fileBudget,
 		Groups:             groups,
+		People:             peopleLinks{a.store},
 		MaxParallelTools:   cfg.Limits.MaxParallelTools,
 		Leases:             replicaLeases(a.store),
 		Peers:              replicaPeers(a.store),

@@ -26,7 +26,7 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 			oauthServers = append(oauthServers, m)
 		}
 	}
-	if len(oauthServers) == 0 {
+	if len(oauthServers) == 0 && !hasOAuthTools(cfg) {
 		return nil
 	}
 	base := strings.TrimSuffix(cfg.PublicURL, "/")
@@ -54,6 +54,7 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 		svc.Providers[mcpProvider(m.ID)] = connect.Provider{Name: mcpProvider(m.ID), ServerURL: m.URL, Client: c,
 			PerPerson: m.Per == "person"}
 	}
+	addToolProviders(svc, cfg, base+connect.CallbackPath, clock)
 	if metadataURL != "" {
 		svc.Metadata = (&oauthclient.Client{MetadataURL: metadataURL, RedirectURL: base + connect.CallbackPath, ClientName: "brain"}).MetadataDocument()
 	}

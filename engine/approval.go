@@ -74,7 +74,10 @@ type Vote struct {
 	// Key is the API key the vote came through, when the voter
 	// authenticated with one (empty for Slack, Linear and console
 	// people): one key is one voter, whoever it names.
-	Key     string    `json:"key,omitempty"`
+	Key string `json:"key,omitempty"`
+	// Person is the person the voter's identity is linked to, if any:
+	// one person is one voter, whichever surface they vote from.
+	Person  string    `json:"person,omitempty"`
 	At      time.Time `json:"at"`
 	Comment string    `json:"comment,omitempty"`
 }
@@ -95,6 +98,16 @@ func (a Approval) votedAs(by, key string) bool {
 		}
 	}
 	return false
+}
+
+// votedAsPerson returns the vote of person (linked identities), if any.
+func (a Approval) votedAsPerson(person string) (Vote, bool) {
+	for _, v := range a.Votes {
+		if person != "" && v.Person == person {
+			return v, true
+		}
+	}
+	return Vote{}, false
 }
 
 // ApprovalFilter narrows Store.Approvals; zero values mean "any".

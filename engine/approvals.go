@@ -99,6 +99,10 @@ type Decision struct {
 	Key string
 	// Comment is the approver's comment (approve) or the reason (deny).
 	Comment string
+	// Surface is where By is an identity (SurfaceSlack, SurfaceGitHub,
+	// ...), so the person linked to it is found; empty: the API for key
+	// holders, else the session's origin.
+	Surface string
 }
 
 func alreadyDecided(a Approval) error {
@@ -121,40 +125,48 @@ func alreadyDecided(a Approval) error {
 // identity: the person the session was started by, and the API key that
 // started it (a key with act_for that started a session for alice cannot
 // approve it for bob).
-func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) error {
+func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) (string, error) {
 	s, err := e.store.Session(ctx, a.SessionID)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if err := e.mayDecide(ctx, a, s, d); err != nil {
-		return err
+	person := e.personOf(ctx, deciderSurface(d, s), d.By)
+	if err := e.mayDecide(ctx, a, s, d, person); err != nil {
+		return "", err
 	}
 	if !d.Approve || !a.ForbidSelf {
-		return nil
+		return person, nil
 	}
 	if a.RequestedBy != "" && d.By == a.RequestedBy {
-		return Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
+		return "", Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
+	}
+	if person != "" && person == e.requesterPerson(ctx, s) {
+		return "", Errorf(CodeForbidden, "%s is %s%s, who asked for this: policy %q needs someone else", d.By, PersonPrefix, person, a.Policy)
 	}
 	if d.Key != "" && d.Key == s.StartedKey {
-		return Errorf(CodeForbidden, "the API key %s started this session, so it may not approve its own request, whoever it names: policy %q needs someone else", d.Key, a.Policy)
+		return "", Errorf(CodeForbidden, "the API key %s started this session, so it may not approve its own request, whoever it names: policy %q needs someone else", d.Key, a.Policy)
 	}
-	return nil
+	return person, nil
 }
 
-// mayDecide says whether d.By is someone who decides a's approvals in s.
-func (e *Engine) mayDecide(ctx context.Context, a Approval, s Session, d Decision) error {
+// mayDecide says whether d.By (linked to person, "" for nobody) is
+// someone who decides a's approvals in s.
+func (e *Engine) mayDecide(ctx context.Context, a Approval, s Session, d Decision, person string) error {
 	if d.ViaAPI && (s.Origin == OriginAPI || s.Origin == OriginConsole) {
 		return nil
 	}
 	approvers := e.approversOf(a)
 	if len(approvers) > 0 {
-		if e.isApprover(ctx, approvers, d.By) {
+		if e.isApprover(ctx, approvers, d.By, person) {
 			return nil
 		}
 		return Errorf(CodeForbidden, "%s may not decide this approval; the approvers are %s", d.By, strings.Join(approvers, ", "))
 	}
 	if s.StartedBy != "" && d.By == s.StartedBy {
 		return nil
+	}
+	if person != "" && person == e.requesterPerson(ctx, s) {
+		return nil // the person who started the session, from another surface
 	}
 	return Errorf(CodeForbidden, "%s may not decide this approval; only %s, who started the session, may", d.By, orNobody(s.StartedBy))
 }
@@ -184,7 +196,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	if err != nil {
 		return Approval{}, err
 	}
-	if err := e.authorize(ctx, a, d); err != nil {
+	if _, err := e.authorize(ctx, a, d); err != nil {
 		return Approval{}, err
 	}
 	evs, err := e.events("", ApprovalRetried{ApprovalID: a.ID, By: d.By, DecisionID: a.DecisionID, Attempt: a.Attempts + 1})

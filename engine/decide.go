@@ -29,7 +29,8 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	if err != nil {
 		return Approval{}, err
 	}
-	if err := e.authorize(ctx, a, d); err != nil {
+	person, err := e.authorize(ctx, a, d)
+	if err != nil {
 		return Approval{}, err
 	}
 	if a.Status == ApprovalPending && !e.now().Before(a.ExpiresAt) {
@@ -64,12 +65,16 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 				return Errorf(CodeConflict, "%s has already approved %s; it needs %d more approval(s) from someone else",
 					d.By, a.ID, a.Needed()-len(a.Votes))
 			}
+			if v, ok := a.votedAsPerson(person); ok {
+				return Errorf(CodeConflict, "%s is %s%s, who has already approved %s (as %s); one person is one vote; it needs %d more approval(s) from someone else",
+					d.By, PersonPrefix, person, a.ID, v.By, a.Needed()-len(a.Votes))
+			}
 			if a.votedAs(d.By, d.Key) {
 				return Errorf(CodeConflict, "the API key %s has already approved %s; one key is one vote, whoever it names; it needs %d more approval(s) from someone else",
 					d.Key, a.ID, a.Needed()-len(a.Votes))
 			}
 			if a.Needed() > 1 {
-				a.Votes = append(a.Votes, Vote{By: d.By, Key: d.Key, At: now.UTC(), Comment: comment})
+				a.Votes = append(a.Votes, Vote{By: d.By, Key: d.Key, Person: person, At: now.UTC(), Comment: comment})
 				if len(a.Votes) < a.Needed() {
 					return nil // still pending: recorded as approval.voted
 				}
@@ -146,12 +151,14 @@ func (e *Engine) MayDecide(ctx context.Context, approvalID string, d Decision) e
 	if err != nil {
 		return err
 	}
-	return e.authorize(ctx, a, d)
+	_, err = e.authorize(ctx, a, d)
+	return err
 }
 
 // MayDecideApproval is MayDecide for an approval already read, for lists
 // (the Slack Home tab) that show people what they may decide without a
 // read per approval.
 func (e *Engine) MayDecideApproval(ctx context.Context, a Approval, by string) error {
-	return e.authorize(ctx, a, Decision{By: by})
+	_, err := e.authorize(ctx, a, Decision{By: by})
+	return err
 }

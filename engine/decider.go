@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"strings"
 )
 
 // ApprovalDecider describes, in terms a store can query, whom mayDecide
@@ -45,7 +46,11 @@ func (e *Engine) Decider(ctx context.Context, by string, viaAPI bool) ApprovalDe
 			continue
 		}
 		d.Guarded = append(d.Guarded, name)
-		if by != "" && e.isApprover(ctx, agent.Approvers, by) {
+		// An approvers entry naming a person may be this one through any
+		// of their identities, which depend on the surface: such agents
+		// are kept, and the rule itself checks each row found.
+		namesPerson := slices.ContainsFunc(agent.Approvers, func(entry string) bool { return strings.HasPrefix(entry, PersonPrefix) })
+		if by != "" && (namesPerson || e.isApprover(ctx, agent.Approvers, by, "")) {
 			d.ApproverOf = append(d.ApproverOf, name)
 		}
 	}
@@ -75,7 +80,8 @@ func (e *Engine) DecidableApprovals(ctx context.Context, by string, viaAPI bool,
 		}
 		ok := e.MayDecideApproval(ctx, a, by) == nil
 		if !ok && viaAPI {
-			ok = e.authorize(ctx, a, Decision{By: by, ViaAPI: true}) == nil
+			_, err := e.authorize(ctx, a, Decision{By: by, ViaAPI: true})
+			ok = err == nil
 		}
 		if ok {
 			out = append(out, a)

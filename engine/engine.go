@@ -69,6 +69,10 @@ type Config struct {
 	// Groups resolves approver entries naming groups; nil grants nothing
 	// to group entries.
 	Groups Groups
+	// People links identities on each surface to one person (approvers
+	// entries "person:ID", one vote per person, forbid_self across
+	// surfaces); nil links nobody.
+	People People
 	// MaxParallelTools bounds the independent tool calls of one model
 	// round that run at once (default 4; 1 runs every call in turn).
 	MaxParallelTools int
@@ -125,6 +129,7 @@ type Engine struct {
 	files          Files
 	maxAttachBytes int64
 	groups         Groups
+	people         People
 	maxParallel    int
 
 	slots chan struct{} // one token per running turn
@@ -212,6 +217,7 @@ func New(cfg Config) (*Engine, error) {
 		files:          cfg.Files,
 		maxAttachBytes: cfg.FileBudget,
 		groups:         cfg.Groups,
+		people:         cfg.People,
 		maxParallel:    orDefault(cfg.MaxParallelTools, DefaultMaxParallelTools),
 		slots:          make(chan struct{}, orDefault(cfg.MaxRunningTurns, DefaultMaxRunningTurns)),
 		runners:        map[string]*runner{},

@@ -15,13 +15,19 @@ type Groups interface {
 	Members(ctx context.Context, group string) ([]string, error)
 }
 
-// isGroup reports whether an approvers entry names a group.
-func isGroup(entry string) bool { return strings.Contains(entry, ":") }
+// isGroup reports whether an approvers entry names a group (a person
+// entry, "person:alice", is not one).
+func isGroup(entry string) bool {
+	return strings.Contains(entry, ":") && !strings.HasPrefix(entry, PersonPrefix)
+}
 
 // isApprover reports whether by is one of approvers, directly or as a
 // member of a group entry. A group that cannot be read grants nothing.
-func (e *Engine) isApprover(ctx context.Context, approvers []string, by string) bool {
+func (e *Engine) isApprover(ctx context.Context, approvers []string, by, person string) bool {
 	if slices.Contains(approvers, by) {
+		return true
+	}
+	if slices.ContainsFunc(approvers, func(entry string) bool { return personEntry(entry, person) }) {
 		return true
 	}
 	if e.groups == nil {

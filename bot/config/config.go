@@ -266,6 +266,9 @@ type HTTPToolConfig struct {
 	TimeoutMS   int               `yaml:"timeout_ms"` // default limits.tool_timeout
 	// Approval present = the tool is preview/apply and waits for a person.
 	Approval *ApprovalCardConfig `yaml:"approval"`
+	// OAuth present = the tool sends the bearer token of an OAuth
+	// connection (provider "http:<name>").
+	OAuth *HTTPOAuthConfig `yaml:"oauth"`
 }
 
 // ApprovalCardConfig is the card of an HTTP approval tool. Title and fact
@@ -330,6 +333,9 @@ type GitHubConfig struct {
 	// github_propose_change pushes to; empty = https://github.com (or
 	// base_url's scheme and host for GitHub Enterprise Server).
 	GitURL string `yaml:"git_url"`
+	// UserTokens lets people connect their GitHub account (GitHub App
+	// user access tokens) so tools may act as them.
+	UserTokens *GitHubUserTokensConfig `yaml:"user_tokens"`
 }
 
 // GitHubAppConfig authenticates as a GitHub App installation.

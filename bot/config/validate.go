@@ -463,14 +463,17 @@ func (c *Config) Unsupported() []string {
 	return nil
 }
 
-// checkApproverGroup checks an approvers entry that names a group: only
-// Slack user groups (subteam:S0123) exist, and they need the slack block.
+// checkApproverGroup checks an approvers entry that names a group or a
+// person: only Slack user groups (subteam:S0123) exist, and they need the
+// slack block; person:ID names a person of /v1/people (linked identities
+// on every surface).
 func (c *Config) checkApproverGroup(p *problems, key, entry string) {
 	kind, id, ok := strings.Cut(entry, ":")
 	switch {
 	case !ok:
+	case kind == "person" && id != "":
 	case kind != "subteam" || id == "":
-		p.add(key, "%q: a group entry is subteam:<Slack user group id>, e.g. subteam:S0123", entry)
+		p.add(key, "%q: an entry with a colon is subteam:<Slack user group id> or person:<person id>, e.g. subteam:S0123", entry)
 	case c.Slack == nil:
 		p.add(key, "%q names a Slack user group, but slack is not configured", entry)
 	}

@@ -320,7 +320,7 @@ func TestValidate_ApproverGroups(t *testing.T) {
 	err := c.Validate()
 	for _, want := range []string{
 		`approvals.approvers[1]: "subteam:S1" names a Slack user group, but slack is not configured`,
-		`approvals.approvers[2]: "team:X": a group entry is subteam:<Slack user group id>`,
+		`approvals.approvers[2]: "team:X": an entry with a colon is subteam:<Slack user group id> or person:<person id>`,
 		`approvals.approvers[3]`,
 	} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -68,6 +68,7 @@ func (c *Config) validateTools(p *problems) {
 	if g := c.Tools.GitHub; g != nil {
 		validateGitHub(p, g)
 	}
+	c.validateOAuthTools(p)
 }
 
 var (

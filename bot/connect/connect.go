@@ -6,7 +6,10 @@
 // metadata document, and keeps connections' tokens for the tools that use
 // them (Tokens: one refresh across replicas).
 //
-// Providers today are MCP servers with auth: oauth ("mcp:<id>").
+// Providers are MCP servers with auth: oauth ("mcp:<id>"), discovered
+// from the server, and authorization servers configured by hand
+// (Endpoints): GitHub App user tokens ("github") and tools.http tools
+// with oauth ("http:<tool>").
 package connect
 
 import (
@@ -42,6 +45,9 @@ type Provider struct {
 	// PerPerson: each person connects their own; else one connection for
 	// the workspace, connected by an admin.
 	PerPerson bool
+	// Endpoints, when set, is the authorization server as configured;
+	// nothing is discovered from ServerURL.
+	Endpoints *Endpoints
 }
 
 // Service starts and finishes connect flows.
@@ -89,11 +95,11 @@ func (s *Service) StartFrom(ctx context.Context, personID, provider string, from
 	if !p.PerPerson && personID != "" {
 		return "", engine.Errorf(engine.CodeInvalid, "%s has one connection for the workspace: name no person", provider)
 	}
-	d, err := p.Client.Discover(ctx, p.ServerURL, oauthclient.Challenge{})
+	d, scope, err := p.discover(ctx)
 	if err != nil {
 		return "", engine.Errorf(engine.CodeInvalid, "%s: %v", provider, err)
 	}
-	f, err := p.Client.Start(ctx, d, oauthclient.Scope(d))
+	f, err := p.Client.Start(ctx, d, scope)
 	if err != nil {
 		return "", engine.Errorf(engine.CodeInvalid, "%s: %v", provider, err)
 	}

@@ -53,7 +53,7 @@ func (b *Bridge) command(ctx context.Context, t ghc.Thread, it githubhook.Item, 
 	if msg != "" {
 		return b.say(ctx, t, msg)
 	}
-	d := engine.Decision{Approve: cmd.Verb != "deny", By: it.Author, Comment: cmd.Text}
+	d := engine.Decision{Approve: cmd.Verb != "deny", By: it.Author, Surface: engine.SurfaceGitHub, Comment: cmd.Text}
 	if cmd.Verb == "retry" {
 		_, err = b.eng.Retry(ctx, id, d)
 	} else {

@@ -383,7 +383,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 		return b.retry(ctx, client, it, s, exists && s.ID == id)
 	}
 	if id, approve, ok := linear.ParseApprovalValue(it.Text); ok {
-		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID})
+		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID, Surface: engine.SurfaceLinear})
 	}
 	if id, approve, comment, ok := linear.ParseApprovalReply(it.Text); ok && exists {
 		if id == "" {
@@ -395,7 +395,7 @@ func (b *Bridge) handle(ctx context.Context, rec store.Inbound) error {
 				return client.Thought(ctx, it.SessionID, linear.ActivityID(it.SessionID, "decision", it.EventKey), msg, false)
 			}
 		}
-		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID, Comment: comment})
+		return b.decide(ctx, client, it, id, engine.Decision{Approve: approve, By: it.UserID, Surface: engine.SurfaceLinear, Comment: comment})
 	}
 	if !exists {
 		// A prompted may arrive before its created: either one starts it.

@@ -393,12 +393,12 @@ func (b *Bridge) onAction(ctx context.Context, a slackhook.Action) error {
 	case slack.ActionAnswerForm:
 		return b.openAnswerForm(ctx, a, v, notify)
 	case slack.ActionApprove, slack.ActionDeny:
-		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User})
+		_, err := b.eng.Decide(ctx, v.Approval, engine.Decision{Approve: a.ActionID == slack.ActionApprove, By: a.User, Surface: engine.SurfaceSlack})
 		return explain(err, notify)
 	case slack.ActionApproveComment, slack.ActionDenyReason:
 		return b.openDecisionForm(ctx, a, v.Approval, a.ActionID == slack.ActionApproveComment, notify)
 	case slack.ActionRetry:
-		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User})
+		_, err := b.eng.Retry(ctx, v.Approval, engine.Decision{By: a.User, Surface: engine.SurfaceSlack})
 		return explain(err, notify)
 	case slack.ActionFeedback:
 		_, err := b.eng.RecordFeedback(ctx, v.Session, engine.FeedbackGiven{

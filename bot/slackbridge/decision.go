@@ -24,7 +24,7 @@ func (b *Bridge) openDecisionForm(ctx context.Context, a slackhook.Action, appro
 	if ap.Status != engine.ApprovalPending {
 		return notify("This approval is already " + string(ap.Status) + ".")
 	}
-	if err := b.eng.MayDecide(ctx, ap.ID, engine.Decision{Approve: approve, By: a.User}); err != nil {
+	if err := b.eng.MayDecide(ctx, ap.ID, engine.Decision{Approve: approve, By: a.User, Surface: engine.SurfaceSlack}); err != nil {
 		return explain(err, notify)
 	}
 	f := slack.DecisionForm{Approval: ap.ID, Approve: approve, Channel: a.Channel, ThreadTS: a.ThreadTS}
@@ -49,7 +49,7 @@ func (b *Bridge) onSubmission(ctx context.Context, s slackhook.Submission) error
 	if err != nil {
 		return nil // not our form, or a forged one
 	}
-	_, err = b.eng.Decide(ctx, f.Approval, engine.Decision{Approve: f.Approve, By: s.User, Comment: s.Values[slack.CommentField]})
+	_, err = b.eng.Decide(ctx, f.Approval, engine.Decision{Approve: f.Approve, By: s.User, Surface: engine.SurfaceSlack, Comment: s.Values[slack.CommentField]})
 	notify := func(text string) error {
 		if f.Channel == "" {
 			return nil

@@ -111,7 +111,7 @@ func (b *Bridge) onHomeAction(ctx context.Context, actionID, approvalID, user st
 	if actionID != slack.ActionApprove && actionID != slack.ActionDeny {
 		return nil
 	}
-	a, err := b.eng.Decide(ctx, approvalID, engine.Decision{Approve: actionID == slack.ActionApprove, By: user})
+	a, err := b.eng.Decide(ctx, approvalID, engine.Decision{Approve: actionID == slack.ActionApprove, By: user, Surface: engine.SurfaceSlack})
 	notice := ""
 	switch {
 	case err == nil:

@@ -90,7 +90,8 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, v visitor) {
 		return
 	}
 	by, viaKey := v.identity()
-	a, err := s.cfg.Engine.Decide(r.Context(), id, engine.Decision{Approve: decision == engine.DecisionApprove, By: by, ViaAPI: viaKey, Comment: comment})
+	a, err := s.cfg.Engine.Decide(r.Context(), id, engine.Decision{Approve: decision == engine.DecisionApprove, By: by, ViaAPI: viaKey,
+		Surface: signInSurface(viaKey), Comment: comment})
 	if err != nil {
 		s.engineError(w, r, v, err)
 		return
@@ -124,4 +125,14 @@ func (s *Server) backTo(w http.ResponseWriter, r *http.Request, def, notice stri
 		sep = "&"
 	}
 	http.Redirect(w, r, back+sep+"notice="+url.QueryEscape(notice), http.StatusSeeOther)
+}
+
+// signInSurface is where a console visitor's name is an identity: a key
+// holder acts as the key's name (the API's), anyone else signed in with
+// Slack.
+func signInSurface(viaKey bool) string {
+	if viaKey {
+		return engine.SurfaceAPI
+	}
+	return engine.SurfaceSlack
 }

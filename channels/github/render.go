@@ -139,7 +139,7 @@ func (r *Renderer) Render(ctx context.Context, s engine.Session, ev engine.Event
 			verb = "Denied"
 		}
 		by := "@" + d.By
-		if d.Policy != "" {
+		if d.ByPolicy() { // a review policy's decision is still a person's
 			by = "policy " + d.Policy
 		}
 		return r.note(ctx, t, d.ApprovalID, fmt.Sprintf("%s by %s.%s", verb, by, suffix(d.Comment)))

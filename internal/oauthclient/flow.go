@@ -237,11 +237,16 @@ func (c *Client) token(ctx context.Context, g Grant, form url.Values, scope stri
 		return Token{}, fmt.Errorf("token request to %s: %w", g.Issuer, oauthError(resp.StatusCode, raw))
 	}
 	var out struct {
+		Error        string          `json:"error"`
 		AccessToken  string          `json:"access_token"`
 		TokenType    string          `json:"token_type"`
 		RefreshToken string          `json:"refresh_token"`
 		ExpiresIn    json.RawMessage `json:"expires_in"`
 		Scope        string          `json:"scope"`
+	}
+	if err := json.Unmarshal(raw, &out); err == nil && out.Error != "" {
+		// GitHub answers token errors with 200 and an error body.
+		return Token{}, fmt.Errorf("token request to %s: %w", g.Issuer, oauthError(resp.StatusCode, raw))
 	}
 	if err := json.Unmarshal(raw, &out); err != nil || out.AccessToken == "" {
 		return Token{}, fmt.Errorf("token request to %s: the answer has no access_token", g.Issuer)

@@ -270,7 +270,8 @@ var ErrRefused = errors.New("the authorization server refused the refresh token"
 // isRefused reports an error that means the grant is gone.
 func isRefused(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && (e.Code == "invalid_grant" || e.Code == "unauthorized_client")
+	// bad_refresh_token is GitHub's invalid_grant for a refresh.
+	return errors.As(err, &e) && (e.Code == "invalid_grant" || e.Code == "unauthorized_client" || e.Code == "bad_refresh_token")
 }
 
 // clientMetadataFor builds brain's client ID metadata document.
