@@ -25,8 +25,9 @@ type Retention interface {
 	// auto_vacuum=incremental frees up to pages pages; 0 is all; on
 	// PostgreSQL autovacuum does it and Compact does nothing). ok is false
 	// when the file cannot give space back until an operator runs VACUUM
-	// once (an SQLite file made before auto_vacuum was set).
-	Compact(ctx context.Context, pages int) (ok bool, err error)
+	// once (an SQLite file made before auto_vacuum was set). freed is how
+	// many pages went (0 where the database does it).
+	Compact(ctx context.Context, pages int) (freed int, ok bool, err error)
 	// EraseAuthor replaces, in every session, the text of the messages
 	// any of authors wrote (user.message events) with marker, drops their
 	// files and answers, and deletes the copies kept beside the log: search

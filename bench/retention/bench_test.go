@@ -243,7 +243,7 @@ func (t *timedStore) PruneSessions(ctx context.Context, before time.Time, limit 
 	return t.Store.PruneSessions(ctx, before, limit)
 }
 
-func (t *timedStore) Compact(ctx context.Context, pages int) (bool, error) {
+func (t *timedStore) Compact(ctx context.Context, pages int) (int, bool, error) {
 	start := time.Now()
 	defer func() { t.compact = append(t.compact, time.Since(start)) }()
 	return t.Store.Compact(ctx, pages)

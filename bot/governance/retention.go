@@ -26,7 +26,7 @@ type Pruner interface {
 	PruneSpend(ctx context.Context, before time.Time, limit int) (int, error)
 	PruneRateBuckets(ctx context.Context, before time.Time, limit int) (int, error)
 	PruneSessions(ctx context.Context, before time.Time, limit int) (store.SessionsPruned, error)
-	Compact(ctx context.Context, pages int) (bool, error)
+	Compact(ctx context.Context, pages int) (int, bool, error)
 	AuditEntries(ctx context.Context, q store.AuditQuery) ([]store.AuditEntry, error)
 }
 
@@ -35,9 +35,12 @@ type FilePruner interface {
 	Prune(before time.Time) (int, error)
 }
 
-// Retention deletes expired records every Every, Batch per transaction,
-// and records what it deleted in the audit trail. Turns never wait for
-// it long: each batch is a short transaction of its own. With Leases set
+// Retention deletes expired records every Every, in batches of at most
+// Batch per transaction, and records what it deleted in the audit trail.
+// Turns never wait for it long: each batch is a short transaction of its
+// own, sized to take about BatchTime (pace), the job rests as long as each
+// took, and the SQLite store ends a batch early when a turn queues for
+// the writer. With Leases set
 // one replica at a time prunes the database (the one holding LeaseKey for
 // the interval); every replica prunes its own files.
 type Retention struct {
@@ -55,6 +58,9 @@ type Retention struct {
 	Audit     time.Duration
 	Every     time.Duration
 	Batch     int
+	// BatchTime is how long a batch or a vacuum step should take (0:
+	// DefaultBatchTime): the longest a turn should wait behind one.
+	BatchTime time.Duration
 	Trail     *audit.Recorder
 	// Seal, when set, signs the chain's head (audit.SealHead): called
 	// after a cut of the audit trail is recorded, so the cut is signed.
@@ -63,6 +69,28 @@ type Retention struct {
 	Log  *slog.Logger
 
 	warnedCompact bool
+	vacuum        *pace
+}
+
+// DefaultBatchTime is Retention.BatchTime's default: about one commit of
+// a turn on a loaded SQLite file, so a turn queued behind a batch waits
+// no longer than behind another turn.
+const DefaultBatchTime = 5 * time.Millisecond
+
+// minBatch and the vacuum's page bounds: the smallest step still worth a
+// transaction, the largest that stays short on an idle machine.
+const (
+	minBatch        = 20
+	minCompactPages = 8
+	maxCompactPages = 1024
+)
+
+func (r *Retention) newPace(lo, hi int) *pace {
+	budget := r.BatchTime
+	if budget <= 0 {
+		budget = DefaultBatchTime
+	}
+	return newPace(budget, lo, hi)
 }
 
 // Start begins the job.
@@ -95,6 +123,7 @@ func (r *Retention) run(ctx context.Context) {
 // counts (when anything went) in the audit trail.
 func (r *Retention) RunOnce(ctx context.Context) error {
 	now := r.Now()
+	r.vacuum = r.newPace(minCompactPages, maxCompactPages)
 	deleted := map[string]int{}
 	if r.Files != nil && r.FilesKept > 0 {
 		n, err := r.Files.Prune(now.Add(-r.FilesKept))
@@ -122,7 +151,7 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 	}
 	var cut *audit.Cut
 	if r.Audit > 0 {
-		n, err := drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneAudit(ctx, now.Add(-r.Audit), limit) })
+		n, err := r.drain(ctx, func(limit int) (int, error) { return r.Store.PruneAudit(ctx, now.Add(-r.Audit), limit) })
 		deleted["audit_entries"] = n
 		if err != nil {
 			return err
@@ -137,12 +166,12 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 			}
 		}
 	}
-	n, err := drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneSpend(ctx, now.Add(-spendKept), limit) })
+	n, err := r.drain(ctx, func(limit int) (int, error) { return r.Store.PruneSpend(ctx, now.Add(-spendKept), limit) })
 	deleted["spend_records"] = n
 	if err != nil {
 		return err
 	}
-	n, err = drain(ctx, r.Batch, func(limit int) (int, error) { return r.Store.PruneRateBuckets(ctx, now, limit) })
+	n, err = r.drain(ctx, func(limit int) (int, error) { return r.Store.PruneRateBuckets(ctx, now, limit) })
 	deleted["rate_buckets"] = n
 	if err != nil {
 		return err
@@ -157,15 +186,19 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 // at a time, each batch recorded in the audit trail by counts and the
 // first and last session id that went (never what they held).
 func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
+	p := r.newPace(minBatch, r.Batch)
 	for ctx.Err() == nil {
 		start := time.Now()
-		b, err := r.Store.PruneSessions(ctx, before, r.Batch)
+		b, err := r.Store.PruneSessions(ctx, before, p.next())
 		if err != nil {
 			return err
 		}
+		// A batch may end short (a turn queued for the writer): only an
+		// empty one says nothing expired is left.
 		if b.Events == 0 && len(b.Sessions) == 0 {
 			return nil
 		}
+		rest := p.took(b.Events+len(b.Sessions), time.Since(start))
 		detail := map[string]any{"sessions": len(b.Sessions), "events": b.Events, "idle_before": before.UTC().Format(time.RFC3339)}
 		if len(b.Sessions) > 0 {
 			detail["first_session"], detail["last_session"] = b.Sessions[0], b.Sessions[len(b.Sessions)-1]
@@ -173,40 +206,53 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "sessions", detail); err != nil {
 			return err
 		}
+		// Rest as long as the batch took, so the turns queued behind it
+		// run before the next step; then give the space back.
+		r.rest(ctx, rest)
 		if err := r.compact(ctx); err != nil {
 			return err
 		}
-		if b.Events < r.Batch && len(b.Sessions) == 0 {
-			return nil
-		}
-		// Rest as long as the batch took: the job takes at most half of
-		// the database's writer, whatever the batch size, and the turns
-		// queued behind a batch run before the next one.
-		pause := time.NewTimer(time.Since(start))
-		select {
-		case <-ctx.Done():
-		case <-pause.C:
-		}
-		pause.Stop()
 	}
 	return ctx.Err()
 }
 
-// compactPages bounds one incremental vacuum step (512 KiB of 4 KiB pages),
-// so it is as short as a batch.
-const compactPages = 128
+// rest waits d or until ctx ends.
+func (r *Retention) rest(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
 
 // compact gives freed pages back to the file system where the store must
-// be asked; it says once when the file cannot until it is vacuumed.
+// be asked, a step sized by time (r.vacuum) followed by a rest as long;
+// it says once when the file cannot until it is vacuumed.
 func (r *Retention) compact(ctx context.Context) error {
-	ok, err := r.Store.Compact(ctx, compactPages)
+	if r.vacuum == nil {
+		r.vacuum = r.newPace(minCompactPages, maxCompactPages)
+	}
+	start := time.Now()
+	pages := r.vacuum.next()
+	freed, ok, err := r.Store.Compact(ctx, pages)
 	if err != nil {
 		return err
 	}
-	if !ok && !r.warnedCompact && r.Log != nil {
-		r.warnedCompact = true
-		r.Log.Warn("retention: the database file reuses deleted space but cannot shrink until vacuumed once: stop brain and run sqlite3 brain.db 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' (docs/governance.md)")
+	if !ok {
+		if !r.warnedCompact && r.Log != nil {
+			r.warnedCompact = true
+			r.Log.Warn("retention: the database file reuses deleted space but cannot shrink until vacuumed once: stop brain and run sqlite3 brain.db 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' (docs/governance.md)")
+		}
+		return nil
 	}
+	if freed == 0 {
+		return nil // nothing was free: no news of the rate
+	}
+	r.rest(ctx, r.vacuum.took(freed, time.Since(start)))
 	return nil
 }
 
@@ -234,15 +280,20 @@ func (r *Retention) record(ctx context.Context, deleted map[string]int, cut *aud
 	return nil
 }
 
-// drain calls prune with limit until a batch comes back short.
-func drain(ctx context.Context, limit int, prune func(limit int) (int, error)) (int, error) {
+// drain calls prune with paced limits, resting after each, until a batch
+// comes back short.
+func (r *Retention) drain(ctx context.Context, prune func(limit int) (int, error)) (int, error) {
+	p := r.newPace(minBatch, r.Batch)
 	total := 0
 	for ctx.Err() == nil {
+		start := time.Now()
+		limit := p.next()
 		n, err := prune(limit)
 		total += n
 		if err != nil || n < limit {
 			return total, err
 		}
+		r.rest(ctx, p.took(n, time.Since(start)))
 	}
 	return total, ctx.Err()
 }

@@ -86,7 +86,7 @@ func deleteSession(ctx context.Context, tx pgx.Tx, id string) error {
 
 // Compact does nothing: autovacuum gives deleted rows' space back to
 // PostgreSQL, which reuses it.
-func (s *Store) Compact(context.Context, int) (bool, error) { return true, nil }
+func (s *Store) Compact(context.Context, int) (int, bool, error) { return 0, true, nil }
 
 // EraseAuthor rewrites the messages authors wrote and deletes the copies
 // kept beside the log (store.Retention). The old row versions stay in the

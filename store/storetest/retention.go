@@ -99,7 +99,7 @@ func testPruneSessions(t *testing.T, open func() store.Store) {
 	if err != nil || !slices.Equal(sessionIDs(got), []string{"new", "again", "run"}) {
 		t.Errorf("sessions left = %v, %v", sessionIDs(got), err)
 	}
-	if _, err := st.Compact(ctx, 0); err != nil {
+	if _, _, err := st.Compact(ctx, 0); err != nil {
 		t.Errorf("Compact: %v", err)
 	}
 }

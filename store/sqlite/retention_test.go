@@ -1,0 +1,156 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"brain/engine"
+	"brain/store"
+	"brain/store/storetest"
+)
+
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(context.Background(), filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// expiredSession writes a session last active at at with n messages.
+func expiredSession(t *testing.T, st *Store, id string, at time.Time, n int) {
+	t.Helper()
+	storetest.CreateSession(t, st, storetest.Session(id, at))
+	var evs []engine.Event
+	text := strings.Repeat("x", 2000) // fills pages, for Compact to free
+	for i := range n {
+		data, _ := json.Marshal(map[string]string{"text": text})
+		evs = append(evs, engine.Event{ID: storetest.EventID(id, i), Type: engine.EventUserMessage, Data: data})
+	}
+	storetest.Commit(t, st, engine.Commit{SessionID: id, Now: at, Events: evs})
+}
+
+// TestLightTx_QueuedAndSynchronousRestored: queued turns true once another
+// writer waits for the connection, the writer runs after the batch, and
+// the connection is back to synchronous=FULL for it (the batch alone ran
+// without waiting for the disk).
+func TestLightTx_QueuedAndSynchronousRestored(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	wrote := make(chan error, 1)
+	var sawNormal bool
+	err := st.lightTx(ctx, func(tx *sql.Tx, queued func() bool) error {
+		if queued() {
+			t.Error("queued before any other writer")
+		}
+		var sync int
+		if err := tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&sync); err != nil {
+			return err
+		}
+		sawNormal = sync == 1
+		go func() {
+			_, err := st.write.ExecContext(ctx, `PRAGMA user_version = 7`)
+			wrote <- err
+		}()
+		for !queued() {
+			// Waits for a condition (the writer queuing), not a time.
+			select {
+			case err := <-wrote:
+				t.Fatalf("the other writer ran during the transaction: %v", err)
+			default:
+			}
+			runtime.Gosched()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sawNormal {
+		t.Error("the batch ran with synchronous other than NORMAL")
+	}
+	if err := <-wrote; err != nil || pragma(t, st.write, "user_version") != "7" {
+		t.Fatalf("the queued writer: %v", err)
+	}
+	if got := pragma(t, st.write, "synchronous"); got != "2" {
+		t.Errorf("writer synchronous after lightTx = %s, want 2 (FULL) again", got)
+	}
+}
+
+// TestPruneBatch_YieldsToAQueuedWriter: a batch ends after the piece in
+// hand once a writer queues, keeps the session whose events are left for
+// the next batch, and the next batches finish it.
+func TestPruneBatch_YieldsToAQueuedWriter(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiredSession(t, st, "old", t0, 3*yieldRows)
+	expiredSession(t, st, "old2", t0.Add(time.Hour), 2)
+	cut := t0.Add(24 * time.Hour)
+
+	calls := 0
+	var got store.SessionsPruned
+	err := st.lightTx(ctx, func(tx *sql.Tx, _ func() bool) error {
+		var err error
+		got, err = pruneBatch(ctx, tx, cut, 1000, func() bool { calls++; return calls >= 2 })
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Events != 2*yieldRows || len(got.Sessions) != 0 {
+		t.Errorf("yielding batch = %+v, want %d events and no session (the second look saw a writer)", got, 2*yieldRows)
+	}
+	if evs, _ := st.Events(ctx, "old", 0, 0); len(evs) != yieldRows {
+		t.Errorf("old has %d events left, want %d", len(evs), yieldRows)
+	}
+	var total store.SessionsPruned
+	for {
+		b, err := st.PruneSessions(ctx, cut, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Events == 0 && len(b.Sessions) == 0 {
+			break
+		}
+		total.Events += b.Events
+		total.Sessions = append(total.Sessions, b.Sessions...)
+	}
+	if total.Events != yieldRows+2 || strings.Join(total.Sessions, ",") != "old,old2" {
+		t.Errorf("later batches = %+v, want the %d events left and both sessions", total, yieldRows+2)
+	}
+}
+
+// TestCompact_FreesBoundedSteps: Compact frees at most pages pages a step
+// and says how many; 0 frees the rest; then there is nothing to free.
+func TestCompact_FreesBoundedSteps(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiredSession(t, st, "old", t0, 200)
+	if _, err := st.PruneSessions(ctx, t0.Add(time.Hour), 1000); err != nil {
+		t.Fatal(err)
+	}
+	freed, ok, err := st.Compact(ctx, 8)
+	if err != nil || !ok || freed != 8 {
+		t.Fatalf("Compact(8) = %d, %v, %v; want 8 pages freed", freed, ok, err)
+	}
+	rest, ok, err := st.Compact(ctx, 0)
+	if err != nil || !ok || rest < 50 {
+		t.Fatalf("Compact(0) = %d, %v, %v; want the other pages of 200 2 KB events", rest, ok, err)
+	}
+	if n, _, err := st.Compact(ctx, 8); err != nil || n != 0 {
+		t.Errorf("Compact on an empty free list = %d, %v; want 0", n, err)
+	}
+	if got := pragma(t, st.write, "synchronous"); got != "2" {
+		t.Errorf("writer synchronous after Compact = %s, want 2", got)
+	}
+}
