@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"brain/bench/benchkit"
 	"brain/engine"
 )
 
@@ -36,7 +37,7 @@ func (m *held) Generate(ctx context.Context, req engine.ModelRequest) (engine.Mo
 // the rest of bench/load memory's per-turn RSS.
 func BenchmarkRunningTurns_Memory(b *testing.B) {
 	const n = 10_000
-	st := open(b, "sqlite")
+	st := benchkit.Open(b, "sqlite")
 	ctx := context.Background()
 	var ids atomic.Int64
 	model := &held{release: make(chan struct{})}

@@ -168,36 +168,44 @@ func (s *Store) Compact(ctx context.Context, pages int) (int, bool, error) {
 	if mode != 2 {
 		return 0, false, nil
 	}
-	q := `PRAGMA incremental_vacuum`
-	if pages > 0 {
-		q = fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages)
-	}
 	var freed int
 	// A step lost to a power cut is taken again: no need to wait for
 	// the disk (lightTx).
-	err := s.lightTx(ctx, func(tx *sql.Tx, _ func() bool) error {
-		var before, after int
-		if err := tx.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&before); err != nil {
-			return err
-		}
-		// The pragma frees one page per step: read the rows out.
-		rows, err := tx.QueryContext(ctx, q)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-		}
-		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
-			return err
-		}
-		if err := tx.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&after); err != nil {
-			return err
-		}
-		freed = before - after
-		return nil
+	err := s.lightTx(ctx, func(tx *sql.Tx, queued func() bool) error {
+		var err error
+		freed, err = vacuumStep(ctx, tx, pages, queued)
+		return err
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("compact: %w", err)
 	}
 	return freed, true, nil
+}
+
+// vacuumStep frees up to pages free pages (0: all) in tx and says how
+// many went. The pragma frees one page per row it returns, and what it
+// freed before its statement is closed stays freed: it stops as soon as
+// queued says a writer waits.
+func vacuumStep(ctx context.Context, tx *sql.Tx, pages int, queued func() bool) (int, error) {
+	q := `PRAGMA incremental_vacuum`
+	if pages > 0 {
+		q = fmt.Sprintf(`PRAGMA incremental_vacuum(%d)`, pages)
+	}
+	var before, after int
+	if err := tx.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&before); err != nil {
+		return 0, err
+	}
+	rows, err := tx.QueryContext(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	for rows.Next() && !queued() {
+	}
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+		return 0, err
+	}
+	if err := tx.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&after); err != nil {
+		return 0, err
+	}
+	return before - after, nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -152,5 +153,35 @@ func TestCompact_FreesBoundedSteps(t *testing.T) {
 	}
 	if got := pragma(t, st.write, "synchronous"); got != "2" {
 		t.Errorf("writer synchronous after Compact = %s, want 2", got)
+	}
+}
+
+// TestVacuumStep_StopsForAQueuedWriter: a vacuum step ends at the page in
+// hand once a writer queues, and what it freed stays freed.
+func TestVacuumStep_StopsForAQueuedWriter(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiredSession(t, st, "old", t0, 200)
+	if _, err := st.PruneSessions(ctx, t0.Add(time.Hour), 1000); err != nil {
+		t.Fatal(err)
+	}
+	free := func() int {
+		n, _ := strconv.Atoi(pragma(t, st.write, "freelist_count"))
+		return n
+	}
+	before := free()
+	calls := 0
+	var freed int
+	err := st.lightTx(ctx, func(tx *sql.Tx, _ func() bool) error {
+		var err error
+		freed, err = vacuumStep(ctx, tx, 100, func() bool { calls++; return calls >= 5 })
+		return err
+	})
+	if err != nil || freed != 5 {
+		t.Fatalf("vacuumStep = %d, %v; want 5 pages (a writer queued at the fifth)", freed, err)
+	}
+	if got := free(); got != before-5 {
+		t.Errorf("free pages = %d after the step, want %d", got, before-5)
 	}
 }
