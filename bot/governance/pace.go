@@ -5,8 +5,8 @@ import "time"
 // pace sizes the retention job's steps (a batch of deletions, a vacuum
 // step) by time rather than by count: each step is asked to take about
 // budget, so a turn that queues behind one waits at most about that long
-// however loaded the machine is, and after each step the job rests as long
-// as the step took, so it holds at most half of the database's writer.
+// however loaded the machine is, and after each step the job rests three
+// times as long as the step took (restFactor).
 // A step that took too long shrinks the next in proportion; one that was
 // quick lets the next grow, at most doubling, up to max.
 type pace struct {
@@ -37,5 +37,10 @@ func (p *pace) took(n int, d time.Duration) time.Duration {
 		}
 		p.size = min(max(want, p.min), p.max)
 	}
-	return max(d, 0)
+	return max(d, 0) * restFactor
 }
+
+// restFactor is how much longer than a step the job rests after it: it
+// holds at most a quarter of the database (the writer of SQLite, a share
+// of the CPU PostgreSQL's backends share with the turns').
+const restFactor = 3

@@ -8,7 +8,7 @@ import (
 // TestPace_SizesStepsByTime: steps start small, grow at most twofold while
 // they stay inside the budget, shrink in proportion when one took too long
 // (a loaded machine), stay within their bounds, and the rest after each
-// step is as long as the step.
+// step is three times as long as the step.
 func TestPace_SizesStepsByTime(t *testing.T) {
 	p := newPace(10*time.Millisecond, 10, 500)
 	steps := []struct {
@@ -38,8 +38,8 @@ func TestPace_SizesStepsByTime(t *testing.T) {
 	}
 	for i, s := range steps {
 		rest := p.took(s.n, s.took)
-		if want := max(s.took, 0); rest != want {
-			t.Errorf("step %d: rest = %v, want %v (as long as the step)", i, rest, want)
+		if want := 3 * max(s.took, 0); rest != want {
+			t.Errorf("step %d: rest = %v, want %v (three times the step)", i, rest, want)
 		}
 		if got := p.next(); got != s.wantNext {
 			t.Errorf("step %d (%d in %v): next = %d, want %d", i, s.n, s.took, got, s.wantNext)

@@ -38,8 +38,8 @@ type FilePruner interface {
 // Retention deletes expired records every Every, in batches of at most
 // Batch per transaction, and records what it deleted in the audit trail.
 // Turns never wait for it long: each batch is a short transaction of its
-// own, sized to take about BatchTime (pace), the job rests as long as each
-// took, and the SQLite store ends a batch early when a turn queues for
+// own, sized to take about BatchTime (pace), the job rests three times as
+// long as each took, and the SQLite store ends a batch early when a turn queues for
 // the writer. With Leases set
 // one replica at a time prunes the database (the one holding LeaseKey for
 // the interval); every replica prunes its own files.
@@ -206,8 +206,8 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "sessions", detail); err != nil {
 			return err
 		}
-		// Rest as long as the batch took, so the turns queued behind it
-		// run before the next step; then give the space back.
+		// Rest (pace), so the turns queued behind the batch run before
+		// the next step; then give the space back.
 		r.rest(ctx, rest)
 		if err := r.compact(ctx); err != nil {
 			return err
