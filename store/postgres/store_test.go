@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"brain/engine"
 	"brain/store"
@@ -240,5 +243,34 @@ func TestStore_RejectsTextPostgresCannotStore(t *testing.T) {
 	}
 	if s, err := st.Session(ctx, "s1"); err != nil || s.LastSeq != 0 {
 		t.Errorf("session after refused commits: LastSeq %d, %v; want 0", s.LastSeq, err)
+	}
+}
+
+// TestStore_DeleteSessionKeyByIndex: deleting a session finds its
+// CreateSession key through an index (0024), not by scanning every key.
+func TestStore_DeleteSessionKeyByIndex(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.NewDatabase(t)
+	openAt(t, dsn) // migrates
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	// The table is empty: only with sequential scans priced out does the
+	// plan show whether an index exists.
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.Query(ctx, `EXPLAIN DELETE FROM idempotency_keys WHERE scope = 'session' AND ref = 's1'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(plan, "\n"); !strings.Contains(got, "idempotency_keys_ref") {
+		t.Errorf("plan:\n%s\nwant the idempotency_keys_ref index", got)
 	}
 }

@@ -99,6 +99,21 @@ func testPruneSessions(t *testing.T, open func() store.Store) {
 	if err != nil || !slices.Equal(sessionIDs(got), []string{"new", "again", "run"}) {
 		t.Errorf("sessions left = %v, %v", sessionIDs(got), err)
 	}
+	// A session's CreateSession key goes with it (found by its ref, an
+	// index since 0024): the key makes a new session again.
+	keyed := Session("keyed", T0)
+	if _, _, err := st.CreateSession(ctx, keyed, "create-key"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.PruneSessions(ctx, cut, 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SessionByKey(ctx, "create-key"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("SessionByKey after its session went = %v, want not found", err)
+	}
+	if got, created, err := st.CreateSession(ctx, Session("keyed2", cut), "create-key"); err != nil || !created || got.ID != "keyed2" {
+		t.Errorf("CreateSession with the freed key = %s, created %v, %v; want a new session", got.ID, created, err)
+	}
 	if _, _, err := st.Compact(ctx, 0); err != nil {
 		t.Errorf("Compact: %v", err)
 	}
