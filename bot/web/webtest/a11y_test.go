@@ -56,6 +56,7 @@ schedules:
     cron: "@every 6h"
     agent: default
     prompt: Look for tickets nobody answered.
+budgets: [{scope: schedule, subject: weekday-digest, period: month, cost: 20}]
 `)
 	axe, err := os.ReadFile(axeSource)
 	if err != nil {
@@ -120,6 +121,7 @@ schedules:
 		{"approval", approval},
 		{"schedules", "/schedules"},
 		{"usage", "/usage"},
+		{"budgets", "/budgets"},
 		{"memory", "/memory"},
 		{"memory-file", "/memory?scope=agent:default&path=deploys.md"},
 		{"skills", "/skills"},

@@ -54,6 +54,19 @@ func (s *Server) EnableOIDC(clientID, clientSecret string, user OIDCUser) {
 	s.oidc = &oidc{clientID: clientID, clientSecret: clientSecret, user: user, key: key, codes: map[string]oidcCode{}}
 }
 
+// SetOIDCUser makes the authorization page sign in u from now on (another
+// person at the same browser), keeping the client and its signing key.
+func (s *Server) SetOIDCUser(u OIDCUser) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.oidc == nil {
+		panic("slackfake: SetOIDCUser before EnableOIDC")
+	}
+	o := *s.oidc // a copy: a request under way keeps the one it read
+	o.user = u
+	s.oidc = &o
+}
+
 // authorize answers the authorization page the way Slack does for a
 // person who allows the app: a redirect to redirect_uri with code and
 // state. Invalid requests get a 400 page, as Slack shows an error.
