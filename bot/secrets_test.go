@@ -3,11 +3,8 @@ package bot
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +12,7 @@ import (
 	"brain/bot/config"
 	"brain/internal/keyring"
 	"brain/store"
+	"brain/store/storetest"
 )
 
 // writeKeyFile writes a key file of the given keys (the current first).
@@ -41,61 +39,8 @@ func genKey(t *testing.T) string {
 // (the WAL included).
 func dumpSQLite(t *testing.T, path string) (rows string, raw []byte) {
 	t.Helper()
-	db, err := sql.Open("sqlite3", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	names, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tables []string
-	for names.Next() {
-		var n string
-		if err := names.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		tables = append(tables, n)
-	}
-	names.Close()
-	var b strings.Builder
-	for _, table := range tables {
-		rs, err := db.Query(`SELECT * FROM "` + table + `"`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rs.Columns()
-		for rs.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rs.Scan(ptrs...); err != nil {
-				t.Fatal(err)
-			}
-			fmt.Fprintf(&b, "%s:", table)
-			for _, v := range vals {
-				if bs, ok := v.([]byte); ok {
-					v = string(bs)
-				}
-				fmt.Fprintf(&b, " %v", v)
-			}
-			b.WriteString("\n")
-		}
-		rs.Close()
-	}
-	files, _ := filepath.Glob(path + "*")
-	sort.Strings(files)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw = append(raw, data...)
-	}
-	return b.String(), raw
+	d := storetest.DumpSQLite(t, path)
+	return d.Rows, d.Raw
 }
 
 // TestSecrets_NoCredentialInPlainTextAndWrongKeyRefused: with a key file,

@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"brain/internal/keyring"
 	"brain/store"
 	"brain/store/postgres/pgtest"
+	"brain/store/storetest"
 )
 
 // TestStore_NoCredentialInPlainText stores each kind of credential through
@@ -50,38 +49,12 @@ func TestStore_NoCredentialInPlainText(t *testing.T) {
 	if err := st.SaveConnectFlow(ctx, now, store.ConnectFlow{State: "s1", PersonID: "alice", Provider: "github", Verifier: creds[5], ExpiresAt: now.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	rows, err := conn.Query(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var dump strings.Builder
-	for _, table := range tables {
-		rows, err := conn.Query(ctx, `SELECT row_to_json(t)::text FROM `+pgx.Identifier{table}.Sanitize()+` t`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range lines {
-			dump.WriteString(table + ": " + l + "\n")
-		}
-	}
-	if !strings.Contains(dump.String(), keyring.Prefix+ring.Current()) || !strings.Contains(dump.String(), "connections:") {
-		t.Fatalf("the dump lacks the sealed credentials:\n%s", dump.String())
+	dump := storetest.DumpPostgres(t, dsn).Rows
+	if !strings.Contains(dump, keyring.Prefix+ring.Current()) || !strings.Contains(dump, "connections:") {
+		t.Fatalf("the dump lacks the sealed credentials:\n%s", dump)
 	}
 	for _, c := range creds {
-		if strings.Contains(dump.String(), c) {
+		if strings.Contains(dump, c) {
 			t.Errorf("credential %q is stored in plain text", c)
 		}
 	}
