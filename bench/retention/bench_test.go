@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,10 @@ const (
 	expired    = 1_000_000
 	perSession = 1_000
 	baseTurns  = 2_000
+	// deletingWindow turns while the job runs, then pausedWindow while it
+	// is held, and again, until it is done.
+	deletingWindow = 100
+	pausedWindow   = 50
 )
 
 // BenchmarkRetention_TurnsWhileDeleting seeds a million events in
@@ -78,34 +83,47 @@ func run(b *testing.B, st store.Store, total int) {
 		base = append(base, turn(i))
 	}
 
-	timed := &timedStore{Store: st}
+	timed := &timedStore{Store: st, gate: newGate()}
 	job := &governance.Retention{Store: timed, Sessions: 90 * 24 * time.Hour, Every: time.Hour, Batch: 500,
-		Trail: &audit.Recorder{Store: st, Now: time.Now}, Now: time.Now}
+		Trail: &audit.Recorder{Store: timed, Now: time.Now}, Now: time.Now}
 	done := make(chan error, 1)
 	b.StartTimer()
 	start := time.Now()
 	go func() { done <- job.RunOnce(ctx) }()
-	var during []time.Duration
+	// Windows of turns while the job deletes alternate with windows while
+	// it is held between two steps (paused): both sample the same load of
+	// the machine, which moves during a run as much as the job's effect.
+	var during, paused []time.Duration
 	var took time.Duration
-	for i := baseTurns; ; i++ {
-		during = append(during, turn(i))
+	i := baseTurns
+	for took == 0 {
+		for range deletingWindow {
+			during = append(during, turn(i))
+			i++
+		}
 		select {
 		case err := <-done:
 			took = time.Since(start)
 			if err != nil {
 				b.Fatal(err)
 			}
-		default:
 			continue
+		default:
 		}
-		break
+		timed.gate.pause() // returns once no step is under way
+		for range pausedWindow {
+			paused = append(paused, turn(i))
+			i++
+		}
+		timed.gate.resume()
 	}
 	b.StopTimer()
 	// The usual turns again, after: the machine's load moves during a
 	// run, so the two bracket the deletion.
 	after := make([]time.Duration, 0, baseTurns)
-	for i := range baseTurns {
-		after = append(after, turn(baseTurns+len(during)+i))
+	for range baseTurns {
+		after = append(after, turn(i))
+		i++
 	}
 	left, _, err := st.ListSessions(ctx, store.SessionQuery{Until: time.Now().Add(-time.Hour), Limit: 10})
 	if err != nil || len(left) != 0 {
@@ -117,6 +135,9 @@ func run(b *testing.B, st store.Store, total int) {
 	b.ReportMetric(float64(pct(during, 99).Microseconds()), "deleting-p99-µs")
 	b.ReportMetric(float64(pct(after, 50).Microseconds()), "after-p50-µs")
 	b.ReportMetric(float64(pct(after, 99).Microseconds()), "after-p99-µs")
+	b.ReportMetric(float64(pct(paused, 50).Microseconds()), "paused-p50-µs")
+	b.ReportMetric(float64(pct(paused, 99).Microseconds()), "paused-p99-µs")
+	b.ReportMetric(float64(len(paused)), "turns-paused")
 	b.ReportMetric(float64(len(during)), "turns-deleting")
 	b.ReportMetric(float64(len(timed.prune)), "batches")
 	b.ReportMetric(float64(pct(timed.prune, 50).Microseconds()), "batch-p50-µs")
@@ -143,21 +164,77 @@ func seed(b *testing.B, st store.Store, id string, at time.Time, n int) {
 	benchkit.Seed(b, st, id, id, at, n)
 }
 
-// timedStore times the retention job's batches and vacuum steps: how long
-// a turn's commit may wait behind one.
+// timedStore times the retention job's batches and vacuum steps (how
+// long a turn's commit may wait behind one) and holds the job between two
+// steps while its gate is paused.
 type timedStore struct {
 	store.Store
+	gate           *gate
 	prune, compact []time.Duration
 }
 
 func (t *timedStore) PruneSessions(ctx context.Context, before time.Time, limit int) (store.SessionsPruned, error) {
+	defer t.gate.enter()()
 	start := time.Now()
 	defer func() { t.prune = append(t.prune, time.Since(start)) }()
 	return t.Store.PruneSessions(ctx, before, limit)
 }
 
 func (t *timedStore) Compact(ctx context.Context, pages int) (int, bool, error) {
+	defer t.gate.enter()()
 	start := time.Now()
 	defer func() { t.compact = append(t.compact, time.Since(start)) }()
 	return t.Store.Compact(ctx, pages)
+}
+
+func (t *timedStore) AppendAudit(ctx context.Context, recs ...store.AuditRecord) ([]store.AuditEntry, error) {
+	defer t.gate.enter()()
+	return t.Store.AppendAudit(ctx, recs...)
+}
+
+// gate holds the job's steps while paused.
+type gate struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	paused bool
+	busy   int
+}
+
+func newGate() *gate {
+	g := &gate{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+// enter waits while the gate is paused and returns the step's exit.
+func (g *gate) enter() func() {
+	g.mu.Lock()
+	for g.paused {
+		g.cond.Wait()
+	}
+	g.busy++
+	g.mu.Unlock()
+	return func() {
+		g.mu.Lock()
+		g.busy--
+		g.cond.Broadcast()
+		g.mu.Unlock()
+	}
+}
+
+// pause holds the next step and waits for the one under way to end.
+func (g *gate) pause() {
+	g.mu.Lock()
+	g.paused = true
+	for g.busy > 0 {
+		g.cond.Wait()
+	}
+	g.mu.Unlock()
+}
+
+func (g *gate) resume() {
+	g.mu.Lock()
+	g.paused = false
+	g.cond.Broadcast()
+	g.mu.Unlock()
 }
