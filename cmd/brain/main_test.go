@@ -40,6 +40,7 @@ func TestRun_HelpOnEveryCommand(t *testing.T) {
 		{"sessions", "send", "--help"}, {"approvals", "--help"}, {"approvals", "list", "--help"},
 		{"config", "--help"}, {"config", "check", "--help"}, {"completion", "--help"},
 		{"migrate", "--help"}, {"audit", "--help"}, {"audit", "export", "--help"}, {"audit", "verify", "--help"},
+		{"people", "--help"}, {"people", "erase", "--help"},
 	} {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), args, strings.NewReader(""), &out, &errOut)
