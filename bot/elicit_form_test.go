@@ -1,76 +1,16 @@
 package bot
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/tools/mcp/mcptest"
 )
-
-// newFormPeer is a 2026-07-28 MCP server whose book tool asks for a
-// number of seats (integer, required) and a note (text); it records the
-// inputResponses of every call sent again.
-func newFormPeer(t *testing.T) (*httptest.Server, func() []string) {
-	t.Helper()
-	var mu sync.Mutex
-	var answers []string
-	p := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage            `json:"id"`
-			Method string                     `json:"method"`
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		var result any
-		switch req.Method {
-		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "travel", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "book", "description": "Book seats",
-				"inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": true}}}}
-		case "tools/call":
-			if req.Params["inputResponses"] == nil {
-				result = map[string]any{"resultType": "input_required",
-					"inputRequests": map[string]any{"seats": map[string]any{"method": "elicitation/create", "params": map[string]any{
-						"message": "How many seats?", "requestedSchema": map[string]any{"type": "object", "required": []string{"count"},
-							"properties": map[string]any{
-								"count": map[string]any{"type": "integer", "title": "Seats"},
-								"note":  map[string]any{"type": "string"},
-							}},
-					}}}}
-			} else {
-				mu.Lock()
-				answers = append(answers, string(req.Params["inputResponses"]))
-				mu.Unlock()
-				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "booked"}}}
-			}
-		default:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}))
-	t.Cleanup(p.Close)
-	return p, func() []string {
-		mu.Lock()
-		defer mu.Unlock()
-		return append([]string(nil), answers...)
-	}
-}
 
 // submitValues submits the nth modal opened (1-based) with values by
 // "block_id" (the input's action_id is "value"), as Slack posts it.
@@ -104,7 +44,8 @@ func (sa *slackApp) submitValues(user string, n int, values map[string]string) {
 // refused where the person clicked and nothing is sent; a valid one is
 // sent to the server once.
 func TestSlack_MCPElicitationAnsweredByModal(t *testing.T) {
-	peer, answers := newFormPeer(t)
+	peer := mcptest.New(t, mcptest.Seats())
+	answers := func() []string { _, a := peer.Counts(); return a }
 	sa := newSlackAppAgent(t, "    tools: [ask, travel]\n", fmt.Sprintf(`mcp_servers:
   - id: travel
     url: %s/mcp

@@ -1,83 +1,20 @@
 package bot
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
+	"brain/tools/mcp/mcptest"
 )
-
-// mrtrPeer is a 2026-07-28 MCP server whose one tool asks which seat
-// with a multi round-trip request; it records each tools/call's params.
-type mrtrPeer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls []map[string]json.RawMessage
-}
-
-func newMRTRPeer(t *testing.T) *mrtrPeer {
-	t.Helper()
-	p := &mrtrPeer{}
-	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage            `json:"id"`
-			Method string                     `json:"method"`
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		var result any
-		switch req.Method {
-		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "travel", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "book", "description": "Book a seat",
-				"inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": true}}}}
-		case "tools/call":
-			p.mu.Lock()
-			p.calls = append(p.calls, req.Params)
-			p.mu.Unlock()
-			if req.Params["inputResponses"] == nil {
-				result = map[string]any{"resultType": "input_required", "requestState": "st-1",
-					"inputRequests": map[string]any{"seat": map[string]any{"method": "elicitation/create", "params": map[string]any{
-						"message": "Which seat?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{
-							"seat": map[string]any{"type": "string", "enum": []string{"aisle", "window"}}}},
-					}}}}
-			} else {
-				result = map[string]any{"content": []any{map[string]any{"type": "text", "text": "booked " + string(req.Params["inputResponses"])}}}
-			}
-		default:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}))
-	t.Cleanup(p.Close)
-	return p
-}
-
-func (p *mrtrPeer) recorded() []map[string]json.RawMessage {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]map[string]json.RawMessage(nil), p.calls...)
-}
 
 // A server's request for input reaches the Slack thread as question
 // buttons; the click sends the call again with the choice, once.
 func TestSlack_MCPElicitationAnsweredByButton(t *testing.T) {
-	peer := newMRTRPeer(t)
+	peer := mcptest.New(t, mcptest.Seat())
 	sa := newSlackAppAgent(t, "    tools: [ask, travel]\n", fmt.Sprintf(`mcp_servers:
   - id: travel
     url: %s/mcp
@@ -100,7 +37,7 @@ func TestSlack_MCPElicitationAnsweredByButton(t *testing.T) {
 	if got.Status != engine.StatusIdle {
 		t.Fatalf("status %s", got.Status)
 	}
-	calls := peer.recorded()
+	calls := peer.Calls()
 	if len(calls) != 2 {
 		t.Fatalf("tools/call sent %d times, want 2", len(calls))
 	}

@@ -1,89 +1,25 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"brain/engine/model/fakemodel"
+	"brain/tools/mcp/mcptest"
 )
-
-// seatServer is a 2026-07-28 MCP server whose book tool asks which seat
-// with a multi round-trip request; it counts the first calls and the
-// calls that came back with the answer.
-type seatServer struct {
-	mu       sync.Mutex
-	asked    int
-	answered []string // the inputResponses of each call sent again
-}
-
-func newSeatServer(t *testing.T) (*seatServer, string) {
-	t.Helper()
-	ss := &seatServer{}
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage            `json:"id"`
-			Method string                     `json:"method"`
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		var result any
-		switch req.Method {
-		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "travel", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "book", "description": "Book a seat",
-				"inputSchema": map[string]any{"type": "object"}, "annotations": map[string]any{"readOnlyHint": true}}}}
-		case "tools/call":
-			ss.mu.Lock()
-			if req.Params["inputResponses"] == nil {
-				ss.asked++
-				result = map[string]any{"resultType": "input_required", "requestState": "st-1",
-					"inputRequests": map[string]any{"seat": map[string]any{"method": "elicitation/create", "params": map[string]any{
-						"message": "Which seat?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{
-							"seat": map[string]any{"type": "string", "enum": []string{"aisle", "window"}}}},
-					}}}}
-			} else {
-				ss.answered = append(ss.answered, string(req.Params["inputResponses"]))
-				result = map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": "booked"}}}
-			}
-			ss.mu.Unlock()
-		default:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}))
-	t.Cleanup(hs.Close)
-	return ss, hs.URL + "/mcp"
-}
-
-func (ss *seatServer) counts() (int, []string) {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	return ss.asked, append([]string(nil), ss.answered...)
-}
 
 // TestServe_MCPElicitationSurvivesSIGKILL: a 2026-07-28 server asks for
 // input during a call; `brain serve` is SIGKILLed while the question is
 // open and started again; the answer, given after the restart, sends the
 // call again with it, once, and the turn completes.
 func TestServe_MCPElicitationSurvivesSIGKILL(t *testing.T) {
-	ss, url := newSeatServer(t)
+	ss := mcptest.New(t, mcptest.Seat())
+	url := ss.URL + "/mcp"
 	fake := fakemodel.New()
 	defer fake.Close()
 	dir := t.TempDir()
@@ -140,7 +76,7 @@ mcp_servers:
 	}
 	d.waitTurnsDone(s.ID, 2)
 	d.waitStatus(s.ID, "idle")
-	asked, answered := ss.counts()
+	asked, answered := ss.Counts()
 	if asked != 1 || len(answered) != 1 || !strings.Contains(answered[0], `"seat":"window"`) {
 		t.Fatalf("the server was asked %d times and got %v, want one call and one answer", asked, answered)
 	}
