@@ -4,82 +4,28 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"brain/tools"
 	brainmcp "brain/tools/mcp"
+	"brain/tools/mcp/mcptest"
 )
-
-// mrtrServer is a 2026-07-28 server whose tool asks for input with a
-// multi round-trip request: the first tools/call answers input_required
-// with a request state; a call with inputResponses completes. It records
-// the params of every tools/call.
-type mrtrServer struct {
-	*httptest.Server
-	mu    sync.Mutex
-	calls []map[string]json.RawMessage
-}
 
 const mrtrState = `"opaque-state-Ω"`
 
-func newMRTRServer(t testing.TB) *mrtrServer {
+// newMRTRServer is the test peer whose book tool asks which seat (required)
+// with a note (default "none"), under an opaque request state.
+func newMRTRServer(t testing.TB) *mcptest.Server {
 	t.Helper()
-	ms := &mrtrServer{}
-	ms.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost {
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		}
-		var req struct {
-			ID     json.RawMessage            `json:"id"`
-			Method string                     `json:"method"`
-			Params map[string]json.RawMessage `json:"params"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&req)
-		var result any
-		switch req.Method {
-		case "server/discover":
-			result = map[string]any{"supportedVersions": []string{"2026-07-28"}, "capabilities": map[string]any{"tools": map[string]any{}},
-				"serverInfo": map[string]any{"name": "mrtr", "version": "1"}}
-		case "tools/list":
-			result = map[string]any{"tools": []any{map[string]any{"name": "book", "description": "Book a seat",
-				"inputSchema": map[string]any{"type": "object"}}}}
-		case "tools/call":
-			ms.mu.Lock()
-			ms.calls = append(ms.calls, req.Params)
-			ms.mu.Unlock()
-			if req.Params["inputResponses"] == nil {
-				result = map[string]any{"resultType": "input_required", "requestState": json.RawMessage(mrtrState),
-					"inputRequests": map[string]any{"seat": map[string]any{"method": "elicitation/create", "params": map[string]any{
-						"message": "Which seat?",
-						"requestedSchema": map[string]any{"type": "object", "required": []string{"seat"}, "properties": map[string]any{
-							"seat": map[string]any{"type": "string", "enum": []string{"aisle", "window"}},
-							"note": map[string]any{"type": "string", "default": "none"},
-						}},
-					}}}}
-			} else {
-				result = map[string]any{"resultType": "complete", "content": []any{map[string]any{"type": "text", "text": string(req.Params["inputResponses"])}}}
-			}
-		default:
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": req.ID, "result": result})
-	}))
-	t.Cleanup(ms.Close)
-	return ms
-}
-
-func (ms *mrtrServer) recorded() []map[string]json.RawMessage {
-	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	return append([]map[string]json.RawMessage(nil), ms.calls...)
+	return mcptest.New(t, mcptest.Question{Key: "seat", State: "opaque-state-Ω", Params: map[string]any{
+		"message": "Which seat?",
+		"requestedSchema": map[string]any{"type": "object", "required": []string{"seat"}, "properties": map[string]any{
+			"seat": map[string]any{"type": "string", "enum": []string{"aisle", "window"}},
+			"note": map[string]any{"type": "string", "default": "none"},
+		}},
+	}})
 }
 
 func TestBridge_MultiRoundTripElicitation(t *testing.T) {
@@ -118,7 +64,7 @@ func TestBridge_MultiRoundTripElicitation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	calls := ms.recorded()
+	calls := ms.Calls()
 	if len(calls) != 2 {
 		t.Fatalf("tools/call %d times", len(calls))
 	}
@@ -144,7 +90,7 @@ func TestBridge_MultiRoundTripElicitation(t *testing.T) {
 	if _, err := tool.Run(ctx, call); err != nil {
 		t.Fatal(err)
 	}
-	last := ms.recorded()[2]["inputResponses"]
+	last := ms.Calls()[2]["inputResponses"]
 	if !strings.Contains(string(last), `"action":"decline"`) || !strings.Contains(string(last), "nobody can answer") || strings.Contains(string(last), "content") {
 		t.Fatalf("decline %s", last)
 	}

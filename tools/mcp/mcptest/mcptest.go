@@ -15,10 +15,12 @@ import (
 )
 
 // Question is the input the book tool asks for: the key of its input
-// request and the elicitation/create params (message, requestedSchema).
+// request, the elicitation/create params (message, requestedSchema) and
+// the requestState sent with it ("st-1" when empty).
 type Question struct {
 	Key    string
 	Params map[string]any
+	State  string
 }
 
 // Seat asks which seat, aisle or window (a choice).
@@ -54,6 +56,10 @@ type Server struct {
 func New(t testing.TB, q Question) *Server {
 	t.Helper()
 	s := &Server{}
+	state := q.State
+	if state == "" {
+		state = "st-1"
+	}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			w.WriteHeader(http.StatusMethodNotAllowed)
@@ -78,7 +84,7 @@ func New(t testing.TB, q Question) *Server {
 			s.calls = append(s.calls, req.Params)
 			s.mu.Unlock()
 			if req.Params["inputResponses"] == nil {
-				result = map[string]any{"resultType": "input_required", "requestState": "st-1",
+				result = map[string]any{"resultType": "input_required", "requestState": state,
 					"inputRequests": map[string]any{q.Key: map[string]any{"method": "elicitation/create", "params": q.Params}}}
 			} else {
 				result = map[string]any{"resultType": "complete",
