@@ -2,7 +2,6 @@ package governance_test
 
 import (
 	"context"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,7 +10,6 @@ import (
 	"brain/bot/audit"
 	"brain/bot/filestore"
 	"brain/bot/governance"
-	"brain/engine"
 	"brain/store"
 	"brain/store/postgres"
 	"brain/store/postgres/pgtest"
@@ -22,8 +20,8 @@ import (
 // Alice's and Bob's words: none of Alice's may survive her erasure, all
 // of Bob's must.
 var (
-	aliceWords = []string{"alice-secret-plan", "alice-answer-text", "alice-memory-fact", "alice-file-name.pdf", "alice-inbox-words"}
-	bobWords   = []string{"bob-keeps-this", "bob-memory-fact", "bob-inbox-words"}
+	aliceWords = append([]string{"alice-inbox-words"}, storetest.AliceWritten...)
+	bobWords   = append([]string{"bob-inbox-words"}, storetest.BobWritten...)
 )
 
 // TestErase_NoTraceInAnyTable: a session with Alice's and Bob's messages,
@@ -65,40 +63,11 @@ func eraseScenario(t *testing.T, st store.Store) {
 	}
 	aliceFile, _ := files.Put([]byte("alice's attached file"))
 	bobFile, _ := files.Put([]byte("bob's attached file"))
-	if err := st.SavePerson(ctx, store.Person{ID: "alice", Name: "Alice", UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.LinkIdentity(ctx, now, "alice", store.Identity{Surface: store.SurfaceSlack, ExternalID: "UALICE"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SaveConnection(ctx, store.Connection{ID: "c1", PersonID: "alice", Provider: "github", Account: "alice-gh", AccessToken: "tok", UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	s := storetest.Session("shared", now)
-	s.Origin, s.StartedBy, s.ThreadKey = engine.OriginSlack, "UALICE", "slack:T1:C1:1.0"
-	storetest.CreateSession(t, st, s)
-	msg := func(id string, in engine.Input) engine.Event {
-		data, _ := json.Marshal(in)
-		return engine.Event{ID: id, Type: engine.EventUserMessage, Data: data}
-	}
-	agent, _ := json.Marshal(engine.AgentMessage{Text: "noted, both of you"})
-	storetest.Commit(t, st, engine.Commit{SessionID: "shared", Now: now, Events: []engine.Event{
-		msg("m1", engine.Input{Text: "alice-secret-plan for launch", Author: "UALICE",
-			Files: []engine.FileRef{{Hash: aliceFile, Name: "alice-file-name.pdf", Size: 21, Source: "slack"}}}),
-		msg("m2", engine.Input{Text: "bob-keeps-this note", Author: "UBOB",
-			Files: []engine.FileRef{{Hash: bobFile, Name: "bob.txt", Size: 19, Source: "slack"}}}),
-		{ID: "m3", Type: engine.EventAgentMessage, Data: agent},
-		msg("m4", engine.Input{Text: "alice-answer-text", Author: "UALICE", Answer: &engine.Answer{QuestionID: "q1", Value: "yes", Text: "alice-answer-text"}}),
-	}})
-	for scope, fact := range map[string]string{"person:slack:T1:UALICE": "alice-memory-fact", "person:slack:T1:UBOB": "bob-memory-fact"} {
-		if err := st.CommitMemory(ctx, store.MemoryCommit{Scope: scope, Now: now, By: "agent", SessionID: "shared",
-			Writes: []store.MemoryWrite{{Path: "me.md", Content: fact, Op: "create", Diff: "+" + fact}}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.SeedErasure(t, st, now, aliceFile, bobFile)
+	const thread = "slack:T1:C1:1.0" // the shared session's
 	recorded, err := st.RecordInbound(ctx, now, []store.Inbound{
-		{Source: "slack", ThreadKey: s.ThreadKey, Kind: "event", Payload: []byte(`{"event":{"user":"UALICE","text":"alice-inbox-words"}}`), DedupeKeys: []string{"Ev1"}},
-		{Source: "slack", ThreadKey: s.ThreadKey, Kind: "event", Payload: []byte(`{"event":{"user":"UBOB","text":"bob-inbox-words"}}`), DedupeKeys: []string{"Ev2"}},
+		{Source: "slack", ThreadKey: thread, Kind: "event", Payload: []byte(`{"event":{"user":"UALICE","text":"alice-inbox-words"}}`), DedupeKeys: []string{"Ev1"}},
+		{Source: "slack", ThreadKey: thread, Kind: "event", Payload: []byte(`{"event":{"user":"UBOB","text":"bob-inbox-words"}}`), DedupeKeys: []string{"Ev2"}},
 	})
 	if err != nil || len(recorded) != 2 {
 		t.Fatal(recorded, err)

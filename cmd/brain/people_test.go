@@ -14,7 +14,6 @@ import (
 
 	"brain/bot/filestore"
 	"brain/channels/slack/slackfake"
-	"brain/engine"
 	"brain/engine/model/fakemodel"
 	"brain/store"
 	"brain/store/sqlite"
@@ -31,8 +30,6 @@ import (
 func TestPeopleErase_RealBinaryLeavesNoTrace(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	alice := []string{"alice-secret-plan", "alice-answer-text", "alice-memory-fact", "alice-file-name.pdf", "alice-conn-token-77aa"}
-	bob := []string{"bob-keeps-this", "bob-memory-fact"}
 
 	files, err := filestore.Open(filepath.Join(data, "files"), 1<<20, time.Now)
 	if err != nil {
@@ -40,7 +37,14 @@ func TestPeopleErase_RealBinaryLeavesNoTrace(t *testing.T) {
 	}
 	aliceFile, _ := files.Put([]byte("alice's attached file"))
 	bobFile, _ := files.Put([]byte("bob's attached file"))
-	seedErasure(t, filepath.Join(data, "brain.db"), aliceFile, bobFile)
+	st, err := sqlite.Open(context.Background(), filepath.Join(data, "brain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.SeedErasure(t, st, time.Now().UTC().Truncate(time.Second), aliceFile, bobFile)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	model := fakemodel.New()
 	defer model.Close()
@@ -93,12 +97,12 @@ func TestPeopleErase_RealBinaryLeavesNoTrace(t *testing.T) {
 		t.Fatalf("daemon exit: %v\n%s", err, d.logs)
 	}
 	dump := storetest.DumpSQLite(t, filepath.Join(data, "brain.db"))
-	for _, w := range alice {
+	for _, w := range storetest.AliceWritten {
 		if dump.Holds(w) {
 			t.Errorf("Alice's %q survives in the database", w)
 		}
 	}
-	for _, w := range bob {
+	for _, w := range storetest.BobWritten {
 		if !dump.Holds(w) {
 			t.Errorf("Bob's %q is gone", w)
 		}
@@ -126,54 +130,5 @@ func TestPeopleErase_RealBinaryLeavesNoTrace(t *testing.T) {
 	}
 	if erasure == nil || erasure.Action != "person.erased" || erasure.Actor != "ops" {
 		t.Errorf("the audit trail's erasure = %+v; want person.erased of person:alice by ops in:\n%s", erasure, out)
-	}
-}
-
-// seedErasure writes, before the daemon starts, Alice (Slack UALICE, a
-// connection) and a Slack session she shares with Bob: each wrote a
-// message with a file, she answered a question, and each has memory.
-func seedErasure(t *testing.T, path, aliceFile, bobFile string) {
-	t.Helper()
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	now := time.Now().UTC().Truncate(time.Second)
-	if err := st.SavePerson(ctx, store.Person{ID: "alice", Name: "Alice", UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.LinkIdentity(ctx, now, "alice", store.Identity{Surface: store.SurfaceSlack, ExternalID: "UALICE"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.SaveConnection(ctx, store.Connection{ID: "c1", PersonID: "alice", Provider: "github", Account: "alice-gh",
-		AccessToken: "alice-conn-token-77aa", UpdatedAt: now}); err != nil {
-		t.Fatal(err)
-	}
-	s := storetest.Session("shared", now)
-	s.Agent, s.Origin, s.StartedBy, s.ThreadKey = "default", engine.OriginSlack, "UALICE", "slack:T1:C1:1.0"
-	storetest.CreateSession(t, st, s)
-	msg := func(id string, in engine.Input) engine.Event {
-		data, _ := json.Marshal(in)
-		return engine.Event{ID: id, Type: engine.EventUserMessage, Data: data}
-	}
-	agent, _ := json.Marshal(engine.AgentMessage{Text: "noted, both of you"})
-	storetest.Commit(t, st, engine.Commit{SessionID: "shared", Now: now, Events: []engine.Event{
-		msg("m1", engine.Input{Text: "alice-secret-plan for launch", Author: "UALICE",
-			Files: []engine.FileRef{{Hash: aliceFile, Name: "alice-file-name.pdf", Size: 21, Source: "slack"}}}),
-		msg("m2", engine.Input{Text: "bob-keeps-this note", Author: "UBOB",
-			Files: []engine.FileRef{{Hash: bobFile, Name: "bob.txt", Size: 19, Source: "slack"}}}),
-		{ID: "m3", Type: engine.EventAgentMessage, Data: agent},
-		msg("m4", engine.Input{Text: "alice-answer-text", Author: "UALICE", Answer: &engine.Answer{QuestionID: "q1", Value: "yes", Text: "alice-answer-text"}}),
-	}, Update: func(s *engine.Session) error {
-		s.Checkpoint, s.InputCursor = 4, 4 // answered: nothing to run when the daemon starts
-		return nil
-	}})
-	for scope, fact := range map[string]string{"person:slack:T1:UALICE": "alice-memory-fact", "person:slack:T1:UBOB": "bob-memory-fact"} {
-		if err := st.CommitMemory(ctx, store.MemoryCommit{Scope: scope, Now: now, By: "agent", SessionID: "shared",
-			Writes: []store.MemoryWrite{{Path: "me.md", Content: fact, Op: "create", Diff: "+" + fact}}}); err != nil {
-			t.Fatal(err)
-		}
 	}
 }

@@ -144,9 +144,10 @@ func (s *Store) UnlinkIdentity(ctx context.Context, id store.Identity) error {
 }
 
 // ErasePerson deletes the person, their identities (cascade) and their
-// connections.
+// connections, scrubbed (erase.go): a connection's token is not left in
+// the write-ahead log's old frames or the file's free pages.
 func (s *Store) ErasePerson(ctx context.Context, id string) error {
-	return s.writeTx(ctx, func(tx *sql.Tx) error {
+	return s.scrubbed(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM people WHERE id = ?`, id)
 		if err != nil {
 			return fmt.Errorf("erase person %s: %w", id, err)
