@@ -39,6 +39,19 @@ func expiredSession(t *testing.T, st *Store, id string, at time.Time, n int) {
 	storetest.Commit(t, st, engine.Commit{SessionID: id, Now: at, Events: evs})
 }
 
+// withFreePages is a store whose file has the free pages of 200 deleted
+// 2 KB events.
+func withFreePages(t *testing.T) *Store {
+	t.Helper()
+	st := openTemp(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiredSession(t, st, "old", t0, 200)
+	if _, err := st.PruneSessions(context.Background(), t0.Add(time.Hour), 1000); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
 // TestLightTx_QueuedAndSynchronousRestored: queued turns true once another
 // writer waits for the connection, the writer runs after the batch, and
 // the connection is back to synchronous=FULL for it (the batch alone ran
@@ -134,12 +147,7 @@ func TestPruneBatch_YieldsToAQueuedWriter(t *testing.T) {
 // and says how many; 0 frees the rest; then there is nothing to free.
 func TestCompact_FreesBoundedSteps(t *testing.T) {
 	ctx := context.Background()
-	st := openTemp(t)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	expiredSession(t, st, "old", t0, 200)
-	if _, err := st.PruneSessions(ctx, t0.Add(time.Hour), 1000); err != nil {
-		t.Fatal(err)
-	}
+	st := withFreePages(t)
 	freed, ok, err := st.Compact(ctx, 8)
 	if err != nil || !ok || freed != 8 {
 		t.Fatalf("Compact(8) = %d, %v, %v; want 8 pages freed", freed, ok, err)
@@ -160,12 +168,7 @@ func TestCompact_FreesBoundedSteps(t *testing.T) {
 // hand once a writer queues, and what it freed stays freed.
 func TestVacuumStep_StopsForAQueuedWriter(t *testing.T) {
 	ctx := context.Background()
-	st := openTemp(t)
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	expiredSession(t, st, "old", t0, 200)
-	if _, err := st.PruneSessions(ctx, t0.Add(time.Hour), 1000); err != nil {
-		t.Fatal(err)
-	}
+	st := withFreePages(t)
 	free := func() int {
 		n, _ := strconv.Atoi(pragma(t, st.write, "freelist_count"))
 		return n
