@@ -69,6 +69,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalVoteThenDeny", testApprovalVoteThenDeny},
 
 		{"InboundDedupeAndOrder", testInboundDedupeAndOrder},
+		{"InboundBatchOfDistinctKeys", testInboundBatchOfDistinctKeys},
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},
