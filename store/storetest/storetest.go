@@ -51,6 +51,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CommitIdempotentInput", testCommitIdempotentInput},
 		{"CommitIdempotentInputConcurrent", testCommitIdempotentInputConcurrent},
 		{"CommitRejects", testCommitRejects},
+		{"StartSessions", testStartSessions},
+		{"StartSessionsRepeat", testStartSessionsRepeat},
 		{"EventsAfterLimit", testEventsAfterLimit},
 		{"ResultsHistory", testResultsHistory},
 
