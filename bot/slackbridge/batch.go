@@ -29,6 +29,10 @@ func (b *Bridge) handleBatch(ctx context.Context, items []store.Inbound) []error
 	var pend []int
 	var starts []engine.Start
 	threads := map[string]bool{}
+	// Once an item must wait (the run queue is full), so do the rest, as
+	// with the one-at-a-time worker: a later reply in its thread must not
+	// go first.
+	wait := false
 	flush := func() {
 		if len(starts) == 0 {
 			return
@@ -37,15 +41,19 @@ func (b *Bridge) handleBatch(ctx context.Context, items []store.Inbound) []error
 		for j, i := range pend {
 			errs[i] = out[j].Err
 			if errors.Is(out[j].Err, engine.ErrOverloaded) {
-				errs[i] = bridge.ErrRetryLater // waits in the inbox
+				errs[i], wait = bridge.ErrRetryLater, true // waits in the inbox
 			}
 		}
 		pend, starts = pend[:0], starts[:0]
 		clear(threads)
 	}
 	for i, rec := range items {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			errs[i] = ctx.Err()
+			continue
+		case wait:
+			errs[i] = bridge.ErrRetryLater
 			continue
 		}
 		if st, ok := b.newThreadStart(ctx, rec); ok && !threads[rec.ThreadKey] {
@@ -53,8 +61,12 @@ func (b *Bridge) handleBatch(ctx context.Context, items []store.Inbound) []error
 			threads[rec.ThreadKey] = true
 			continue
 		}
-		flush()
+		if flush(); wait {
+			errs[i] = bridge.ErrRetryLater
+			continue
+		}
 		errs[i] = b.handle(ctx, rec)
+		wait = errors.Is(errs[i], bridge.ErrRetryLater)
 	}
 	flush()
 	return errs

@@ -3,11 +3,13 @@ package slackbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"brain/bot/bridge"
 	"brain/bot/bridge/bridgetest"
 	"brain/channels/slack"
 	"brain/engine"
@@ -180,5 +182,39 @@ func TestHandleBatch_CrashLosesNothingCreatesNothingTwice(t *testing.T) {
 		if got := userMessages(t, st, root); len(got) != 1 || got[0] != "hi "+root {
 			t.Errorf("thread %s messages %v, want its message once", root, got)
 		}
+	}
+}
+
+// TestHandleBatch_FullQueueWaits: starts beyond the run queue's room wait
+// in the inbox, and so does everything after them (a reply in a waiting
+// thread must not go first).
+func TestHandleBatch_FullQueueWaits(t *testing.T) {
+	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "brain.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	r := newRig(t)
+	r.store = st
+	if r.eng, err = engine.New(engine.Config{Store: st, Clock: time.Now, NewID: counter(), MaxQueuedTurns: 1,
+		Agents: []*engine.Agent{bridgetest.Agent()}}); err != nil {
+		t.Fatal(err)
+	}
+	errs := r.bridge().handleBatch(context.Background(), []store.Inbound{
+		mentionItem(t, "3.1", "3.1", true),
+		mentionItem(t, "3.2", "3.2", true),
+		mentionItem(t, "3.2", "3.3", true),
+		mentionItem(t, "3.4", "3.4", false),
+	})
+	if errs[0] != nil {
+		t.Errorf("first start: %v", errs[0])
+	}
+	for i := 1; i < len(errs); i++ {
+		if !errors.Is(errs[i], bridge.ErrRetryLater) {
+			t.Errorf("item %d: %v, want ErrRetryLater", i, errs[i])
+		}
+	}
+	if _, err := st.SessionByThread(context.Background(), threadKey("3.2")); err == nil {
+		t.Error("a start beyond the queue's room created its session")
 	}
 }
