@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"slices"
@@ -25,13 +26,13 @@ import (
 func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 	dup := make([]bool, len(items))
 	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if err := lockKeys(ctx, tx, items); err != nil {
+		if !sharedKeys(items) {
+			return recordInboundRows(ctx, tx, now, items, dup)
+		}
+		if err := tx.SendBatch(ctx, lockBatch(items)).Close(); err != nil {
 			return fmt.Errorf("lock keys: %w", err)
 		}
-		if sharedKeys(items) {
-			return recordInbound(ctx, tx, now, items, dup)
-		}
-		return recordInboundRows(ctx, tx, now, items, dup)
+		return recordInbound(ctx, tx, now, items, dup)
 	})
 	if err != nil {
 		return nil, interpretError("record inbound", err)
@@ -43,11 +44,13 @@ func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.
 // two-number form, whose key space is apart from the one-number locks).
 const inboxKeyLocks = 0x696e62 // "inb"
 
-// lockKeys takes a transaction-scoped advisory lock per dedupe key of
+// lockBatch takes a transaction-scoped advisory lock per dedupe key of
 // items, in ascending order of the key's hash: every batch locks in the
 // same order, so batches sharing keys queue instead of deadlocking. Keys
 // whose hashes collide share a lock, which only makes their batches wait.
-func lockKeys(ctx context.Context, tx pgx.Tx, items []store.Inbound) error {
+// The locks are statements of a batch, run in order in one round trip;
+// what the caller queues after them runs once they are held.
+func lockBatch(items []store.Inbound) *pgx.Batch {
 	var hashes []int32
 	for _, it := range items {
 		for _, k := range it.DedupeKeys {
@@ -56,17 +59,13 @@ func lockKeys(ctx context.Context, tx pgx.Tx, items []store.Inbound) error {
 			hashes = append(hashes, int32(h.Sum32()))
 		}
 	}
-	if len(hashes) == 0 {
-		return nil
-	}
 	slices.Sort(hashes)
 	hashes = slices.Compact(hashes)
-	// A batch runs its statements in order, in one round trip.
 	batch := &pgx.Batch{}
 	for _, h := range hashes {
 		batch.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(inboxKeyLocks), h)
 	}
-	return tx.SendBatch(ctx, batch).Close()
+	return batch
 }
 
 // sharedKeys reports whether two items of the batch share a dedupe key:
@@ -86,75 +85,89 @@ func sharedKeys(items []store.Inbound) bool {
 }
 
 // recordInboundRows is recordInbound for a batch whose items share no
-// key, in four statements whatever its size (an item at a time took three
-// round trips per item, which bounded PostgreSQL's intake): the ids, the
-// keys (an item whose key was taken is a duplicate), the duplicates' keys
-// removed, the rows.
+// key, in one statement whatever its size, sent with the key locks in one
+// round trip (an item at a time took three round trips per item, and on
+// a busy machine every round trip waits for PostgreSQL's backend to be
+// scheduled: that bounded PostgreSQL's intake). The statement draws the
+// ids, claims the keys and inserts the rows of the items that claimed all
+// of theirs; a duplicate's claimed keys are deleted after it.
 func recordInboundRows(ctx context.Context, tx pgx.Tx, now time.Time, items []store.Inbound, dup []bool) error {
-	at := formatTime(now)
-	ids := make([]int64, 0, len(items))
-	rows, err := tx.Query(ctx, `SELECT nextval(pg_get_serial_sequence('inbox', 'id')) FROM generate_series(1, $1)`, len(items))
-	if err != nil {
-		return err
-	}
-	ids, err = pgx.AppendRows(ids, rows, pgx.RowTo[int64])
-	if err != nil {
-		return err
-	}
-	if len(ids) != len(items) {
-		return fmt.Errorf("record inbound: %d ids for %d items", len(ids), len(items))
-	}
+	n := len(items)
+	sources, threads, kinds := make([]string, n), make([]string, n), make([]string, n)
+	payloads := make([][]byte, n)
 	var keys []string
-	var keyIDs []int64
-	want := make(map[int64]int, len(items))
+	var keyOrd []int64
 	for i, it := range items {
+		sources[i], threads[i], kinds[i], payloads[i] = it.Source, it.ThreadKey, it.Kind, payload(it.Payload)
 		for _, k := range slices.Compact(slices.Sorted(slices.Values(it.DedupeKeys))) {
-			keys = append(keys, k)
-			keyIDs = append(keyIDs, ids[i])
-			want[ids[i]]++
+			keys, keyOrd = append(keys, k), append(keyOrd, int64(i+1))
 		}
 	}
-	if len(keys) > 0 {
-		rows, err := tx.Query(ctx, `INSERT INTO inbox_keys (key, inbox_id, created_at)
-			SELECT k, id, $3::utc_time FROM unnest($1::text[], $2::bigint[]) AS u(k, id)
-			ON CONFLICT (key) DO NOTHING RETURNING inbox_id`, keys, keyIDs, at)
-		if err != nil {
-			return err
-		}
-		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
-		if err != nil {
-			return err
-		}
-		for _, id := range got {
-			want[id]--
+	batch := lockBatch(items)
+	locks := batch.Len()
+	batch.Queue(`WITH item AS MATERIALIZED (
+			SELECT ord, source, thread_key, kind, payload, nextval(pg_get_serial_sequence('inbox', 'id')) AS id
+			FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS u(source, thread_key, kind, payload, ord)
+		), key AS (
+			SELECT k.key, item.id FROM unnest($5::text[], $6::bigint[]) AS k(key, ord) JOIN item USING (ord)
+		), claimed AS (
+			INSERT INTO inbox_keys (key, inbox_id, created_at) SELECT key, id, $7::utc_time FROM key
+			ON CONFLICT (key) DO NOTHING RETURNING inbox_id
+		), fresh AS (
+			SELECT item.* FROM item
+			WHERE (SELECT count(*) FROM key WHERE key.id = item.id) = (SELECT count(*) FROM claimed WHERE claimed.inbox_id = item.id)
+		), ins AS (
+			INSERT INTO inbox (id, source, thread_key, kind, payload, created_at)
+			SELECT id, source, thread_key, kind, payload, $7::utc_time FROM fresh
+		)
+		SELECT item.ord, item.id, EXISTS (SELECT 1 FROM fresh WHERE fresh.id = item.id) FROM item ORDER BY item.ord`,
+		sources, threads, kinds, payloads, keys, keyOrd, formatTime(now))
+	br := tx.SendBatch(ctx, batch)
+	for range locks {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return fmt.Errorf("lock keys: %w", err)
 		}
 	}
-	var dupIDs, newIDs []int64
-	var sources, threads, kinds []string
-	var payloads [][]byte
-	for i, it := range items {
-		if want[ids[i]] > 0 {
-			dup[i] = true
-			dupIDs = append(dupIDs, ids[i])
-			continue
+	rows, err := br.Query()
+	if err != nil {
+		br.Close()
+		return err
+	}
+	var dupIDs []int64
+	got := 0
+	for rows.Next() {
+		var ord, id int64
+		var fresh bool
+		if err := rows.Scan(&ord, &id, &fresh); err != nil {
+			rows.Close()
+			br.Close()
+			return err
 		}
-		newIDs = append(newIDs, ids[i])
-		sources, threads, kinds = append(sources, it.Source), append(threads, it.ThreadKey), append(kinds, it.Kind)
-		payloads = append(payloads, payload(it.Payload))
+		if ord < 1 || ord > int64(n) {
+			rows.Close()
+			br.Close()
+			return fmt.Errorf("record inbound: row %d of %d items", ord, n)
+		}
+		got++
+		if !fresh {
+			dup[ord-1] = true
+			dupIDs = append(dupIDs, id)
+		}
+	}
+	rows.Close()
+	if err := errors.Join(rows.Err(), br.Close()); err != nil {
+		return err
+	}
+	if got != n {
+		return fmt.Errorf("record inbound: %d outcomes for %d items", got, n)
 	}
 	if len(dupIDs) > 0 {
 		if _, err := tx.Exec(ctx, `DELETE FROM inbox_keys WHERE inbox_id = ANY($1::bigint[])`, dupIDs); err != nil {
 			return err
 		}
 	}
-	if len(newIDs) == 0 {
-		return nil
-	}
-	_, err = tx.Exec(ctx, `INSERT INTO inbox (id, source, thread_key, kind, payload, created_at)
-		SELECT id, source, thread_key, kind, payload, $6::utc_time
-		FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bytea[]) AS u(id, source, thread_key, kind, payload)`,
-		newIDs, sources, threads, kinds, payloads, at)
-	return err
+	return nil
 }
 
 // recordInbound records items one at a time, in order.
