@@ -35,29 +35,10 @@ type NewSession struct {
 // CreateSession creates a session, or returns the one an earlier call with
 // the same idempotency key (or thread key) created; created tells which.
 func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool, error) {
-	if n.Agent == "" {
-		return Session{}, false, Errorf(CodeInvalid, "agent is required")
+	if err := e.checkNewSession(n); err != nil {
+		return Session{}, false, err
 	}
-	if _, ok := e.agents[n.Agent]; !ok {
-		return Session{}, false, Errorf(CodeInvalid, "unknown agent %q", n.Agent)
-	}
-	if n.Origin == "" {
-		n.Origin = OriginAPI
-	}
-	now := e.now()
-	s := Session{
-		ID:          e.newID("ses"),
-		Agent:       n.Agent,
-		Origin:      n.Origin,
-		ThreadKey:   n.ThreadKey,
-		Interactive: n.Interactive,
-		StartedBy:   n.StartedBy,
-		StartedKey:  n.StartedKey,
-		Status:      StatusIdle,
-		CreatedAt:   now,
-		UpdatedAt:   now,
-	}
-	got, created, err := e.store.CreateSession(ctx, s, n.IdempotencyKey)
+	got, created, err := e.store.CreateSession(ctx, e.newSession(n), n.IdempotencyKey)
 	if err != nil {
 		return Session{}, false, fmt.Errorf("create session: %w", err)
 	}
@@ -76,6 +57,37 @@ func (e *Engine) CreateSession(ctx context.Context, n NewSession) (Session, bool
 		}
 	}
 	return got, created, nil
+}
+
+// newSession is the record of a checked NewSession, with a new id.
+func (e *Engine) newSession(n NewSession) Session {
+	if n.Origin == "" {
+		n.Origin = OriginAPI
+	}
+	now := e.now()
+	return Session{
+		ID:          e.newID("ses"),
+		Agent:       n.Agent,
+		Origin:      n.Origin,
+		ThreadKey:   n.ThreadKey,
+		Interactive: n.Interactive,
+		StartedBy:   n.StartedBy,
+		StartedKey:  n.StartedKey,
+		Status:      StatusIdle,
+		CreatedAt:   now,
+		UpdatedAt:   now,
+	}
+}
+
+// checkNewSession refuses a NewSession CreateSession would refuse.
+func (e *Engine) checkNewSession(n NewSession) error {
+	if n.Agent == "" {
+		return Errorf(CodeInvalid, "agent is required")
+	}
+	if _, ok := e.agents[n.Agent]; !ok {
+		return Errorf(CodeInvalid, "unknown agent %q", n.Agent)
+	}
+	return nil
 }
 
 // Input is a message to a session.

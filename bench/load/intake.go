@@ -63,10 +63,9 @@ type intakeResult struct {
 
 func (r intakeResult) perSecond() float64 { return float64(r.reqs) / r.elapsed.Seconds() }
 
-// intakeKinds are the two kinds of traffic the intake is measured with:
+// The two kinds of traffic the intake is measured with (-kinds):
 // mentions that each start a session (the realistic path), and channel
 // messages that mention nobody, which brain records and then ignores.
-var intakeKinds = []string{kindMention, kindMessage}
 
 const (
 	kindMention = "mention"
@@ -85,7 +84,7 @@ func runIntake(ctx context.Context, e *env, o options) error {
 	}
 	defer model.close()
 
-	for _, kind := range intakeKinds {
+	for _, kind := range o.intakeKinds {
 		fmt.Printf("\n-- %s\n", kind)
 		starters := []func() (*target, error){
 			func() (*target, error) { return startFloor(e) },

@@ -47,6 +47,7 @@ type options struct {
 	// intake: the limit and model latency the mentions' turns run with.
 	intakeRunning int
 	intakeLatency time.Duration
+	intakeKinds   []string
 	// memory: running turns held at once.
 	memTurns int
 }
@@ -77,6 +78,7 @@ func main() {
 	flag.IntVar(&o.clients, "clients", 64, "intake: concurrent keep-alive connections")
 	flag.IntVar(&o.intakeRunning, "intake-running", 64, "intake: limits.max_running_turns of brain while mentions start sessions")
 	flag.DurationVar(&o.intakeLatency, "intake-latency", time.Second, "intake: fake model latency per call of the mentions' turns (a real model's seconds)")
+	kinds := flag.String("kinds", kindMention+","+kindMessage, "intake: kinds of traffic to measure (mention, message)")
 	flag.IntVar(&o.memTurns, "running-turns", 10000, "memory: sessions with a turn waiting on the model at once")
 	flag.IntVar(&o.idle, "idle-sessions", 100000, "startup: sessions in the database")
 	flag.StringVar(&o.bolt, "bolt", "bench/bolt", "intake: directory of the Bolt app (npm ci --prefix bench/bolt)")
@@ -91,6 +93,7 @@ func main() {
 	}
 	var err error
 	o.stores = strings.Split(*stores, ",")
+	o.intakeKinds = strings.Split(*kinds, ",")
 	if o.concurrency, err = ints(*conc); err == nil {
 		o.replicas, err = ints(*reps)
 	}

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -14,10 +15,18 @@ import (
 // maxBatch bounds one group commit.
 const maxBatch = 256
 
+// committers is how many group commits may be in flight at once: while
+// one waits for its fsync, the next batch is written beside it
+// (PostgreSQL runs both transactions side by side; SQLite's writer puts
+// the second into its next shared transaction). Concurrent Records of one
+// key are the store's to settle (RecordInbound's contract).
+const committers = 2
+
 // Inbox records inbound platform events durably before they are
-// acknowledged. Concurrent Records are grouped: while one transaction
+// acknowledged. Concurrent Records are grouped: while a transaction
 // commits, the next requests queue and go into the following one, so many
-// webhooks share one fsync (group commit). Records wait until Start; after
+// webhooks share one fsync (group commit); up to committers transactions
+// are in flight at once. Records wait until Start; after
 // Stop they are refused.
 type Inbox struct {
 	store  store.Inbox
@@ -48,7 +57,9 @@ func NewInbox(store store.Inbox, now func() time.Time, onSave func()) *Inbox {
 // Start begins committing Records. Safe to call twice.
 func (b *Inbox) Start(ctx context.Context) error {
 	return b.life.Start(ctx, func(context.Context) error {
-		b.life.Go(b.run)
+		for range committers {
+			b.life.Go(b.run)
+		}
 		return nil
 	})
 }
@@ -137,6 +148,11 @@ type Worker struct {
 	// Handle works one item; ErrRetryLater leaves it pending, any other
 	// error is recorded as its outcome.
 	Handle func(context.Context, store.Inbound) error
+	// HandleBatch, when set, works a claimed batch instead of Handle: one
+	// error per item, in order, each as Handle would return it (the first
+	// ErrRetryLater leaves that item and the rest pending). A platform
+	// uses it to start the batch's new sessions in one transaction.
+	HandleBatch func(context.Context, []store.Inbound) []error
 	// Owner names this worker's claims on items (the replica id), so
 	// workers of several replicas never work one item; ClaimFor is how
 	// long a claim lasts (after it, the item is worked again elsewhere:
@@ -168,8 +184,23 @@ func (w Worker) Run(ctx context.Context) {
 		// that re-works the batch: input is idempotent per platform message
 		// and a repeated click meets a decided approval or a closed question.
 		var done []store.Finished
-		for _, it := range items {
-			err := w.Handle(ctx, it)
+		var errs []error
+		if w.HandleBatch != nil && len(items) > 0 {
+			if errs = w.HandleBatch(ctx, items); len(errs) != len(items) {
+				w.Log.Error("inbox batch handler", tools.LogErr, fmt.Errorf("%d outcomes for %d items", len(errs), len(items)))
+				errs = make([]error, len(items))
+				for i := range errs {
+					errs[i] = ErrRetryLater
+				}
+			}
+		}
+		for i, it := range items {
+			var err error
+			if errs != nil {
+				err = errs[i]
+			} else {
+				err = w.Handle(ctx, it)
+			}
 			if errors.Is(err, ErrRetryLater) || ctx.Err() != nil {
 				backoff = true
 				break

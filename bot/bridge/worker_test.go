@@ -12,8 +12,17 @@ import (
 
 // TestWorker_FinishesHandledAndRetriesLater: handled items are finished
 // (a failure with its error), in order; an item refused with ErrRetryLater
-// stays pending, as does everything after it, and is worked again.
+// stays pending, as does everything after it, and is worked again; the
+// same with a HandleBatch returning the items' errors.
 func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
+	for _, batch := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Handle", true: "HandleBatch"}[batch], func(t *testing.T) {
+			testWorkerFinishes(t, batch)
+		})
+	}
+}
+
+func testWorkerFinishes(t *testing.T, batch bool) {
 	var mu sync.Mutex
 	pending := []store.Inbound{{ID: 1, ThreadKey: "a"}, {ID: 2, ThreadKey: "b"}, {ID: 3, ThreadKey: "c"}, {ID: 4, ThreadKey: "d"}}
 	var finished []store.Finished
@@ -56,6 +65,17 @@ func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 			return nil
 		},
 	}
+	if batch {
+		handle := w.Handle
+		w.Handle = func(context.Context, store.Inbound) error { panic("Handle called beside HandleBatch") }
+		w.HandleBatch = func(ctx context.Context, items []store.Inbound) []error {
+			errs := make([]error, len(items))
+			for i, it := range items {
+				errs[i] = handle(ctx, it)
+			}
+			return errs
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()
@@ -75,7 +95,11 @@ func TestWorker_FinishesHandledAndRetriesLater(t *testing.T) {
 			t.Fatalf("finished %+v, want %+v", finished, want)
 		}
 	}
-	if got := []int64{1, 2, 3, 3, 4}; len(handled) != len(got) {
+	got := []int64{1, 2, 3, 3, 4}
+	if batch {
+		got = []int64{1, 2, 3, 4, 3, 4} // the batch works every item; 4 waits for 3
+	}
+	if len(handled) != len(got) {
 		t.Fatalf("handled %v, want %v", handled, got)
 	}
 	for _, s := range sources {

@@ -44,6 +44,7 @@ type Engine interface {
 	bridge.Engine
 	slack.Approvals
 	engine.Starter
+	StartSessions(ctx context.Context, starts []engine.Start) []engine.Started
 	engine.Turns
 	engine.Approvals
 	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
@@ -176,7 +177,7 @@ func (b *Bridge) Start(ctx context.Context) error {
 			return err
 		}
 		worker := bridge.Worker{Store: b.store, Source: InboxSource, Now: b.now, Log: b.log, Wake: b.wake, Handle: b.handle,
-			Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
+			HandleBatch: b.handleBatch, Owner: b.eng.ReplicaID(), ClaimFor: b.eng.LeaseTTL()}
 		out := bridge.Deliverer{Engine: b.eng, Store: b.store, Origin: engine.OriginSlack, Now: b.now, Log: b.log, Renderer: homeRefresher{b}, Observe: b.observeDelivery, Claims: b.pins.Claims}
 		if b.live != nil {
 			b.live.Start() // before any turn can run, so no first words are missed

@@ -39,14 +39,7 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 	if err := store.CheckNewSession(sess); err != nil {
 		return engine.Session{}, false, err
 	}
-	sess.LastSeq = 0
-	if sess.UpdatedAt.IsZero() {
-		sess.UpdatedAt = sess.CreatedAt
-	}
-	if sess.Status == "" {
-		sess.Status = engine.StatusIdle
-	}
-	out, created, err := s.createSession(ctx, sess, idempotencyKey)
+	out, created, err := s.createSession(ctx, newSessionRow(sess), idempotencyKey)
 	if err != nil {
 		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
@@ -61,7 +54,32 @@ func (s *Store) createSession(ctx context.Context, sess engine.Session, idempote
 	// Committed only when the session is created: an existing session is
 	// returned with the transaction (and the key it claimed) rolled back.
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // no-op after Commit
+	out, created, err := createSessionTx(ctx, tx, sess, idempotencyKey)
+	if err != nil || !created {
+		return out, false, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return engine.Session{}, false, err
+	}
+	return out, true, nil
+}
 
+// newSessionRow is sess as CreateSession stores it.
+func newSessionRow(sess engine.Session) engine.Session {
+	sess.LastSeq = 0
+	if sess.UpdatedAt.IsZero() {
+		sess.UpdatedAt = sess.CreatedAt
+	}
+	if sess.Status == "" {
+		sess.Status = engine.StatusIdle
+	}
+	return sess
+}
+
+// createSessionTx is createSession inside tx, on a checked newSessionRow.
+// When it finds the session existing (created false) it has written the
+// key it claimed: the caller rolls tx (or its savepoint) back.
+func createSessionTx(ctx context.Context, tx pgx.Tx, sess engine.Session, idempotencyKey string) (engine.Session, bool, error) {
 	if idempotencyKey != "" {
 		tag, err := tx.Exec(ctx, `INSERT INTO idempotency_keys (scope, key, ref, created_at)
 			VALUES ($1, $2, $3, $4) ON CONFLICT (scope, key) DO NOTHING`,
@@ -94,9 +112,6 @@ func (s *Store) createSession(ctx context.Context, sess engine.Session, idempote
 		return existing, false, err
 	}
 	if err != nil {
-		return engine.Session{}, false, err
-	}
-	if err := tx.Commit(ctx); err != nil {
 		return engine.Session{}, false, err
 	}
 	return out, true, nil

@@ -35,6 +35,22 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 	if err := store.CheckNewSession(sess); err != nil {
 		return engine.Session{}, false, err
 	}
+	sess = newSessionRow(sess)
+	var out engine.Session
+	created := false
+	err := s.writeTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		out, created, err = createSessionTx(ctx, tx, sess, idempotencyKey)
+		return err
+	})
+	if err != nil {
+		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
+	}
+	return out, created, nil
+}
+
+// newSessionRow is sess as CreateSession stores it.
+func newSessionRow(sess engine.Session) engine.Session {
 	sess.LastSeq = 0
 	if sess.UpdatedAt.IsZero() {
 		sess.UpdatedAt = sess.CreatedAt
@@ -42,62 +58,56 @@ func (s *Store) CreateSession(ctx context.Context, sess engine.Session, idempote
 	if sess.Status == "" {
 		sess.Status = engine.StatusIdle
 	}
+	return sess
+}
 
-	var out engine.Session
-	created := false
-	err := s.writeTx(ctx, func(tx *sql.Tx) error {
-		if idempotencyKey != "" {
-			var ref string
-			err := tx.QueryRowContext(ctx,
-				`SELECT ref FROM idempotency_keys WHERE scope = ? AND key = ?`,
-				scopeSession, idempotencyKey).Scan(&ref)
-			switch {
-			case err == nil:
-				out, err = sessionByID(ctx, tx, ref)
-				return err
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
-			}
+// createSessionTx is CreateSession inside tx, on a checked newSessionRow.
+func createSessionTx(ctx context.Context, tx *sql.Tx, sess engine.Session, idempotencyKey string) (out engine.Session, created bool, err error) {
+	if idempotencyKey != "" {
+		var ref string
+		err := tx.QueryRowContext(ctx,
+			`SELECT ref FROM idempotency_keys WHERE scope = ? AND key = ?`,
+			scopeSession, idempotencyKey).Scan(&ref)
+		switch {
+		case err == nil:
+			out, err = sessionByID(ctx, tx, ref)
+			return out, false, err
+		case !errors.Is(err, sql.ErrNoRows):
+			return out, false, err
 		}
-		if sess.ThreadKey != "" {
-			existing, err := sessionWhere(ctx, tx, "thread_key = ?", sess.ThreadKey)
-			switch {
-			case err == nil:
-				out = existing
-				return nil
-			case !errors.Is(err, sql.ErrNoRows):
-				return err
-			}
-		}
-
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionInsertColumns+`, last_input_seq)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
-			sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
-			string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
-			sess.LastSeq, sess.InputCursor, sess.Checkpoint,
-			nullJSON(sess.Question), nullJSON(sess.Result), sess.StartedKey)
-		if isConstraint(err) {
-			return engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
-		}
-		if err != nil {
-			return err
-		}
-		if idempotencyKey != "" {
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO idempotency_keys (scope, key, ref, created_at) VALUES (?, ?, ?, ?)`,
-				scopeSession, idempotencyKey, sess.ID, formatTime(sess.CreatedAt)); err != nil {
-				return err
-			}
-		}
-		// Read back so the caller gets exactly what Session will return.
-		out, err = sessionByID(ctx, tx, sess.ID)
-		created = err == nil
-		return err
-	})
-	if err != nil {
-		return engine.Session{}, false, interpretError("create session "+sess.ID, err)
 	}
-	return out, created, nil
+	if sess.ThreadKey != "" {
+		existing, err := sessionWhere(ctx, tx, "thread_key = ?", sess.ThreadKey)
+		switch {
+		case err == nil:
+			return existing, false, nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return out, false, err
+		}
+	}
+
+	_, err = tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionInsertColumns+`, last_input_seq)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)`,
+		sess.ID, sess.Agent, sess.Origin, sess.ThreadKey, sess.Interactive, sess.StartedBy,
+		string(sess.Status), formatTime(sess.CreatedAt), formatTime(sess.UpdatedAt),
+		sess.LastSeq, sess.InputCursor, sess.Checkpoint,
+		nullJSON(sess.Question), nullJSON(sess.Result), sess.StartedKey)
+	if isConstraint(err) {
+		return out, false, engine.Errorf(engine.CodeConflict, "session %s already exists", sess.ID)
+	}
+	if err != nil {
+		return out, false, err
+	}
+	if idempotencyKey != "" {
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO idempotency_keys (scope, key, ref, created_at) VALUES (?, ?, ?, ?)`,
+			scopeSession, idempotencyKey, sess.ID, formatTime(sess.CreatedAt)); err != nil {
+			return out, false, err
+		}
+	}
+	// Read back so the caller gets exactly what Session will return.
+	out, err = sessionByID(ctx, tx, sess.ID)
+	return out, err == nil, err
 }
 
 // Session returns one session, or an error matching engine.ErrNotFound.

@@ -73,6 +73,9 @@ type Store struct {
 	// write has exactly one connection: SQLite allows one writer at a time,
 	// so queueing in database/sql is cheaper than SQLITE_BUSY retries.
 	write *sql.DB
+	// writer shares transactions on write among concurrent writes
+	// (groupcommit.go).
+	writer *groupWriter
 	// read is a pool for queries; WAL lets them run beside the writer.
 	read *sql.DB
 }
@@ -129,7 +132,7 @@ func OpenWithOptions(ctx context.Context, path string, opts Options) (*Store, er
 		write.Close()
 		return nil, fmt.Errorf("open sqlite %s: %w", path, err)
 	}
-	return &Store{write: write, read: read}, nil
+	return &Store{write: write, writer: newGroupWriter(write), read: read}, nil
 }
 
 // dsn builds a file: URI so paths with '?' or '#' survive, plus the
@@ -165,21 +168,12 @@ func (s *Store) Close() error {
 	return errors.Join(s.read.Close(), s.write.Close())
 }
 
-// writeTx runs fn in an immediate transaction on the writer connection and
-// commits it when fn returns nil.
+// writeTx runs fn in an immediate transaction on the writer connection,
+// shared with the writes made at the same time (groupcommit.go), and
+// returns once that transaction committed (fn returned nil) or fn's writes
+// were undone (fn's error). fn must not start another write.
 func (s *Store) writeTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.write.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	// Deferred so it also runs when fn panics (Commit.Update is caller
-	// code): an open transaction would hold the only writer connection
-	// and block every later write. After Commit it is a no-op.
-	defer tx.Rollback() //nolint:errcheck // the error from fn or Commit is the one to report
-	if err := fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
+	return s.writer.run(ctx, fn)
 }
 
 // queryer is what both *sql.DB and *sql.Tx offer for reads.

@@ -170,3 +170,38 @@ func testInboundConcurrentDuplicates(t *testing.T, open func() store.Store) {
 		t.Errorf("pending = %v, want the one recorded item", got)
 	}
 }
+
+// testInboundBatchOfDistinctKeys: a large group commit whose items share
+// no key (the intake's usual batch), some of them retries of earlier
+// events: the retries are duplicates, the rest are stored in order with
+// their payloads, and a duplicate's fresh keys are not kept.
+func testInboundBatchOfDistinctKeys(t *testing.T, open func() store.Store) {
+	st := open()
+	ctx := context.Background()
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	record(t, st, now, inbound("old", "event:old"))
+	var items []store.Inbound
+	for i := range 100 {
+		items = append(items, inbound(fmt.Sprintf("t%03d", i), fmt.Sprintf("event:%d", i), fmt.Sprintf("msg:%d", i)))
+	}
+	// A retry of the old event under a new message key: a duplicate, and
+	// its new key stays free.
+	items[50] = inbound("t050", "msg:fresh", "event:old")
+	dup := record(t, st, now, items...)
+	for i, d := range dup {
+		if d != (i == 50) {
+			t.Fatalf("item %d duplicate = %v", i, d)
+		}
+	}
+	got := pendingThreads(t, st, "slack", -1)
+	if len(got) != 100 || got[0] != "old" || got[1] != "t000" || got[99] != "t099" || slices.Contains(got, "t050") {
+		t.Fatalf("pending threads %v", got)
+	}
+	pending, err := st.PendingInbound(ctx, "slack", 3)
+	if err != nil || string(pending[2].Payload) != `{"k":"event:1"}` {
+		t.Fatalf("pending %v %+v", err, pending)
+	}
+	if dup = record(t, st, now, inbound("t050", "msg:fresh"), inbound("t001", "event:1")); dup[0] || !dup[1] {
+		t.Fatalf("after the batch: duplicates %v, want [false true]", dup)
+	}
+}

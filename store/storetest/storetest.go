@@ -51,6 +51,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CommitIdempotentInput", testCommitIdempotentInput},
 		{"CommitIdempotentInputConcurrent", testCommitIdempotentInputConcurrent},
 		{"CommitRejects", testCommitRejects},
+		{"StartSessions", testStartSessions},
+		{"StartSessionsRepeat", testStartSessionsRepeat},
 		{"EventsAfterLimit", testEventsAfterLimit},
 		{"ResultsHistory", testResultsHistory},
 
@@ -69,6 +71,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"ApprovalVoteThenDeny", testApprovalVoteThenDeny},
 
 		{"InboundDedupeAndOrder", testInboundDedupeAndOrder},
+		{"InboundBatchOfDistinctKeys", testInboundBatchOfDistinctKeys},
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},
