@@ -56,13 +56,20 @@ func (a *App) mcpOAuth(id string) *mcp.OAuth {
 	}
 }
 
-// withConnectLinks wraps an MCP tool so that a call refused for want of
-// the person's connection sends them a connect link where they asked.
+// withConnectLinks wraps a tool (MCP, GitHub acting as a person) so that
+// a call refused for want of the person's connection sends them a
+// connect link where they asked.
 func (a *App) withConnectLinks(d tools.Definition) tools.Definition {
 	if run := d.Run; run != nil {
 		d.Run = func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
 			out, err := run(ctx, call)
 			return out, a.connectionNeeded(ctx, call, err)
+		}
+	}
+	if preview := d.Preview; preview != nil {
+		d.Preview = func(ctx context.Context, call tools.Call) (tools.Card, error) {
+			card, err := preview(ctx, call)
+			return card, a.connectionNeeded(ctx, call, err)
 		}
 	}
 	if apply := d.Apply; apply != nil {
