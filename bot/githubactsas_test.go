@@ -155,6 +155,28 @@ func TestGitHubActsAs_ApproverWritesWithBobsToken(t *testing.T) {
 			t.Fatalf("a write went as someone else than Bob: %v", calls)
 		}
 	}
+
+	// Half a year on, Bob's refresh token has expired (GitHub's
+	// refresh_token_expires_in): the next apply acting as him sends
+	// nothing, says why, and sends him a new connect link.
+	sa.clock.Advance(190 * 24 * time.Hour)
+	links := countConnectLinks(sa, "UBOB")
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "github_comment", Input: comment}), fakemodel.Text("Proposed a third time."))
+	sa.message("Ev3", "message", "UALICE", "once more", root)
+	sa.waitThread(root, "Proposed a third time.")
+	third := sa.onlyPending()
+	sa.click("UBOB", sa.cardOf(root, third.ID), "brain_approve")
+	expired := sa.waitApproval(third.ID, engine.ApprovalFailed)
+	if !strings.Contains(expired.Error, "refresh token expired") || !strings.Contains(expired.Error, "nothing was sent") {
+		t.Fatalf("apply after the refresh token expired: %q", expired.Error)
+	}
+	if written, _ := g.written(); len(written) != 1 {
+		t.Fatalf("comments %+v after the expiry, want still one", written)
+	}
+	if countConnectLinks(sa, "UBOB") != links+1 {
+		t.Fatal("Bob got no new connect link")
+	}
+
 	logs := sa.logs.String()
 	if strings.Contains(logs, "ghu_") || strings.Contains(logs, "ghr_") {
 		t.Fatal("a GitHub user token reached the log")
@@ -164,6 +186,17 @@ func TestGitHubActsAs_ApproverWritesWithBobsToken(t *testing.T) {
 			t.Fatal("a GitHub user token reached the model")
 		}
 	}
+}
+
+// countConnectLinks counts the connect buttons sent to user.
+func countConnectLinks(sa *slackApp, user string) int {
+	n := 0
+	for _, e := range sa.slack.Ephemerals() {
+		if e.User == user && strings.Contains(string(e.Blocks), "brain_connect") {
+			n++
+		}
+	}
+	return n
 }
 
 // cardOf is the approval card of approval id in the thread.

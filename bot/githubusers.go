@@ -54,7 +54,9 @@ func (u githubUsers) UserToken(ctx context.Context, tool string, who tools.Ident
 		return "", required
 	}
 	tok, err := u.connect.AccessToken(ctx, person, githubProvider)
-	if errors.As(err, new(*connect.NotConnectedError)) {
+	var nc *connect.NotConnectedError
+	if errors.As(err, &nc) {
+		required.Problem = nc.Problem
 		return "", required
 	}
 	return tok, err

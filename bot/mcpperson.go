@@ -98,13 +98,13 @@ func (a *App) connectionNeeded(ctx context.Context, call tools.Call, err error) 
 		a.log.Warn("connect link not sent", tools.LogSession, call.SessionID, tools.LogProvider, cr.Provider, tools.LogErr, lerr)
 	}
 	if where == "" {
-		return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (missing, revoked or short of scope); nothing was sent. "+
+		return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (%s); nothing was sent. "+
 			"brain could not send them a connect link here: they (or an admin, POST /v1/connections/connect) can connect it, then retry",
-			cr.Tool, who, cr.Provider)}
+			cr.Tool, who, cr.Provider, cr.Why())}
 	}
-	return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (missing, revoked or short of scope); nothing was sent. "+
+	return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (%s); nothing was sent. "+
 		"brain sent them a link to connect it (%s); once they connect, the session says so and they can retry this call. "+
-		"Tell them briefly; do not call the tool again before then", cr.Tool, who, cr.Provider, where)}
+		"Tell them briefly; do not call the tool again before then", cr.Tool, who, cr.Provider, cr.Why(), where)}
 }
 
 // sendConnectLink makes the person's connect link and sends it on the
