@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -163,4 +164,26 @@ func TestActsAs_ConfigErrorsNameTheKey(t *testing.T) {
 	if _, err := Tools(cfg); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestActsAs_UserTokenScrubbed: GitHub quoting the person's token back
+// (an error message) never shows it.
+func TestActsAs_UserTokenScrubbed(t *testing.T) {
+	f := newFakeGitHub(t)
+	f.seed("octocat/Hello-World", fakeIssue{number: 1347, title: "Found a bug"})
+	fm := actsAsFamily(t, f, map[string]string{"github_get_issue": tools.ActsAsRequester})
+	f.mu.Lock()
+	f.before = func(w http.ResponseWriter, r *http.Request) bool {
+		writeJSON(w, http.StatusForbidden, map[string]any{"message": "token " + strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ") + " may not read this",
+			"documentation_url": "https://docs.github.com/rest"})
+		return true
+	}
+	f.mu.Unlock()
+	f.contractViolations() // the fake's answer is made up for the test
+	_, err := fm["github_get_issue"].Run(context.Background(), tools.Call{Input: json.RawMessage(`{"repo":"octocat/Hello-World","number":1347}`),
+		SessionID: "s1", ToolCallID: "c1", Requester: alice})
+	if err == nil || strings.Contains(err.Error(), aliceToken) || !strings.Contains(err.Error(), "[REDACTED]") {
+		t.Fatalf("error %v: want the user token redacted", err)
+	}
+	t.Cleanup(func() { f.contractViolations() })
 }
