@@ -248,10 +248,14 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if err != nil {
 		return nil, nil, err
 	}
-	builtins, closers, err := builtinTools(cfg, true, binds)
+	builtins, closers, err := builtinTools(cfg, true, binds, githubUsers{connect: a.connect, people: peopleResolver{a.store}})
 	a.closers = append(a.closers, closers...) // closed on error too
 	if err != nil {
 		return nil, nil, err
+	}
+	for i, d := range builtins {
+		// GitHub tools acting as a person send them a connect link.
+		builtins[i] = a.withConnectLinks(d)
 	}
 	declared = append(declared, builtins...)
 	var mcps *mcpCatalog

@@ -21,7 +21,7 @@ func CheckConfig(cfg *config.Config, opts Options) error {
 	var errs []error
 	declared, err := httpTools(cfg)
 	errs = append(errs, err)
-	builtins, _, err := builtinTools(cfg, false, nil)
+	builtins, _, err := builtinTools(cfg, false, nil, githubUsers{})
 	errs = append(errs, err)
 	errs = append(errs, checkAgentTools(cfg, withPlanTool(slices.Concat(declared, builtins, opts.Tools))))
 	if len(cfg.Skills.Sources) > 0 {

@@ -31,6 +31,8 @@ type ghOAuthFake struct {
 	pair      map[string]string // refresh token -> its access token
 	refreshes int
 	userCalls []string // the login each GET /user was answered for
+	apiCalls  []string // "METHOD path as WHO" of the issue endpoints: a login, "app" or "?"
+	comments  []ghUserComment
 }
 
 type ghCode struct{ login, challenge, redirect string }
@@ -43,6 +45,11 @@ func newGHOAuthFake(t *testing.T) *ghOAuthFake {
 	mux.HandleFunc("GET /login/oauth/authorize", g.authorize)
 	mux.HandleFunc("POST /login/oauth/access_token", g.token)
 	mux.HandleFunc("GET /api/v3/user", g.user)
+	// Issues and comments, for GitHub tools acting as a person
+	// (githubactsas_test.go).
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}", g.getIssue)
+	mux.HandleFunc("GET /api/v3/repos/{owner}/{repo}/issues/{number}/comments", g.listComments)
+	mux.HandleFunc("POST /api/v3/repos/{owner}/{repo}/issues/{number}/comments", g.createComment)
 	g.srv = httptest.NewServer(mux)
 	t.Cleanup(g.srv.Close)
 	return g

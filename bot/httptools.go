@@ -9,7 +9,7 @@ import (
 
 	"brain/bot/config"
 	"brain/tools"
-	"brain/tools/github"
+	ghtools "brain/tools/github"
 	"brain/tools/httptool"
 	"brain/tools/sandbox"
 	"brain/tools/web"
@@ -19,8 +19,9 @@ import (
 // web_fetch, sandbox_exec, the github_* family) and what must be closed at
 // shutdown. Built-ins stay off until their block is present. With
 // sandboxes false (brain config check), sandbox_exec is only named: no
-// sandbox is prepared. binds are the sandbox's read-only mounts (skills).
-func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) []sandbox.Bind) ([]tools.Definition, []io.Closer, error) {
+// sandbox is prepared. binds are the sandbox's read-only mounts (skills);
+// ghUsers gives people's GitHub user tokens (tools.github.acts_as).
+func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) []sandbox.Bind, ghUsers ghtools.UserTokens) ([]tools.Definition, []io.Closer, error) {
 	var out []tools.Definition
 	var closers []io.Closer
 	var errs []error
@@ -62,13 +63,11 @@ func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) [
 		closers = append(closers, sb)
 	}
 	if cfg.Tools.GitHub != nil {
-		if ghc, err := githubConfig(cfg); err != nil {
+		defs, err := githubTools(cfg, ghUsers)
+		if err != nil {
 			errs = append(errs, err)
-		} else if defs, err := github.Tools(ghc); err != nil {
-			errs = append(errs, fmt.Errorf("tools.github: %w", err))
-		} else {
-			out = append(out, defs...)
 		}
+		out = append(out, defs...)
 	}
 	return out, closers, errors.Join(errs...)
 }

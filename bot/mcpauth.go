@@ -64,7 +64,8 @@ func buildConnect(cfg *config.Config, st store.Connections, clock func() time.Ti
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // mountConnect serves the connect callback and the client ID metadata
-// document, and reconnects an MCP server once it is connected.
+// document, reconnects an MCP server once it is connected, and runs the
+// refresh worker.
 func (a *App) mountConnect(mcps *mcpCatalog) {
 	if a.connect == nil {
 		return
@@ -77,6 +78,9 @@ func (a *App) mountConnect(mcps *mcpCatalog) {
 			a.sayConnected(provider, personID, *from)
 		}
 	}
+	// Tokens about to expire are refreshed ahead of the calls that need
+	// them, once across replicas.
+	a.services = append(a.services, &connect.Refresher{Service: a.connect, Log: a.connect.Log})
 	a.api.Mount("GET "+connect.CallbackPath, http.HandlerFunc(a.connect.Callback))
 	a.api.Mount("GET "+connect.MetadataPath, http.HandlerFunc(a.connect.ServeMetadata))
 }

@@ -56,13 +56,20 @@ func (a *App) mcpOAuth(id string) *mcp.OAuth {
 	}
 }
 
-// withConnectLinks wraps an MCP tool so that a call refused for want of
-// the person's connection sends them a connect link where they asked.
+// withConnectLinks wraps a tool (MCP, GitHub acting as a person) so that
+// a call refused for want of the person's connection sends them a
+// connect link where they asked.
 func (a *App) withConnectLinks(d tools.Definition) tools.Definition {
 	if run := d.Run; run != nil {
 		d.Run = func(ctx context.Context, call tools.Call) (json.RawMessage, error) {
 			out, err := run(ctx, call)
 			return out, a.connectionNeeded(ctx, call, err)
+		}
+	}
+	if preview := d.Preview; preview != nil {
+		d.Preview = func(ctx context.Context, call tools.Call) (tools.Card, error) {
+			card, err := preview(ctx, call)
+			return card, a.connectionNeeded(ctx, call, err)
 		}
 	}
 	if apply := d.Apply; apply != nil {
@@ -91,13 +98,13 @@ func (a *App) connectionNeeded(ctx context.Context, call tools.Call, err error) 
 		a.log.Warn("connect link not sent", tools.LogSession, call.SessionID, tools.LogProvider, cr.Provider, tools.LogErr, lerr)
 	}
 	if where == "" {
-		return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (missing, revoked or short of scope); nothing was sent. "+
+		return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (%s); nothing was sent. "+
 			"brain could not send them a connect link here: they (or an admin, POST /v1/connections/connect) can connect it, then retry",
-			cr.Tool, who, cr.Provider)}
+			cr.Tool, who, cr.Provider, cr.Why())}
 	}
-	return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (missing, revoked or short of scope); nothing was sent. "+
+	return &tools.Error{Message: fmt.Sprintf("%s: %s has no connection to %s (%s); nothing was sent. "+
 		"brain sent them a link to connect it (%s); once they connect, the session says so and they can retry this call. "+
-		"Tell them briefly; do not call the tool again before then", cr.Tool, who, cr.Provider, where)}
+		"Tell them briefly; do not call the tool again before then", cr.Tool, who, cr.Provider, cr.Why(), where)}
 }
 
 // sendConnectLink makes the person's connect link and sends it on the

@@ -74,7 +74,8 @@ func sandboxConfig(cfg *config.Config) (sandbox.Config, error) {
 // githubConfig converts tools.github.
 func githubConfig(cfg *config.Config) (github.Config, error) {
 	g := cfg.Tools.GitHub
-	ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, GitURL: g.GitURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes}
+	ghc := github.Config{Token: g.Token, BaseURL: g.BaseURL, GitURL: g.GitURL, Repos: g.Repos, MaxOutputBytes: cfg.Limits.MaxOutputBytes,
+		ActsAs: g.ActsAs}
 	if cfg.Tools.SandboxExec != nil {
 		// github_propose_change reads the commits the agent made there.
 		root := filepath.Join(cfg.DataDir, "sandboxes")

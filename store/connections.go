@@ -30,8 +30,11 @@ type Connection struct {
 	RefreshToken string
 	Scope        string
 	ExpiresAt    time.Time // zero = never said
-	Status       string    // ConnectionConnected or ConnectionRevoked
-	Problem      string    // why it is revoked, fit to show (no secrets)
+	// RefreshExpiresAt is when the refresh token stops working (GitHub's
+	// refresh_token_expires_in); zero = never said.
+	RefreshExpiresAt time.Time
+	Status           string // ConnectionConnected or ConnectionRevoked
+	Problem          string // why it is revoked, fit to show (no secrets)
 	// ServiceAccount marks a connection schedules may use.
 	ServiceAccount bool
 	CreatedAt      time.Time
@@ -102,8 +105,12 @@ type Connections interface {
 	// ClaimConnectionRefresh takes the connection's refresh lease until
 	// until, unless another holder's is still running at now.
 	ClaimConnectionRefresh(ctx context.Context, now time.Time, id string, until time.Time) (claimed bool, err error)
-	// RotateConnection replaces the tokens, expiry and scope (when next's
-	// is set) with next's if the stored refresh token is still
+	// ExpiringConnections returns up to limit connected connections with
+	// a refresh token whose access token expires at or before before,
+	// soonest first (the refresh worker refreshes them ahead of use).
+	ExpiringConnections(ctx context.Context, before time.Time, limit int) ([]Connection, error)
+	// RotateConnection replaces the tokens, expiry and scope (and the
+	// refresh token's expiry, each when next's is set) with next's if the stored refresh token is still
 	// oldRefresh, and releases the lease; swapped is false otherwise.
 	RotateConnection(ctx context.Context, id, oldRefresh string, next Connection) (swapped bool, err error)
 	// RevokeConnection marks the connection revoked with problem and

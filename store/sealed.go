@@ -180,6 +180,19 @@ func (s sealedConns) ConnectionsOf(ctx context.Context, personID string, all boo
 	return cs, nil
 }
 
+func (s sealedConns) ExpiringConnections(ctx context.Context, before time.Time, limit int) ([]Connection, error) {
+	cs, err := s.Connections.ExpiringConnections(ctx, before, limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range cs {
+		if cs[i], err = s.open(cs[i]); err != nil {
+			return nil, err
+		}
+	}
+	return cs, nil
+}
+
 func (s sealedConns) RotateConnection(ctx context.Context, id, oldRefresh string, next Connection) (bool, error) {
 	cur, err := s.Connections.ConnectionByID(ctx, id)
 	if err != nil {

@@ -62,6 +62,10 @@ func (s sealedStore) ConnectionsOf(ctx context.Context, personID string, all boo
 	return s.conns.ConnectionsOf(ctx, personID, all)
 }
 
+func (s sealedStore) ExpiringConnections(ctx context.Context, before time.Time, limit int) ([]Connection, error) {
+	return s.conns.ExpiringConnections(ctx, before, limit)
+}
+
 func (s sealedStore) RotateConnection(ctx context.Context, id, oldRefresh string, next Connection) (bool, error) {
 	return s.conns.RotateConnection(ctx, id, oldRefresh, next)
 }

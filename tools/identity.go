@@ -66,6 +66,9 @@ type ConnectionRequired struct {
 	Person   string   // brain's person id; "" when the identity is linked to nobody
 	Identity Identity // who the call acts as
 	Scope    string   // the scope the server asked for, if it said
+	// Problem says why a connection the person had stopped working (its
+	// refresh token expired, the provider refused it), fit to show.
+	Problem string
 }
 
 func (e *ConnectionRequired) Error() string {
@@ -73,8 +76,16 @@ func (e *ConnectionRequired) Error() string {
 	if who == "" {
 		who = "the person who asked"
 	}
-	return fmt.Sprintf("%s: %s has no connection to %s (missing, revoked or short of scope); nothing was sent. "+
-		"They were sent a link to connect it; once connected, the call can be retried", e.Tool, who, e.Provider)
+	return fmt.Sprintf("%s: %s has no connection to %s (%s); nothing was sent. "+
+		"They were sent a link to connect it; once connected, the call can be retried", e.Tool, who, e.Provider, e.Why())
+}
+
+// Why is the problem, or the reasons a connection may be unusable.
+func (e *ConnectionRequired) Why() string {
+	if e.Problem != "" {
+		return e.Problem
+	}
+	return "missing, revoked or short of scope"
 }
 
 // AsConnectionRequired finds a ConnectionRequired in err's chain.

@@ -336,6 +336,12 @@ type GitHubConfig struct {
 	// UserTokens lets people connect their GitHub account (GitHub App
 	// user access tokens) so tools may act as them.
 	UserTokens *GitHubUserTokensConfig `yaml:"user_tokens"`
+	// ActsAs says whose credential each tool uses: a tool name, or
+	// "default" for every tool not named, -> app (the default: the token
+	// or App installation above), requester (the person who asked) or
+	// approver (the person whose vote decided the approval). Acting as a
+	// person needs user_tokens; docs/github.md lists which tools may.
+	ActsAs map[string]string `yaml:"acts_as"`
 }
 
 // GitHubAppConfig authenticates as a GitHub App installation.

@@ -97,6 +97,7 @@ func validateGitHub(p *problems, g *GitHubConfig) {
 	}
 	checkURL(p, "tools.github.base_url", g.BaseURL, false)
 	checkURL(p, "tools.github.git_url", g.GitURL, false)
+	validateGitHubActsAs(p, g)
 	if len(g.Repos) == 0 {
 		p.add("tools.github.repos", "list at least one repository (owner/name; the name may be a glob such as acme/*)")
 	}

@@ -57,7 +57,7 @@ func (s *Service) AccessToken(ctx context.Context, personID, provider string) (s
 	if tok.ExpiresAt.IsZero() || tok.ExpiresAt.Sub(s.Now()) > RefreshMargin {
 		return tok.AccessToken, nil
 	}
-	next, err := s.rotate(ctx, p, t, tok)
+	next, _, err := s.rotate(ctx, p, t, tok)
 	if errors.Is(err, oauthclient.ErrRefused) || errors.Is(err, oauthclient.ErrNoToken) {
 		return "", s.notConnected(ctx, personID, provider)
 	}
@@ -72,18 +72,23 @@ func (s *Service) AccessToken(ctx context.Context, personID, provider string) (s
 	return next.AccessToken, nil
 }
 
-// rotate refreshes tok through t's lease and compare-and-swap.
-func (s *Service) rotate(ctx context.Context, p Provider, t *Tokens, tok oauthclient.Token) (oauthclient.Token, error) {
+// rotate refreshes tok through t's lease and compare-and-swap; here
+// says whether this process refreshed it (rather than finding it
+// refreshed by another).
+func (s *Service) rotate(ctx context.Context, p Provider, t *Tokens, tok oauthclient.Token) (next oauthclient.Token, here bool, err error) {
 	if tok.RefreshToken == "" {
-		return oauthclient.Token{}, errors.New("the token expires and came without a refresh token: connect again")
+		return oauthclient.Token{}, false, errors.New("the token expires and came without a refresh token: connect again")
 	}
 	g, err := p.grant(ctx)
 	if err != nil {
-		return oauthclient.Token{}, err
+		return oauthclient.Token{}, false, err
 	}
-	return t.Rotate(ctx, tok, func(ctx context.Context, cur oauthclient.Token) (oauthclient.Token, error) {
-		return p.Client.Refresh(ctx, g, cur.RefreshToken, cur.Scope)
+	next, err = t.Rotate(ctx, tok, func(ctx context.Context, cur oauthclient.Token) (oauthclient.Token, error) {
+		got, err := p.Client.Refresh(ctx, g, cur.RefreshToken, cur.Scope)
+		here = err == nil
+		return got, err
 	})
+	return next, here && err == nil, err
 }
 
 func (s *Service) notConnected(ctx context.Context, personID, provider string) error {

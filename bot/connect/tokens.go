@@ -16,6 +16,9 @@ import (
 // refreshLease bounds how long one process holds a connection's refresh.
 const refreshLease = 30 * time.Second
 
+// errRefreshHeld: another process holds the connection's refresh lease.
+var errRefreshHeld = errors.New("another replica is refreshing this connection; try again")
+
 // Tokens is one holder's connection to a provider, kept in the store
 // (sealed there), as oauthclient.Tokens: readable by every replica, and
 // refreshed once across them (a lease on the refresh, then a
@@ -48,7 +51,8 @@ func (t *Tokens) Token(ctx context.Context) (oauthclient.Token, bool, error) {
 }
 
 func tokenOf(c store.Connection) oauthclient.Token {
-	return oauthclient.Token{AccessToken: c.AccessToken, RefreshToken: c.RefreshToken, Scope: c.Scope, ExpiresAt: c.ExpiresAt}
+	return oauthclient.Token{AccessToken: c.AccessToken, RefreshToken: c.RefreshToken, Scope: c.Scope, ExpiresAt: c.ExpiresAt,
+		RefreshExpiresAt: c.RefreshExpiresAt}
 }
 
 // Save implements oauthclient.Tokens: a new grant replaces the holder's
@@ -58,7 +62,7 @@ func (t *Tokens) Save(ctx context.Context, tok oauthclient.Token) error {
 	return t.Store.SaveConnection(ctx, store.Connection{
 		ID: t.NewID(), PersonID: t.PersonID, Provider: t.Provider,
 		AccessToken: tok.AccessToken, RefreshToken: tok.RefreshToken, Scope: tok.Scope, ExpiresAt: tok.ExpiresAt,
-		Status: store.ConnectionConnected, CreatedAt: now, UpdatedAt: now,
+		RefreshExpiresAt: tok.RefreshExpiresAt, Status: store.ConnectionConnected, CreatedAt: now, UpdatedAt: now,
 	})
 }
 
@@ -78,12 +82,38 @@ func (t *Tokens) Rotate(ctx context.Context, old oauthclient.Token, refresh func
 		return tokenOf(c), nil // another replica refreshed it
 	}
 	now := t.Now()
+	if !c.RefreshExpiresAt.IsZero() && !now.Before(c.RefreshExpiresAt) {
+		problem := fmt.Sprintf("its refresh token expired on %s: connect again", c.RefreshExpiresAt.UTC().Format("2006-01-02"))
+		changed, err := t.Store.RevokeConnection(ctx, now, c.ID, problem)
+		if err != nil {
+			return oauthclient.Token{}, fmt.Errorf("rotate: %w", err)
+		}
+		if changed {
+			t.Log.Warn("connection expired: its refresh token expired", tools.LogConnection, c.ID,
+				tools.LogProvider, t.Provider, tools.LogPerson, t.PersonID)
+		}
+		return oauthclient.Token{}, oauthclient.ErrNoToken
+	}
 	claimed, err := t.Store.ClaimConnectionRefresh(ctx, now, c.ID, now.Add(refreshLease))
 	if err != nil {
 		return oauthclient.Token{}, fmt.Errorf("rotate: %w", err)
 	}
 	if !claimed {
-		return oauthclient.Token{}, errors.New("another replica is refreshing this connection; try again")
+		return oauthclient.Token{}, errRefreshHeld
+	}
+	// Another replica may have refreshed it between the read above and
+	// the claim (its rotation released the lease): refreshing again with
+	// the used refresh token would be refused and revoke the connection.
+	if c, err = t.Store.ConnectionByID(ctx, c.ID); err != nil {
+		return oauthclient.Token{}, fmt.Errorf("rotate: %w", err)
+	}
+	if c.Status != store.ConnectionConnected || c.AccessToken == "" {
+		return oauthclient.Token{}, oauthclient.ErrNoToken
+	}
+	if c.AccessToken != old.AccessToken {
+		// Leaves the lease to lapse (refreshLease): the connection was
+		// just refreshed and needs none before then.
+		return tokenOf(c), nil
 	}
 	next, err := refresh(ctx, tokenOf(c))
 	if errors.Is(err, oauthclient.ErrRefused) {
@@ -98,7 +128,8 @@ func (t *Tokens) Rotate(ctx context.Context, old oauthclient.Token, refresh func
 		return oauthclient.Token{}, err
 	}
 	swapped, err := t.Store.RotateConnection(ctx, c.ID, c.RefreshToken, store.Connection{
-		AccessToken: next.AccessToken, RefreshToken: next.RefreshToken, Scope: next.Scope, ExpiresAt: next.ExpiresAt, UpdatedAt: t.Now(),
+		AccessToken: next.AccessToken, RefreshToken: next.RefreshToken, Scope: next.Scope, ExpiresAt: next.ExpiresAt,
+		RefreshExpiresAt: next.RefreshExpiresAt, UpdatedAt: t.Now(),
 	})
 	if err != nil {
 		return oauthclient.Token{}, fmt.Errorf("rotate: %w", err)

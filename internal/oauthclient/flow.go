@@ -51,6 +51,9 @@ type Token struct {
 	RefreshToken string
 	Scope        string    // as granted (or as requested, when the server did not say)
 	ExpiresAt    time.Time // zero: not said
+	// RefreshExpiresAt is when RefreshToken stops working (GitHub's
+	// refresh_token_expires_in); zero: not said.
+	RefreshExpiresAt time.Time
 }
 
 // Scope picks the scope to request (the MCP spec's scope selection): the
@@ -243,6 +246,8 @@ func (c *Client) token(ctx context.Context, g Grant, form url.Values, scope stri
 		RefreshToken string          `json:"refresh_token"`
 		ExpiresIn    json.RawMessage `json:"expires_in"`
 		Scope        string          `json:"scope"`
+		// GitHub App user tokens: how long the refresh token lasts.
+		RefreshExpiresIn json.RawMessage `json:"refresh_token_expires_in"`
 	}
 	if err := json.Unmarshal(raw, &out); err == nil && out.Error != "" {
 		// GitHub answers token errors with 200 and an error body.
@@ -260,6 +265,9 @@ func (c *Client) token(ctx context.Context, g Grant, form url.Values, scope stri
 	}
 	if secs, ok := seconds(out.ExpiresIn); ok && secs > 0 {
 		tok.ExpiresAt = c.now().Add(time.Duration(secs) * time.Second)
+	}
+	if secs, ok := seconds(out.RefreshExpiresIn); ok && secs > 0 && tok.RefreshToken != "" {
+		tok.RefreshExpiresAt = c.now().Add(time.Duration(secs) * time.Second)
 	}
 	return tok, nil
 }

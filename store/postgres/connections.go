@@ -14,7 +14,7 @@ import (
 var _ store.Connections = (*Store)(nil)
 
 const connectionColumns = `id, person_id, provider, account, access_token, refresh_token, scope,
-	expires_at, status, problem, service_account, created_at, updated_at`
+	expires_at, status, problem, service_account, created_at, updated_at, refresh_expires_at`
 
 // SaveConnection stores a fresh grant for (person, provider), keeping the
 // id of an earlier one and clearing its revoked state and lease.
@@ -30,15 +30,16 @@ func (s *Store) SaveConnection(ctx context.Context, c store.Connection) error {
 	}
 	_, err := s.pool.Exec(ctx,
 		`INSERT INTO connections (`+connectionColumns+`, refresh_until)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, NULL)
 		 ON CONFLICT (person_id, provider) DO UPDATE SET
 		   account = excluded.account, access_token = excluded.access_token,
 		   refresh_token = excluded.refresh_token, scope = excluded.scope,
 		   expires_at = excluded.expires_at, status = excluded.status, problem = excluded.problem,
-		   service_account = excluded.service_account, refresh_until = NULL, updated_at = excluded.updated_at`,
+		   service_account = excluded.service_account, refresh_until = NULL, updated_at = excluded.updated_at,
+		   refresh_expires_at = excluded.refresh_expires_at`,
 		c.ID, c.PersonID, c.Provider, c.Account, c.AccessToken, c.RefreshToken, c.Scope,
 		optionalTime(c.ExpiresAt), c.Status, c.Problem, c.ServiceAccount,
-		formatTime(c.CreatedAt), formatTime(c.UpdatedAt))
+		formatTime(c.CreatedAt), formatTime(c.UpdatedAt), optionalTime(c.RefreshExpiresAt))
 	if err != nil {
 		return interpretError(fmt.Sprintf("save connection %s", c.ID), err)
 	}
@@ -83,7 +84,22 @@ func (s *Store) ConnectionsOf(ctx context.Context, personID string, all bool) ([
 }
 
 func (s *Store) connections(ctx context.Context, where string, args ...any) ([]store.Connection, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM connections `+where+` ORDER BY person_id, provider`, args...)
+	return s.queryConnections(ctx, where+` ORDER BY person_id, provider`, args...)
+}
+
+// ExpiringConnections returns connected connections with a refresh token
+// whose access token expires at or before before, soonest first.
+func (s *Store) ExpiringConnections(ctx context.Context, before time.Time, limit int) ([]store.Connection, error) {
+	cs, err := s.queryConnections(ctx, `WHERE status = $1 AND expires_at IS NOT NULL AND expires_at <= $2 AND refresh_token <> ''
+		ORDER BY expires_at, id LIMIT $3`, store.ConnectionConnected, formatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list expiring connections: %w", err)
+	}
+	return cs, nil
+}
+
+func (s *Store) queryConnections(ctx context.Context, tail string, args ...any) ([]store.Connection, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+connectionColumns+` FROM connections `+tail, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -91,15 +107,18 @@ func (s *Store) connections(ctx context.Context, where string, args ...any) ([]s
 	var out []store.Connection
 	for rows.Next() {
 		var (
-			c                store.Connection
-			expires          *string
-			created, updated string
+			c                       store.Connection
+			expires, refreshExpires *string
+			created, updated        string
 		)
 		if err := rows.Scan(&c.ID, &c.PersonID, &c.Provider, &c.Account, &c.AccessToken, &c.RefreshToken, &c.Scope,
-			&expires, &c.Status, &c.Problem, &c.ServiceAccount, &created, &updated); err != nil {
+			&expires, &c.Status, &c.Problem, &c.ServiceAccount, &created, &updated, &refreshExpires); err != nil {
 			return nil, err
 		}
 		var err error
+		if c.RefreshExpiresAt, err = parseOptionalTime(refreshExpires); err != nil {
+			return nil, err
+		}
 		if c.ExpiresAt, err = parseOptionalTime(expires); err == nil {
 			if c.CreatedAt, err = parseTime(created); err == nil {
 				c.UpdatedAt, err = parseTime(updated)
@@ -139,10 +158,11 @@ func (s *Store) RotateConnection(ctx context.Context, id, oldRefresh string, nex
 	}
 	res, err := s.pool.Exec(ctx,
 		`UPDATE connections SET access_token = $1, refresh_token = $2, expires_at = $3,
-		   scope = CASE WHEN $4 = '' THEN scope ELSE $4 END, refresh_until = NULL, updated_at = $5
+		   scope = CASE WHEN $4 = '' THEN scope ELSE $4 END, refresh_until = NULL, updated_at = $5,
+		   refresh_expires_at = COALESCE($9, refresh_expires_at)
 		 WHERE id = $6 AND status = $7 AND refresh_token = $8`,
 		next.AccessToken, next.RefreshToken, optionalTime(next.ExpiresAt), next.Scope,
-		formatTime(next.UpdatedAt), id, store.ConnectionConnected, oldRefresh)
+		formatTime(next.UpdatedAt), id, store.ConnectionConnected, oldRefresh, optionalTime(next.RefreshExpiresAt))
 	if err != nil {
 		return false, fmt.Errorf("rotate connection %s: %w", id, err)
 	}

@@ -13,7 +13,7 @@ import (
 var _ store.Connections = (*Store)(nil)
 
 const connectionColumns = `id, person_id, provider, account, access_token, refresh_token, scope,
-	expires_at, status, problem, service_account, created_at, updated_at`
+	expires_at, status, problem, service_account, created_at, updated_at, refresh_expires_at`
 
 // SaveConnection stores a fresh grant for (person, provider), keeping the
 // id of an earlier one and clearing its revoked state and lease.
@@ -29,15 +29,16 @@ func (s *Store) SaveConnection(ctx context.Context, c store.Connection) error {
 	}
 	_, err := s.write.ExecContext(ctx,
 		`INSERT INTO connections (`+connectionColumns+`, refresh_until)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
 		 ON CONFLICT (person_id, provider) DO UPDATE SET
 		   account = excluded.account, access_token = excluded.access_token,
 		   refresh_token = excluded.refresh_token, scope = excluded.scope,
 		   expires_at = excluded.expires_at, status = excluded.status, problem = excluded.problem,
-		   service_account = excluded.service_account, refresh_until = '', updated_at = excluded.updated_at`,
+		   service_account = excluded.service_account, refresh_until = '', updated_at = excluded.updated_at,
+		   refresh_expires_at = excluded.refresh_expires_at`,
 		c.ID, c.PersonID, c.Provider, c.Account, c.AccessToken, c.RefreshToken, c.Scope,
 		formatOptionalTime(c.ExpiresAt), c.Status, c.Problem, c.ServiceAccount,
-		formatTime(c.CreatedAt), formatTime(c.UpdatedAt))
+		formatTime(c.CreatedAt), formatTime(c.UpdatedAt), formatOptionalTime(c.RefreshExpiresAt))
 	if err != nil {
 		return interpretError(fmt.Sprintf("save connection %s", c.ID), err)
 	}
@@ -82,7 +83,22 @@ func (s *Store) ConnectionsOf(ctx context.Context, personID string, all bool) ([
 }
 
 func (s *Store) connections(ctx context.Context, where string, args ...any) ([]store.Connection, error) {
-	rows, err := s.read.QueryContext(ctx, `SELECT `+connectionColumns+` FROM connections `+where+` ORDER BY person_id, provider`, args...)
+	return s.queryConnections(ctx, where+` ORDER BY person_id, provider`, args...)
+}
+
+// ExpiringConnections returns connected connections with a refresh token
+// whose access token expires at or before before, soonest first.
+func (s *Store) ExpiringConnections(ctx context.Context, before time.Time, limit int) ([]store.Connection, error) {
+	cs, err := s.queryConnections(ctx, `WHERE status = ? AND expires_at <> '' AND expires_at <= ? AND refresh_token <> ''
+		ORDER BY expires_at, id LIMIT ?`, store.ConnectionConnected, formatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list expiring connections: %w", err)
+	}
+	return cs, nil
+}
+
+func (s *Store) queryConnections(ctx context.Context, tail string, args ...any) ([]store.Connection, error) {
+	rows, err := s.read.QueryContext(ctx, `SELECT `+connectionColumns+` FROM connections `+tail, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -90,14 +106,17 @@ func (s *Store) connections(ctx context.Context, where string, args ...any) ([]s
 	var out []store.Connection
 	for rows.Next() {
 		var (
-			c                         store.Connection
-			expires, created, updated string
+			c                                         store.Connection
+			expires, created, updated, refreshExpires string
 		)
 		if err := rows.Scan(&c.ID, &c.PersonID, &c.Provider, &c.Account, &c.AccessToken, &c.RefreshToken, &c.Scope,
-			&expires, &c.Status, &c.Problem, &c.ServiceAccount, &created, &updated); err != nil {
+			&expires, &c.Status, &c.Problem, &c.ServiceAccount, &created, &updated, &refreshExpires); err != nil {
 			return nil, err
 		}
 		var err error
+		if c.RefreshExpiresAt, err = parseOptionalTime(refreshExpires); err != nil {
+			return nil, err
+		}
 		if c.ExpiresAt, err = parseOptionalTime(expires); err == nil {
 			if c.CreatedAt, err = parseTime(created); err == nil {
 				c.UpdatedAt, err = parseTime(updated)
@@ -140,10 +159,12 @@ func (s *Store) RotateConnection(ctx context.Context, id, oldRefresh string, nex
 	}
 	res, err := s.write.ExecContext(ctx,
 		`UPDATE connections SET access_token = ?, refresh_token = ?, expires_at = ?,
-		   scope = CASE WHEN ? = '' THEN scope ELSE ? END, refresh_until = '', updated_at = ?
+		   scope = CASE WHEN ? = '' THEN scope ELSE ? END, refresh_until = '', updated_at = ?,
+		   refresh_expires_at = CASE WHEN ? = '' THEN refresh_expires_at ELSE ? END
 		 WHERE id = ? AND status = ? AND refresh_token = ?`,
 		next.AccessToken, next.RefreshToken, formatOptionalTime(next.ExpiresAt), next.Scope, next.Scope,
-		formatTime(next.UpdatedAt), id, store.ConnectionConnected, oldRefresh)
+		formatTime(next.UpdatedAt), formatOptionalTime(next.RefreshExpiresAt), formatOptionalTime(next.RefreshExpiresAt),
+		id, store.ConnectionConnected, oldRefresh)
 	if err != nil {
 		return false, fmt.Errorf("rotate connection %s: %w", id, err)
 	}

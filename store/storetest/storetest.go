@@ -107,6 +107,7 @@ func Run(t *testing.T, newDB NewDB) {
 
 		{"People", testPeople},
 		{"Connections", testConnections},
+		{"ExpiringConnections", testExpiringConnections},
 		{"ConnectionRefreshLease", testConnectionRefreshLease},
 		{"OAuthClientsAndConnectFlows", testOAuthClientsAndConnectFlows},
 		{"SecretsSealed", testSecretsSealed},

@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -55,8 +56,13 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	var tok string
 	if req.URL.Host == t.host {
+		// A call acting as a person carries their user token (actas.go).
+		tok = userToken(ctx)
 		var err error
-		if tok, err = t.src.token(ctx); err != nil {
+		if tok == "" {
+			tok, err = t.src.token(ctx)
+		}
+		if err != nil {
 			if req.Body != nil {
 				req.Body.Close()
 			}
@@ -207,13 +213,32 @@ func (a *appTokens) jwt(now time.Time) (string, error) {
 // scrubber keeps: older ones have expired, and a result cannot hold them.
 const maxDynamic = 16
 
-// secrets is the family's scrubber: the configured token and the secrets
-// minted since.
+// maxUsers is how many people's user tokens the scrubber keeps, apart
+// from the minted ones so that many people cannot push the App's current
+// token out.
+const maxUsers = 64
+
+// secrets is the family's scrubber: the configured token, the secrets
+// minted since and the user tokens calls acted with.
 type secrets struct {
 	mu      sync.Mutex
 	static  []string
 	dynamic []string
+	users   []string
 	s       *tools.Scrubber
+}
+
+func (s *secrets) addUser(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if slices.Contains(s.users, v) {
+		return
+	}
+	s.users = append(s.users, v)
+	if len(s.users) > maxUsers {
+		s.users = s.users[len(s.users)-maxUsers:]
+	}
+	s.rebuild()
 }
 
 func (s *secrets) addStatic(v string) {
@@ -234,7 +259,8 @@ func (s *secrets) addDynamic(v string) {
 }
 
 func (s *secrets) rebuild() {
-	s.s = tools.NewScrubber(append(append([]string(nil), s.static...), s.dynamic...)...)
+	all := append(append([]string(nil), s.static...), s.dynamic...)
+	s.s = tools.NewScrubber(append(all, s.users...)...)
 }
 
 func (s *secrets) scrubber() *tools.Scrubber {

@@ -56,6 +56,13 @@ type Config struct {
 	// Workspace returns the host directory of a session's sandbox
 	// workspace (its /workspace); nil leaves github_propose_change out.
 	Workspace func(sessionID string) string
+	// ActsAs says whose credential each tool uses: tool name (or
+	// ActsAsDefault, for every tool not named) -> tools.ActsAsApp (the
+	// default), ActsAsRequester or ActsAsApprover. Tools acting as a
+	// person need UserTokens (actas.go).
+	ActsAs     map[string]string
+	UserTokens UserTokens
+
 	// GitURL is the root of the git host's smart HTTP URLs
 	// (GitURL/owner/name.git); empty means https://github.com, or the
 	// scheme and host of BaseURL for GitHub Enterprise Server.
@@ -97,7 +104,14 @@ func Tools(cfg Config) ([]tools.Definition, error) {
 	if c.workspace != nil {
 		defs = append(defs, c.proposeTool())
 	}
+	modes, err := actsAsModes(cfg.ActsAs, defs, cfg.UserTokens)
+	if err != nil {
+		return nil, err
+	}
 	for i, d := range defs {
+		if mode, ok := modes[d.Name]; ok {
+			d = c.actingAs(d, mode, cfg.UserTokens)
+		}
 		if strings.Contains(string(d.Input), `"repo":`) {
 			// GitHub compares owners and repository names ignoring
 			// case; so do the approval policies on $.repo.
@@ -154,6 +168,9 @@ func (c *client) scrubError(err error) error {
 		return nil
 	}
 	s := c.secrets.scrubber()
+	if _, ok := tools.AsConnectionRequired(err); ok {
+		return err // names a person and a provider, never a secret
+	}
 	var te *tools.Error
 	if errors.As(err, &te) {
 		return &tools.Error{Message: s.String(te.Message), UnknownOutcome: te.UnknownOutcome}
