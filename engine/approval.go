@@ -42,6 +42,10 @@ type Approval struct {
 	DecisionID string    `json:"decision_id,omitempty"`
 	DecidedBy  string    `json:"decided_by,omitempty"`
 	DecidedAt  time.Time `json:"decided_at,omitzero"`
+	// DecidedSurface is where DecidedBy is an identity (engine.Surface*:
+	// an API vote on a Slack session is an "api" identity), so the apply
+	// acts as the person who decided, whichever surface they used.
+	DecidedSurface string `json:"decided_surface,omitempty"`
 	// Output is apply's result; Error its failure.
 	Output    json.RawMessage `json:"output,omitempty"`
 	Error     string          `json:"error,omitempty"`

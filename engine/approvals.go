@@ -116,7 +116,8 @@ func alreadyDecided(a Approval) error {
 	}
 }
 
-// authorize is the one rule of who may decide a, for every way in (API,
+// authorize is the one rule of who may decide a (it returns the person
+// d.By is linked to and the surface d.By is an identity on), for every way in (API,
 // console, Slack cards, the Home tab, Linear): the agent's approvers when
 // configured, else the person who started the session; an API key holder
 // (who decides under the key's name) may decide for sessions started
@@ -125,28 +126,29 @@ func alreadyDecided(a Approval) error {
 // identity: the person the session was started by, and the API key that
 // started it (a key with act_for that started a session for alice cannot
 // approve it for bob).
-func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) (string, error) {
+func (e *Engine) authorize(ctx context.Context, a Approval, d Decision) (person, surface string, err error) {
 	s, err := e.store.Session(ctx, a.SessionID)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	person := e.personOf(ctx, deciderSurface(d, s), d.By)
+	surface = deciderSurface(d, s)
+	person = e.personOf(ctx, surface, d.By)
 	if err := e.mayDecide(ctx, a, s, d, person); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if !d.Approve || !a.ForbidSelf {
-		return person, nil
+		return person, surface, nil
 	}
 	if a.RequestedBy != "" && d.By == a.RequestedBy {
-		return "", Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
+		return "", "", Errorf(CodeForbidden, "%s may not approve their own request: policy %q needs someone else", d.By, a.Policy)
 	}
 	if person != "" && person == e.requesterPerson(ctx, s) {
-		return "", Errorf(CodeForbidden, "%s is %s%s, who asked for this: policy %q needs someone else", d.By, PersonPrefix, person, a.Policy)
+		return "", "", Errorf(CodeForbidden, "%s is %s%s, who asked for this: policy %q needs someone else", d.By, PersonPrefix, person, a.Policy)
 	}
 	if d.Key != "" && d.Key == s.StartedKey {
-		return "", Errorf(CodeForbidden, "the API key %s started this session, so it may not approve its own request, whoever it names: policy %q needs someone else", d.Key, a.Policy)
+		return "", "", Errorf(CodeForbidden, "the API key %s started this session, so it may not approve its own request, whoever it names: policy %q needs someone else", d.Key, a.Policy)
 	}
-	return person, nil
+	return person, surface, nil
 }
 
 // mayDecide says whether d.By (linked to person, "" for nobody) is
@@ -196,7 +198,7 @@ func (e *Engine) Retry(ctx context.Context, approvalID string, d Decision) (Appr
 	if err != nil {
 		return Approval{}, err
 	}
-	if _, err := e.authorize(ctx, a, d); err != nil {
+	if _, _, err := e.authorize(ctx, a, d); err != nil {
 		return Approval{}, err
 	}
 	evs, err := e.events("", ApprovalRetried{ApprovalID: a.ID, By: d.By, DecisionID: a.DecisionID, Attempt: a.Attempts + 1})

@@ -29,7 +29,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 	if err != nil {
 		return Approval{}, err
 	}
-	person, err := e.authorize(ctx, a, d)
+	person, surface, err := e.authorize(ctx, a, d)
 	if err != nil {
 		return Approval{}, err
 	}
@@ -59,6 +59,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 			}
 			if !d.Approve {
 				a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt, a.Comment = ApprovalDenied, decisionID, d.By, now, comment
+				a.DecidedSurface = surface
 				return nil
 			}
 			if a.VotedBy(d.By) {
@@ -80,6 +81,7 @@ func (e *Engine) Decide(ctx context.Context, approvalID string, d Decision) (App
 				}
 			}
 			a.Status, a.DecisionID, a.DecidedBy, a.DecidedAt, a.Comment = ApprovalApplying, decisionID, d.By, now, comment
+			a.DecidedSurface = surface
 			a.Attempts = 1
 			return nil
 		},
@@ -151,7 +153,7 @@ func (e *Engine) MayDecide(ctx context.Context, approvalID string, d Decision) e
 	if err != nil {
 		return err
 	}
-	_, err = e.authorize(ctx, a, d)
+	_, _, err = e.authorize(ctx, a, d)
 	return err
 }
 
@@ -159,6 +161,6 @@ func (e *Engine) MayDecide(ctx context.Context, approvalID string, d Decision) e
 // (the Slack Home tab) that show people what they may decide without a
 // read per approval.
 func (e *Engine) MayDecideApproval(ctx context.Context, a Approval, by string) error {
-	_, err := e.authorize(ctx, a, Decision{By: by})
+	_, _, err := e.authorize(ctx, a, Decision{By: by})
 	return err
 }

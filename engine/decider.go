@@ -80,7 +80,7 @@ func (e *Engine) DecidableApprovals(ctx context.Context, by string, viaAPI bool,
 		}
 		ok := e.MayDecideApproval(ctx, a, by) == nil
 		if !ok && viaAPI {
-			_, err := e.authorize(ctx, a, Decision{By: by, ViaAPI: true})
+			_, _, err := e.authorize(ctx, a, Decision{By: by, ViaAPI: true})
 			ok = err == nil
 		}
 		if ok {

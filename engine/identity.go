@@ -22,8 +22,9 @@ func requesterOf(s Session, author string) tools.Identity {
 
 // applyIdentities are an approval's requester (the person the session
 // talks to) and the person whose vote decided it (none when a policy
-// did). Votes are recorded by their platform id, so both are read on the
-// session's surface.
+// did). The requester is read on the session's surface; the decider on
+// the surface their decision came from (an API vote on a Slack session
+// is an API identity), recorded on the approval.
 func (e *Engine) applyIdentities(ctx context.Context, a Approval) (requester, approver tools.Identity) {
 	s, err := e.store.Session(ctx, a.SessionID)
 	if err != nil {
@@ -31,7 +32,11 @@ func (e *Engine) applyIdentities(ctx context.Context, a Approval) (requester, ap
 	}
 	requester = requesterOf(s, a.RequestedBy)
 	if a.DecidedBy != "" && !a.ByPolicy() && s.Origin != OriginSchedule {
-		approver = tools.Identity{Surface: string(s.Origin), ExternalID: a.DecidedBy}
+		surface := a.DecidedSurface
+		if surface == "" {
+			surface = string(s.Origin) // decided before the surface was recorded
+		}
+		approver = tools.Identity{Surface: surface, ExternalID: a.DecidedBy}
 	}
 	return requester, approver
 }

@@ -262,6 +262,7 @@ type deployTool struct {
 	applies   atomic.Int64
 	decisions sync.Map // decision id -> count
 	applyFunc func(ctx context.Context, d tools.Decision) (json.RawMessage, error)
+	approver  atomic.Value // tools.Identity of the last apply's decider
 }
 
 func (d *deployTool) def() tools.Definition {
@@ -275,6 +276,7 @@ func (d *deployTool) def() tools.Definition {
 		},
 		Apply: func(ctx context.Context, c tools.Call, dec tools.Decision) (json.RawMessage, error) {
 			d.applies.Add(1)
+			d.approver.Store(c.Approver)
 			n, _ := d.decisions.LoadOrStore(dec.ID, new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
 			if d.applyFunc != nil {

@@ -8,6 +8,7 @@ import (
 
 	"brain/engine"
 	"brain/engine/policy"
+	"brain/tools"
 )
 
 // linkedPeople is an engine.People over a fixed table "surface:id" ->
@@ -123,3 +124,21 @@ func TestEngine_StarterOnAnotherSurfaceDecidesWithoutApprovers(t *testing.T) {
 }
 
 var errForbidden = &engine.Error{Code: engine.CodeForbidden}
+
+// The apply acts as the person who decided, on the surface they decided
+// from: bob's Slack click on a session started through the API is his
+// Slack identity, kept on the approval across the apply (and a restart).
+func TestEngine_ApplyApproverIsTheDecidersSurface(t *testing.T) {
+	d := &deployTool{}
+	h := newHarness(t, withTools(d.def()), withPeople(team), withApprovers("person:bob"))
+	ctx := context.Background()
+	a := propose(t, h, h.session()) // an API session
+	got, err := h.eng.Decide(ctx, a.ID, engine.Decision{Approve: true, By: "U_BOB", Surface: engine.SurfaceSlack})
+	if err != nil || got.DecidedSurface != engine.SurfaceSlack {
+		t.Fatalf("bob on Slack: %v %+v", err, got)
+	}
+	waitApproval(t, h, a.ID, engine.ApprovalApplied)
+	if who, _ := d.approver.Load().(tools.Identity); who != (tools.Identity{Surface: "slack", ExternalID: "U_BOB"}) {
+		t.Fatalf("apply acted as %+v, want slack:U_BOB", who)
+	}
+}

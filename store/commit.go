@@ -138,6 +138,7 @@ func ApplyApproval(c engine.ApprovalCommit, cur engine.Approval) (engine.Approva
 		next.DecisionID = upd.DecisionID
 		next.DecidedBy = upd.DecidedBy
 		next.DecidedAt = upd.DecidedAt
+		next.DecidedSurface = upd.DecidedSurface
 		next.Output = upd.Output
 		next.Error = upd.Error
 		next.Attempts = upd.Attempts

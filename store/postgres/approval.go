@@ -18,7 +18,7 @@ import (
 const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, card, requested_by,
 	status, decision_id, decided_by, decided_at, output, error, attempts,
 	created_at, expires_at, updated_at,
-	policy, required, forbid_self, votes, comment, reminded_at, message_id`
+	policy, required, forbid_self, votes, comment, reminded_at, message_id, decided_surface`
 
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
@@ -101,11 +101,11 @@ func commitApprovalTx(ctx context.Context, tx pgx.Tx, c engine.ApprovalCommit) (
 	now := c.Now.UTC()
 	if _, err := tx.Exec(ctx, `UPDATE approvals SET status = $1, decision_id = $2, decided_by = $3,
 			decided_at = $4, output = $5, error = $6, attempts = $7, updated_at = $8,
-			votes = $9, comment = $10, reminded_at = $11
-		WHERE id = $12`,
+			votes = $9, comment = $10, reminded_at = $11, decided_surface = $12
+		WHERE id = $13`,
 		string(next.Status), next.DecisionID, next.DecidedBy, optionalTime(next.DecidedAt),
 		nullJSON(next.Output), next.Error, next.Attempts, formatTime(now),
-		string(votes), next.Comment, optionalTime(next.RemindedAt), c.ID); err != nil {
+		string(votes), next.Comment, optionalTime(next.RemindedAt), next.DecidedSurface, c.ID); err != nil {
 		return engine.Approval{}, nil, fmt.Errorf("update approval: %w", err)
 	}
 
@@ -164,11 +164,11 @@ func insertApproval(ctx context.Context, tx pgx.Tx, sessionID string, now time.T
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO approvals (`+approvalColumns+`)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			$20, $21, $22, $23, $24, $25, $26)`,
+			$20, $21, $22, $23, $24, $25, $26, $27)`,
 		a.ID, a.SessionID, a.TurnID, a.CallID, a.Tool, a.Agent, objectJSON(a.Input), string(card), a.RequestedBy,
 		string(a.Status), a.DecisionID, a.DecidedBy, optionalTime(a.DecidedAt), nullJSON(a.Output), a.Error, a.Attempts,
 		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt),
-		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, optionalTime(a.RemindedAt), a.MessageID)
+		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, optionalTime(a.RemindedAt), a.MessageID, a.DecidedSurface)
 	if isConstraint(err) {
 		return engine.Errorf(engine.CodeConflict, "approval %s already exists", a.ID)
 	}
@@ -203,7 +203,7 @@ func scanApproval(r pgx.Row) (engine.Approval, error) {
 	err := r.Scan(&a.ID, &a.SessionID, &a.TurnID, &a.CallID, &a.Tool, &a.Agent, &input, &card, &a.RequestedBy,
 		&status, &a.DecisionID, &a.DecidedBy, &decided, &output, &a.Error, &a.Attempts,
 		&created, &expires, &updated,
-		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded, &a.MessageID)
+		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded, &a.MessageID, &a.DecidedSurface)
 	if err != nil {
 		return engine.Approval{}, err
 	}

@@ -17,7 +17,7 @@ import (
 const approvalColumns = `id, session_id, turn_id, call_id, tool, agent, input, card, requested_by,
 	status, decision_id, decided_by, decided_at, output, error, attempts,
 	created_at, expires_at, updated_at,
-	policy, required, forbid_self, votes, comment, reminded_at, message_id`
+	policy, required, forbid_self, votes, comment, reminded_at, message_id, decided_surface`
 
 // Approval returns one approval, or an error matching engine.ErrNotFound.
 func (s *Store) Approval(ctx context.Context, id string) (engine.Approval, error) {
@@ -97,11 +97,11 @@ func commitApprovalTx(ctx context.Context, tx *sql.Tx, c engine.ApprovalCommit) 
 	now := c.Now.UTC()
 	if _, err := tx.ExecContext(ctx, `UPDATE approvals SET status = ?, decision_id = ?, decided_by = ?,
 			decided_at = ?, output = ?, error = ?, attempts = ?, updated_at = ?,
-			votes = ?, comment = ?, reminded_at = ?
+			votes = ?, comment = ?, reminded_at = ?, decided_surface = ?
 		WHERE id = ?`,
 		string(next.Status), next.DecisionID, next.DecidedBy, formatOptionalTime(next.DecidedAt),
 		nullJSON(next.Output), next.Error, next.Attempts, formatTime(now),
-		string(votes), next.Comment, formatOptionalTime(next.RemindedAt), c.ID); err != nil {
+		string(votes), next.Comment, formatOptionalTime(next.RemindedAt), next.DecidedSurface, c.ID); err != nil {
 		return engine.Approval{}, nil, fmt.Errorf("update approval: %w", err)
 	}
 
@@ -157,11 +157,11 @@ func insertApproval(ctx context.Context, tx *sql.Tx, sessionID string, now time.
 		return fmt.Errorf("insert approval %s: votes: %w", a.ID, err)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO approvals (`+approvalColumns+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.SessionID, a.TurnID, a.CallID, a.Tool, a.Agent, objectJSON(a.Input), string(card), a.RequestedBy,
 		string(a.Status), a.DecisionID, a.DecidedBy, formatOptionalTime(a.DecidedAt), nullJSON(a.Output), a.Error, a.Attempts,
 		formatTime(a.CreatedAt), formatTime(a.ExpiresAt), formatTime(a.UpdatedAt),
-		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, formatOptionalTime(a.RemindedAt), a.MessageID)
+		a.Policy, a.Required, a.ForbidSelf, string(votes), a.Comment, formatOptionalTime(a.RemindedAt), a.MessageID, a.DecidedSurface)
 	if isConstraint(err) {
 		return engine.Errorf(engine.CodeConflict, "approval %s already exists", a.ID)
 	}
@@ -195,7 +195,7 @@ func scanApproval(r scanner) (engine.Approval, error) {
 	err := r.Scan(&a.ID, &a.SessionID, &a.TurnID, &a.CallID, &a.Tool, &a.Agent, &input, &card, &a.RequestedBy,
 		&status, &a.DecisionID, &a.DecidedBy, &decided, &output, &a.Error, &a.Attempts,
 		&created, &expires, &updated,
-		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded, &a.MessageID)
+		&a.Policy, &a.Required, &a.ForbidSelf, &votes, &a.Comment, &reminded, &a.MessageID, &a.DecidedSurface)
 	if err != nil {
 		return engine.Approval{}, err
 	}

@@ -50,6 +50,7 @@ func testCommitApproval(t *testing.T, open func() store.Store) {
 			if err := decide("U999", decidedAt)(a); err != nil {
 				return err
 			}
+			a.DecidedSurface = "api"
 			a.Output = json.RawMessage(`{"issue":"ENG-42"}`)
 			a.Error = "retried once"
 			a.Attempts = 1
@@ -69,7 +70,7 @@ func testCommitApproval(t *testing.T, open func() store.Store) {
 
 	want := before
 	want.Status = engine.ApprovalApproved
-	want.DecisionID, want.DecidedBy, want.DecidedAt = "dec-U999", "U999", now.UTC()
+	want.DecisionID, want.DecidedBy, want.DecidedAt, want.DecidedSurface = "dec-U999", "U999", now.UTC(), "api"
 	want.Output, want.Error, want.Attempts = json.RawMessage(`{"issue":"ENG-42"}`), "retried once", 1
 	want.UpdatedAt = now.UTC()
 	if !reflect.DeepEqual(got, want) {
