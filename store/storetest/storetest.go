@@ -102,6 +102,8 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
 		{"LinearParkedInbound", testLinearParkedInbound},
 
+		{"CodeChannels", testCodeChannels},
+
 		{"People", testPeople},
 		{"Connections", testConnections},
 		{"ConnectionRefreshLease", testConnectionRefreshLease},
