@@ -99,6 +99,7 @@ type Server struct {
 	agents      map[threadKey]string   // agents.sessions.setStatus
 	titles      map[threadKey]string   // assistant.threads.setTitle
 	prompts     map[threadKey][]Prompt // assistant.threads.setSuggestedPrompts
+	code        codeChannels           // agents.conversations.*: codechannel.go
 	fakeContent                        // users, files, groups, views: content.go
 }
 
