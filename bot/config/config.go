@@ -139,6 +139,17 @@ type SlackConfig struct {
 	ThreadContext SlackThreadContext `yaml:"thread_context"`
 	// Files bounds the files shared in sessions' threads.
 	Files SlackFiles `yaml:"files"`
+	// CodeChannels moves a session that starts a coding task into a
+	// Slack code channel (docs/slack.md#code-channels).
+	CodeChannels SlackCodeChannels `yaml:"code_channels"`
+}
+
+// SlackCodeChannels is slack.code_channels.
+type SlackCodeChannels struct {
+	Enabled bool `yaml:"enabled"` // default false
+	// Archive archives the channel at the end of the turn that opened the
+	// session's pull request. Default true; see ArchivesCodeChannels.
+	Archive *bool `yaml:"archive"`
 }
 
 // SlackThreadContext is slack.thread_context: the newest earlier messages

@@ -113,11 +113,16 @@ func (p *Poster) SetDiffView(ctx context.Context, channel, diff, base, head stri
 }
 
 // ArchiveCodeChannel archives the channel once its session finished;
-// one already archived is not an error.
-func (p *Poster) ArchiveCodeChannel(ctx context.Context, channel string) error {
+// summaryTS ("" none) is a message of the channel Slack shares back as a
+// reply on the origin message. One already archived is not an error.
+func (p *Poster) ArchiveCodeChannel(ctx context.Context, channel, summaryTS string) error {
+	var opts []slack.ArchiveAgentConversationOption
+	if summaryTS != "" {
+		opts = append(opts, slack.ArchiveAgentConversationOptionSummaryMessageTimestamp(summaryTS))
+	}
 	err := p.do(ctx, channel, func(ctx context.Context) error {
 		return p.call(ctx, channel, func(ctx context.Context) error {
-			return p.api.ArchiveAgentConversationContext(ctx, channel)
+			return p.api.ArchiveAgentConversationContext(ctx, channel, opts...)
 		})
 	})
 	var se slack.SlackErrorResponse
@@ -128,6 +133,13 @@ func (p *Poster) ArchiveCodeChannel(ctx context.Context, channel string) error {
 		return fmt.Errorf("archive code channel: %w", err)
 	}
 	return nil
+}
+
+// IsArchived reports whether err is Slack refusing a write because the
+// channel is archived.
+func IsArchived(err error) bool {
+	var se slack.SlackErrorResponse
+	return errors.As(err, &se) && (se.Err == "is_archived" || se.Err == "channel_is_archived" || se.Err == "already_archived")
 }
 
 // CodeChannelsRefused reports whether err is Slack refusing code channels

@@ -64,7 +64,7 @@ func TestCodeChannel_Calls(t *testing.T) {
 		t.Errorf("status = %q, want %q", got, AgentProcessing)
 	}
 	for range 2 {
-		if err := p.ArchiveCodeChannel(ctx, id); err != nil {
+		if err := p.ArchiveCodeChannel(ctx, id, ""); err != nil {
 			t.Fatalf("ArchiveCodeChannel: %v", err)
 		}
 	}
