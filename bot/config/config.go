@@ -144,14 +144,6 @@ type SlackConfig struct {
 	CodeChannels SlackCodeChannels `yaml:"code_channels"`
 }
 
-// SlackCodeChannels is slack.code_channels.
-type SlackCodeChannels struct {
-	Enabled bool `yaml:"enabled"` // default false
-	// Archive archives the channel at the end of the turn that opened the
-	// session's pull request. Default true; see ArchivesCodeChannels.
-	Archive *bool `yaml:"archive"`
-}
-
 // SlackThreadContext is slack.thread_context: the newest earlier messages
 // are kept, up to both bounds.
 type SlackThreadContext struct {

@@ -227,11 +227,6 @@ func (s *SlackConfig) RepliesWithoutMention() bool {
 	return s.ReplyWithoutMention == nil || *s.ReplyWithoutMention
 }
 
-// ArchivesCodeChannels reports code_channels.archive (default true).
-func (s *SlackConfig) ArchivesCodeChannels() bool {
-	return s.CodeChannels.Archive == nil || *s.CodeChannels.Archive
-}
-
 // IsEnabled reports enabled (default true).
 func (s *ScheduleConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
 

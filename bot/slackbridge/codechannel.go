@@ -48,7 +48,7 @@ const codeOpening = "opening"
 
 // reClone finds a git clone in a shell command and the repository it
 // clones: an https URL, or host:owner/name.
-var reClone = regexp.MustCompile(`\bgit\s+(?:-\S+\s+)*clone\b(?:\s+-\S+)*\s+(?:https?://(?:[^@/\s]+@)?([A-Za-z0-9.-]+)/|git@([A-Za-z0-9.-]+):)([\w.-]+)/([\w.-]+?)(?:\.git)?(?:[\s/;&|]|$)`)
+var reClone = regexp.MustCompile(`\bgit\s[^;&|\n]*?\bclone\s[^;&|\n]*?(?:https?://(?:[^@/\s]+@)?([A-Za-z0-9.-]+)/|git@([A-Za-z0-9.-]+):)([\w.-]+)/([\w.-]+?)(?:\.git)?(?:[\s/;&|]|$)`)
 
 // codeChannels routes Slack sessions that moved to a code channel.
 type codeChannels struct {
