@@ -78,7 +78,6 @@ type Bridge struct {
 	reader   *slack.Reader
 	files    *filestore.Store // nil: shared files are named, not kept
 	live     *slack.Live
-	code     *codeChannels // sessions that moved to a Slack code channel
 	pins     *bridge.Pins // the session delivery leases, shared by the deliverer and live replies
 	router   bridge.Router
 	// prompts are offered in new assistant threads (the agent's
@@ -105,6 +104,8 @@ type Bridge struct {
 	life startstop.Lifecycle
 	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
 	observeDelivery func(time.Duration, error)
+	// code routes the sessions that moved to a Slack code channel.
+	code *codeChannels
 }
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
