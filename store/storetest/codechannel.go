@@ -76,3 +76,26 @@ func testCodeChannels(t *testing.T, open func() store.Store) {
 		t.Errorf("no session: err = %v, want ErrInvalid", err)
 	}
 }
+
+// testCodeChannelsPruned: retention takes a pruned session's code channel
+// with it, so its channel no longer routes; a kept session's stays.
+func testCodeChannelsPruned(t *testing.T, open func() store.Store) {
+	ctx := context.Background()
+	st := open()
+	retentionFixture(t, st, map[string]time.Time{"old": T0, "new": T0.Add(48 * time.Hour)}, 1)
+	for i, id := range []string{"old", "new"} {
+		c := store.CodeChannel{SessionID: id, Team: "T", Channel: "C" + string(rune('1'+i)), Origin: "slack:T:C:" + id, State: store.CodeChannelOpen}
+		if err := st.SetCodeChannel(ctx, T0, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.PruneSessions(ctx, T0.Add(24*time.Hour), 100); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := st.CodeChannelAt(ctx, "T", "C1"); ok || err != nil {
+		t.Errorf("the pruned session's channel = %v, %v; want gone", ok, err)
+	}
+	if c, ok, err := st.CodeChannel(ctx, "new"); !ok || err != nil || c.Channel != "C2" {
+		t.Errorf("the kept session's channel = %+v, %v, %v", c, ok, err)
+	}
+}

@@ -103,6 +103,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LinearParkedInbound", testLinearParkedInbound},
 
 		{"CodeChannels", testCodeChannels},
+		{"CodeChannelsPruned", testCodeChannelsPruned},
 
 		{"People", testPeople},
 		{"Connections", testConnections},
