@@ -7,6 +7,9 @@ import (
 
 // Code channel states: where a Slack session lives once it started coding.
 const (
+	// CodeChannelOpening: Slack made the channel; its link is not yet
+	// posted in the thread the session started in.
+	CodeChannelOpening = "opening"
 	// CodeChannelOpen: the session lives in its code channel (Channel).
 	CodeChannelOpen = "open"
 	// CodeChannelUnavailable: the workspace refused code channels; the

@@ -42,10 +42,6 @@ const (
 	toolPropose = "github_propose_change"
 )
 
-// codeOpening is the state of a channel created whose link is not yet in
-// the thread (store.CodeChannel.State).
-const codeOpening = "opening"
-
 // reClone finds a git clone in a shell command and the repository it
 // clones: an https URL, or host:owner/name.
 var reClone = regexp.MustCompile(`\bgit\s[^;&|\n]*?\bclone\s[^;&|\n]*?(?:https?://(?:[^@/\s]+@)?([A-Za-z0-9.-]+)/|git@([A-Za-z0-9.-]+):)([\w.-]+)/([\w.-]+?)(?:\.git)?(?:[\s/;&|]|$)`)
@@ -114,7 +110,7 @@ func (c *codeChannels) Render(ctx context.Context, s engine.Session, ev engine.E
 		c.opened[s.ID] = ev.TurnID
 		c.mu.Unlock()
 	}
-	if cc.State == codeOpening {
+	if cc.State == store.CodeChannelOpening {
 		if cc, err = c.link(ctx, cc); err != nil {
 			return err
 		}
@@ -171,7 +167,7 @@ func (c *codeChannels) open(ctx context.Context, s engine.Session, name string) 
 	case err != nil:
 		return cc, err // delivered again; the same session id finds the same channel
 	}
-	cc.Channel, cc.State, cc.Context = id, codeOpening, "{}"
+	cc.Channel, cc.State, cc.Context = id, store.CodeChannelOpening, "{}"
 	if err := c.b.store.SetCodeChannel(ctx, c.b.now(), cc); err != nil {
 		return cc, err
 	}
