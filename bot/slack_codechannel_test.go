@@ -230,3 +230,29 @@ func cloneIntoSlack(sa *slackApp, git *gittest.Server) error {
 	}
 	return nil
 }
+
+// TestSlack_CodeChannelArchivedByAPerson: a channel someone archived in
+// Slack refuses posts (is_archived); the session goes back to its thread
+// with the reply that found it archived, instead of retrying for ever.
+func TestSlack_CodeChannelArchivedByAPerson(t *testing.T) {
+	if os.Getenv("BRAIN_SKIP_BWRAP") == "1" {
+		t.Skip("BRAIN_SKIP_BWRAP=1")
+	}
+	sa := newSlackAppConfig(t, "anthropic", "    tools: [sandbox_exec]\n",
+		"  code_channels: {enabled: true}\n", "{ttl: 1h}", "tools:\n  sandbox_exec: {timeout_seconds: 60}\n")
+	sa.fake.Push(
+		fakemodel.ToolCalls(fakemodel.Call{Name: "sandbox_exec", Input: `{"command":"echo would run: git clone https://github.com/acme/widgets.git"}`}),
+		fakemodel.Text("Looked at it."),
+		fakemodel.Text("Back in the thread."),
+	)
+	ts := sa.message("Ev1", "app_mention", "U1", "<@"+slackfake.BotUserID+"> look at widgets", "")
+	s := sa.session(ts)
+	cc := waitCodeChannel(t, sa, s.ID, store.CodeChannelOpen)
+	waitChannel(t, sa, cc.Channel, "Looked at it.")
+	if !sa.slack.ArchiveCodeChannel(cc.Channel) {
+		t.Fatal("no such code channel in the fake")
+	}
+	sa.message("Ev2", "app_mention", "U1", "<@"+slackfake.BotUserID+"> and now?", ts)
+	sa.waitThread(ts, "Back in the thread.")
+	waitCodeChannel(t, sa, s.ID, store.CodeChannelArchived)
+}

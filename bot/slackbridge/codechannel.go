@@ -119,7 +119,18 @@ func (c *codeChannels) Render(ctx context.Context, s engine.Session, ev engine.E
 		// Refused, or archived: the session is back in its thread.
 		return c.b.renderer.Render(ctx, s, ev)
 	}
-	return c.render(ctx, s, cc, ev, payload)
+	err = c.render(ctx, s, cc, ev, payload)
+	if !slack.IsArchived(err) {
+		return err
+	}
+	// Someone archived the channel: the session goes back to its thread,
+	// with this event.
+	c.b.log.Info("slack code channel archived in Slack; the session is back in its thread", tools.LogSession, s.ID, tools.LogSlackChan, cc.Channel)
+	cc.State = store.CodeChannelArchived
+	if err := c.b.store.SetCodeChannel(ctx, c.b.now(), cc); err != nil {
+		return err
+	}
+	return c.b.renderer.Render(ctx, s, ev)
 }
 
 // startsCoding reports whether call starts a coding task, and a name for

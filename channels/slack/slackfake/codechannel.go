@@ -75,6 +75,18 @@ func (s *Server) CodeChannel(id string) (CodeChannel, bool) {
 	return out, true
 }
 
+// ArchiveCodeChannel archives a code channel as a person would in
+// Slack: posting there is refused (is_archived) from then on.
+func (s *Server) ArchiveCodeChannel(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.code.byID[id]
+	if ok {
+		c.Archived = true
+	}
+	return ok
+}
+
 func (s *Server) codeChannelLocked(method string, p url.Values) map[string]any {
 	if s.code.byID == nil {
 		s.code = codeChannels{byID: map[string]*CodeChannel{}, bySession: map[string]string{}}

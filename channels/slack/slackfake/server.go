@@ -338,6 +338,9 @@ func (s *Server) postLocked(p url.Values) map[string]any {
 	if channel == "" {
 		return apiError("channel_not_found")
 	}
+	if c, ok := s.code.byID[channel]; ok && c.Archived {
+		return apiError("is_archived")
+	}
 	blocks, code := content(p)
 	if code != "" {
 		return apiError(code)
