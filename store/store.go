@@ -39,6 +39,7 @@ type Store interface {
 	Inbox
 	Runs
 	ChannelState
+	CodeChannels
 	LinearTokens
 	People
 	Connections

@@ -139,6 +139,9 @@ type SlackConfig struct {
 	ThreadContext SlackThreadContext `yaml:"thread_context"`
 	// Files bounds the files shared in sessions' threads.
 	Files SlackFiles `yaml:"files"`
+	// CodeChannels moves a session that starts a coding task into a
+	// Slack code channel (docs/slack.md#code-channels).
+	CodeChannels SlackCodeChannels `yaml:"code_channels"`
 }
 
 // SlackThreadContext is slack.thread_context: the newest earlier messages

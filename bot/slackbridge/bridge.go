@@ -64,6 +64,7 @@ type Store interface {
 	store.Inbox
 	store.ChannelState
 	store.SessionSearch
+	store.CodeChannels
 }
 
 // Bridge is the Slack integration: the HTTP endpoints, Socket Mode with an
@@ -104,6 +105,8 @@ type Bridge struct {
 	life startstop.Lifecycle
 	// observeDelivery, when set, times each delivery (SetDeliveryObserver).
 	observeDelivery func(time.Duration, error)
+	// code routes the sessions that moved to a Slack code channel.
+	code *codeChannels
 }
 
 var _ bridge.Renderer = (*slack.Renderer)(nil)
@@ -127,13 +130,14 @@ func New(cfg *config.SlackConfig, set Settings, eng Engine, store Store, now fun
 		wake:   make(chan struct{}, 1),
 	}
 	b.prompts = set.SuggestedPrompts
+	b.code = newCodeChannels(b)
 	b.router = bridge.Router{Threads: store, Engine: eng}
 	b.renderer = &slack.Renderer{Engine: eng, Store: store, Poster: b.poster, Now: now, Log: log, Events: eng}
 	// Streamed text exists only in the replica running the turn: the live
 	// reply pins the session's delivery there (claims shared with the
 	// deliverer) until the turn's end is rendered.
 	b.pins = bridge.NewPins(eng, store, engine.OriginSlack)
-	b.live = &slack.Live{Poster: b.poster, Sessions: eng, Modes: store, Now: now, Log: log, Pin: b.pins}
+	b.live = &slack.Live{Poster: b.poster, Sessions: liveSessions{eng, b.code}, Modes: store, Now: now, Log: log, Pin: b.pins}
 	b.renderer.Live = b.live
 	b.inbox = bridge.NewInbox(store, now, b.poke)
 	b.handler = &slackhook.Handler{SigningSecret: cfg.SigningSecret, Inbox: hookInbox{b.inbox}, Clock: now, Logger: log}
@@ -303,6 +307,11 @@ func (b *Bridge) onMessage(ctx context.Context, threadKey string, m slackhook.Me
 	s, exists, err := b.router.Session(ctx, threadKey)
 	if err != nil {
 		return err
+	}
+	if cs, ok, err := b.code.codeSession(ctx, m); err != nil {
+		return err
+	} else if ok {
+		s, exists, m.Mention = cs, true, true // a code channel: every message is for its session
 	}
 	dm := m.ChannelType == "im"
 	inThread := m.ThreadTS != "" && m.ThreadTS != m.TS

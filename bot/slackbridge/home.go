@@ -137,7 +137,7 @@ func (b *Bridge) onHomeAction(ctx context.Context, actionID, approvalID, user st
 type homeRefresher struct{ b *Bridge }
 
 func (h homeRefresher) Render(ctx context.Context, s engine.Session, ev engine.Event) error {
-	if err := h.b.renderer.Render(ctx, s, ev); err != nil {
+	if err := h.b.code.Render(ctx, s, ev); err != nil {
 		return err
 	}
 	var approvalID string

@@ -12,6 +12,8 @@ import (
 const (
 	AgentProcessing = slack.AgentSessionStatusProcessing
 	AgentActive     = slack.AgentSessionStatusActive
+	// AgentClosed ends a code channel's session (before it is archived).
+	AgentClosed = slack.AgentSessionStatusClosed
 )
 
 // maxTitle bounds an assistant thread's title.

@@ -78,6 +78,7 @@ func deleteSession(ctx context.Context, tx pgx.Tx, id string) error {
 		`DELETE FROM search_people WHERE session_id = $1`,
 		`DELETE FROM delivery_cursors WHERE session_id = $1`,
 		`DELETE FROM posted_questions WHERE session_id = $1`,
+		`DELETE FROM code_channels WHERE session_id = $1`,
 		`DELETE FROM idempotency_keys WHERE scope = 'input:' || $1`,
 		`DELETE FROM idempotency_keys WHERE scope = 'session' AND ref = $1`,
 		`DELETE FROM sessions WHERE id = $1`,

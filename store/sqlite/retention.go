@@ -146,6 +146,7 @@ func deleteSession(ctx context.Context, tx *sql.Tx, id string) error {
 		`DELETE FROM search_people WHERE session_id = ?`,
 		`DELETE FROM delivery_cursors WHERE session_id = ?`,
 		`DELETE FROM posted_questions WHERE session_id = ?`,
+		`DELETE FROM code_channels WHERE session_id = ?`,
 		`DELETE FROM idempotency_keys WHERE scope = 'input:' || ?`,
 		`DELETE FROM idempotency_keys WHERE scope = 'session' AND ref = ?`,
 		`DELETE FROM sessions WHERE id = ?`,

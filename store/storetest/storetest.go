@@ -105,6 +105,9 @@ func Run(t *testing.T, newDB NewDB) {
 		{"LinearSessionOrganizations", testLinearSessionOrganizations},
 		{"LinearParkedInbound", testLinearParkedInbound},
 
+		{"CodeChannels", testCodeChannels},
+		{"CodeChannelsPruned", testCodeChannelsPruned},
+
 		{"People", testPeople},
 		{"Connections", testConnections},
 		{"ExpiringConnections", testExpiringConnections},

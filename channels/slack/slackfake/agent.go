@@ -57,7 +57,10 @@ func (s *Server) agentLocked(method string, p url.Values) map[string]any {
 		default:
 			return apiError("invalid_status")
 		}
-		if p.Get("channel_id") == "" || p.Get("thread_ts") == "" {
+		// A code channel's session has no thread: thread_ts must be
+		// omitted there and given everywhere else.
+		_, code := s.code.byID[p.Get("channel_id")]
+		if p.Get("channel_id") == "" || (p.Get("thread_ts") == "") != code {
 			return apiError("invalid_arguments")
 		}
 		k := threadKey{p.Get("channel_id"), p.Get("thread_ts")}
@@ -77,6 +80,9 @@ func (s *Server) agentLocked(method string, p url.Values) map[string]any {
 		}
 		s.prompts[threadKey{p.Get("channel_id"), p.Get("thread_ts")}] = prompts
 		return map[string]any{"ok": true}
+	}
+	if strings.HasPrefix(method, "agents.conversations.") {
+		return s.codeChannelLocked(method, p)
 	}
 	return s.dispatchContentLocked(method, p) // users, files, groups, views
 }

@@ -76,6 +76,7 @@ type fault struct {
 	n          int // calls left; < 0 means every call
 	retryAfter time.Duration
 	code       string // "" for a 429
+	after      bool   // the call takes effect, then the error is answered
 }
 
 type threadKey struct{ channel, ts string }
@@ -99,6 +100,7 @@ type Server struct {
 	agents      map[threadKey]string   // agents.sessions.setStatus
 	titles      map[threadKey]string   // assistant.threads.setTitle
 	prompts     map[threadKey][]Prompt // assistant.threads.setSuggestedPrompts
+	code        codeChannels           // agents.conversations.*: codechannel.go
 	fakeContent                        // users, files, groups, views: content.go
 }
 
@@ -125,22 +127,6 @@ func (s *Server) URL() string { return s.srv.URL }
 func (s *Server) Close() {
 	s.srv.CloseClientConnections()
 	s.srv.Close()
-}
-
-// RateLimit makes the next n calls of method answer HTTP 429 with a
-// Retry-After of retryAfter, rounded up to whole seconds (0 is allowed).
-func (s *Server) RateLimit(method string, n int, retryAfter time.Duration) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[method] = append(s.faults[method], &fault{n: n, retryAfter: retryAfter})
-}
-
-// Fail makes the next n calls of method answer {"ok":false,"error":code};
-// n < 0 fails every call from now on.
-func (s *Server) Fail(method string, n int, code string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults[method] = append(s.faults[method], &fault{n: n, code: code})
 }
 
 // Messages returns the live messages of a channel in post order.
@@ -271,6 +257,9 @@ func (s *Server) handle(method string, params url.Values, bearer bool) (status i
 		call.Status, call.Error = http.StatusTooManyRequests, "ratelimited"
 		retryAfter = fmt.Sprint(int64(math.Ceil(f.retryAfter.Seconds())))
 		resp = apiError("ratelimited")
+	case f != nil && f.after:
+		s.dispatchLocked(method, params)
+		resp = apiError(f.code)
 	case f != nil:
 		resp = apiError(f.code)
 	case params.Get("token") == "" && !bearer && method != "openid.connect.token": // the client secret authenticates it
@@ -283,21 +272,6 @@ func (s *Server) handle(method string, params url.Values, bearer bool) (status i
 	}
 	s.calls = append(s.calls, call)
 	return call.Status, retryAfter, resp
-}
-
-func (s *Server) takeFaultLocked(method string) *fault {
-	fs := s.faults[method]
-	for len(fs) > 0 && fs[0].n == 0 {
-		fs = fs[1:]
-	}
-	s.faults[method] = fs
-	if len(fs) == 0 {
-		return nil
-	}
-	if fs[0].n > 0 {
-		fs[0].n--
-	}
-	return fs[0]
 }
 
 func (s *Server) dispatchLocked(method string, p url.Values) map[string]any {
@@ -363,6 +337,9 @@ func (s *Server) postLocked(p url.Values) map[string]any {
 	channel := p.Get("channel")
 	if channel == "" {
 		return apiError("channel_not_found")
+	}
+	if c, ok := s.code.byID[channel]; ok && c.Archived {
+		return apiError("is_archived")
 	}
 	blocks, code := content(p)
 	if code != "" {
