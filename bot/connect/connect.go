@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"brain/engine"
@@ -158,6 +159,11 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	s.Log.Info("connection made", tools.LogProvider, fl.Provider, tools.LogPerson, fl.PersonID)
 	if s.OnConnected != nil {
 		s.OnConnected(fl.Provider, fl.PersonID, d.Origin)
+	}
+	if d.Origin != nil && strings.HasPrefix(d.Origin.Return, "/") && !strings.HasPrefix(d.Origin.Return, "//") {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, d.Origin.Return, http.StatusSeeOther)
+		return
 	}
 	page(w, http.StatusOK, "Connected "+fl.Provider+". You can close this tab and go back to brain.")
 }
