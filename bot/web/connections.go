@@ -80,7 +80,7 @@ func ConnectLink(publicURL, provider, person, session, callID, tool string) stri
 // connectParam bounds what a link may carry: provider names, person,
 // session and call ids, tool names. The tool's name is said to the model
 // in a retry, so nothing else gets through.
-var connectParam = regexp.MustCompile(`^[A-Za-z0-9_.:@/-]{1,200}$`)
+var connectParam = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,200}$`)
 
 func validParam(s string) bool { return s == "" || connectParam.MatchString(s) }
 
@@ -261,15 +261,23 @@ func (s *Server) startConnect(w http.ResponseWriter, r *http.Request, v visitor)
 	}
 	person := ""
 	if p.PerPerson {
-		me, err := s.ensurePerson(ctx, v)
+		me, err := s.personOf(ctx, v)
 		if err != nil {
 			s.internal(w, r, v, err)
 			return
 		}
 		if forPerson != "" && forPerson != me.ID {
+			// Checked before anything is stored: a link followed by
+			// someone else makes nothing, not even a person record.
 			s.log.Warn("console connect refused: the link was for another person", tools.LogProvider, provider, tools.LogWho, v.name)
 			s.fail(w, r, v, http.StatusForbidden, "This link was made for someone else; nothing was connected. Sign in as the person it was sent to.")
 			return
+		}
+		if me.ID == "" {
+			if me, err = s.ensurePerson(ctx, v); err != nil {
+				s.internal(w, r, v, err)
+				return
+			}
 		}
 		person = me.ID
 	} else if !s.admin(r, v) {

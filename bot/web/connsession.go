@@ -44,7 +44,7 @@ func connectLinkOf(p engine.ToolProgress, sessionID string) (provider, link stri
 		return "", ""
 	}
 	c := cp.Connect
-	if c.Provider == "" || !validParam(c.Provider) || !validParam(c.Person) || !validParam(c.Tool) {
+	if c.Provider == "" || c.Person == "" || !validParam(c.Provider) || !validParam(c.Person) || !validParam(c.Tool) {
 		return "", ""
 	}
 	return c.Provider, ConnectLink("", c.Provider, c.Person, sessionID, p.CallID, c.Tool)

@@ -44,7 +44,7 @@ func loadPages() (*pages, error) {
 			}
 			return m
 		},
-		"diff":   diffLines,
+		"diff": diffLines,
 		"usageTable": func(title, key string, rows []usageTotal, priced bool) usageTableArgs {
 			return usageTableArgs{Title: title, Key: key, Rows: rows, Priced: priced}
 		},

@@ -211,11 +211,11 @@ const (
 
 // activity is AgentActivityCreateInput.
 type activity struct {
-	ID             string          `json:"id"`
-	SessionID      string          `json:"agentSessionId"`
-	Content        any             `json:"content"`
-	Ephemeral      bool            `json:"ephemeral,omitempty"`
-	Signal         string          `json:"signal,omitempty"`
+	ID        string `json:"id"`
+	SessionID string `json:"agentSessionId"`
+	Content   any    `json:"content"`
+	Ephemeral bool   `json:"ephemeral,omitempty"`
+	Signal    string `json:"signal,omitempty"`
 	// SignalMetadata is a *selectMetadata or an authMetadata.
 	SignalMetadata any `json:"signalMetadata,omitempty"`
 }
