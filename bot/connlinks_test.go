@@ -189,3 +189,67 @@ mcp_servers:
 		t.Fatalf("Ann's connections page:\n%s", page)
 	}
 }
+
+// TestConnectLinks_GitHubReply: on GitHub, where anyone reads the
+// conversation, the link is a reply pointing at the console's connections
+// page for the person, never the provider's authorization URL; once they
+// connect through it, the conversation is told.
+func TestConnectLinks_GitHubReply(t *testing.T) {
+	peer := newOAuthPeer(t)
+	keyFile := writeKeyFile(t, genKey(t))
+	more := fmt.Sprintf(`public_url: http://127.0.0.1:9
+secrets: {key_file: %s}
+api_keys: [{name: alice, key: %s}]
+mcp_servers:
+  - {id: tracker, url: %s/mcp, auth: oauth, per: person}
+`, keyFile, aliceKey, peer.srv.URL)
+	ga := newGHAppTools(t, "token: "+ghToken, "ask, tracker", more)
+	ga.must(http.StatusOK, "POST", "/v1/people", map[string]string{"id": "bob", "name": "Bob"}, nil)
+	var link struct{ URL string }
+	ga.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": "mcp:tracker", "person": "bob"}, &link)
+	back, err := oauthtest.Follow(link.URL, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := ga.do("GET", "/oauth/callback?"+back.Encode(), nil); code != http.StatusOK {
+		t.Fatalf("Bob's callback: %d %s", code, body)
+	}
+	ga.waitLog(regexp.MustCompile("mcp server connected"))
+
+	ga.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Please connect first."))
+	if st, _ := ga.comment("alice", "@brainy who am I in the tracker?", "", nil); st != http.StatusOK {
+		t.Fatalf("status %d", st)
+	}
+	reply := ga.gh.waitComment(t, "needs your own connection to mcp:tracker")
+	body := reply.Bodies[0]
+	m := regexp.MustCompile(`\]\((http://127\.0\.0\.1:9/connections\?[^)]+)\)`).FindStringSubmatch(body)
+	if m == nil || !strings.HasPrefix(body, "@alice ") || strings.Contains(body, "authorize") {
+		t.Fatalf("the reply %q: want @alice and a link to the console's connections page only", body)
+	}
+	u, _ := url.Parse(m[1])
+	person := u.Query().Get("for")
+	if u.Query().Get("session") != ga.session().ID || person == "" {
+		t.Fatalf("link %s", m[1])
+	}
+	ga.must(http.StatusOK, "POST", "/v1/people/"+person+"/identities", map[string]string{"surface": "api", "external_id": "alice"}, nil)
+	alice := newBrowser(t, ga.base, aliceKey)
+	_, page := alice.get(u.RequestURI())
+	form := url.Values{"csrf": {csrfOf(t, page)}}
+	for k, v := range u.Query() {
+		form[k] = v
+	}
+	form["provider"] = form["connect"]
+	_, page = alice.post("/connections/connect", form)
+	mm := regexp.MustCompile(`url=([^"]+)"`).FindStringSubmatch(page)
+	if mm == nil {
+		t.Fatalf("Alice's connect:\n%s", page)
+	}
+	back, err = oauthtest.Follow(html.UnescapeString(mm[1]), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, loc := alice.get("/oauth/callback?" + back.Encode()); code != http.StatusSeeOther || !strings.HasPrefix(loc, "/connections?notice=") {
+		t.Fatalf("callback: %d %s", code, loc)
+	}
+	ga.gh.waitComment(t, "@alice connected mcp:tracker. Mention @brainy with `retry`")
+}
