@@ -253,3 +253,52 @@ mcp_servers:
 	}
 	ga.gh.waitComment(t, "@alice connected mcp:tracker. Mention @brainy with `retry`")
 }
+
+// TestConnectLinks_APISessionPage: an API session's call that needs the
+// person's connection reports, in the call, the link the session's page
+// in the console shows (the connections page for that person); the
+// model is told where the link is.
+func TestConnectLinks_APISessionPage(t *testing.T) {
+	peer := newOAuthPeer(t)
+	keyFile := writeKeyFile(t, genKey(t))
+	more := fmt.Sprintf(`public_url: http://127.0.0.1:9
+secrets: {key_file: %s}
+api_keys: [{name: alice, key: %s}]
+mcp_servers:
+  - {id: tracker, url: %s/mcp, auth: oauth, per: person}
+`, keyFile, aliceKey, peer.srv.URL)
+	ta := newTestApp(t, "    tools: [tracker]\n"+more, Options{})
+	ta.must(http.StatusOK, "POST", "/v1/people", map[string]string{"id": "bob", "name": "Bob"}, nil)
+	var link struct{ URL string }
+	ta.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": "mcp:tracker", "person": "bob"}, &link)
+	back, err := oauthtest.Follow(link.URL, "bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, _, body := ta.do("GET", "/oauth/callback?"+back.Encode(), nil); code != http.StatusOK {
+		t.Fatalf("Bob's callback: %d %s", code, body)
+	}
+	ta.waitLog(regexp.MustCompile("mcp server connected"))
+
+	ta.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Please connect first."))
+	s := ta.createSession()
+	ta.sendMessage(s.ID, "who am I in the tracker?")
+	_, evs := ta.waitTurns(s.ID, 1)
+	var progress, result string
+	for _, ev := range evs {
+		switch ev.Type {
+		case "tool.progress":
+			progress = string(ev.Data)
+		case "tool.result":
+			result = string(ev.Data)
+		}
+	}
+	if !strings.Contains(progress, `"brain_connect":{"provider":"mcp:tracker","person":"`) || !strings.Contains(result, "a link on this session's page in the console") {
+		t.Fatalf("progress %s\nresult %s", progress, result)
+	}
+	alice := newBrowser(t, ta.base, aliceKey)
+	_, page := alice.get("/sessions/" + s.ID)
+	if !strings.Contains(page, `href="/connections?call=`) || !strings.Contains(page, "connect mcp:tracker") {
+		t.Fatalf("the session's page shows no connect link:\n%s", page)
+	}
+}
