@@ -124,6 +124,7 @@ schedules:
 		{"memory-file", "/memory?scope=agent:default&path=deploys.md"},
 		{"skills", "/skills"},
 		{"status", "/status"},
+		{"connections", "/connections"},
 	}
 	for _, width := range []struct {
 		name string
