@@ -298,7 +298,52 @@ mcp_servers:
 	}
 	alice := newBrowser(t, ta.base, aliceKey)
 	_, page := alice.get("/sessions/" + s.ID)
-	if !strings.Contains(page, `href="/connections?call=`) || !strings.Contains(page, "connect mcp:tracker") {
+	m := regexp.MustCompile(`href="(/connections\?call=[^"]+)">connect mcp:tracker`).FindStringSubmatch(page)
+	if m == nil {
 		t.Fatalf("the session's page shows no connect link:\n%s", page)
+	}
+
+	// The key's holder is the person the link names (the API knows her by
+	// the key's name): she connects, comes back to the session, retries.
+	_, page = alice.get(html.UnescapeString(m[1]))
+	u, _ := url.Parse(html.UnescapeString(m[1]))
+	form := url.Values{"csrf": {csrfOf(t, page)}, "provider": {"mcp:tracker"}}
+	for _, k := range []string{"for", "session", "call", "tool"} {
+		form.Set(k, u.Query().Get(k))
+	}
+	_, page = alice.post("/connections/connect", form)
+	mm := regexp.MustCompile(`url=([^"]+)"`).FindStringSubmatch(page)
+	if mm == nil {
+		t.Fatalf("connect:\n%s", page)
+	}
+	back, err = oauthtest.Follow(html.UnescapeString(mm[1]), "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, loc := alice.get("/oauth/callback?" + back.Encode())
+	if code != http.StatusSeeOther || !strings.HasPrefix(loc, "/sessions/"+s.ID+"?") {
+		t.Fatalf("callback: %d %s, want back to the session", code, loc)
+	}
+	_, page = alice.get(loc)
+	if !strings.Contains(page, "You connected mcp:tracker") || !strings.Contains(page, "Retry tracker__whoami") {
+		t.Fatalf("back at the session:\n%s", page)
+	}
+	ta.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("You are alice."))
+	retry := url.Values{"csrf": {csrfOf(t, page)}, "call": {u.Query().Get("call")}, "tool": {"tracker__whoami"}}
+	if code, _ := alice.post("/sessions/"+s.ID+"/retry-call", retry); code != http.StatusSeeOther {
+		t.Fatalf("retry: %d", code)
+	}
+	_, evs = ta.waitTurns(s.ID, 2)
+	var results []string
+	for _, ev := range evs {
+		if ev.Type == "tool.result" {
+			results = append(results, string(ev.Data))
+		}
+	}
+	if len(results) != 2 || !strings.Contains(results[1], "you are alice") {
+		t.Fatalf("tool results %v: want the retried call to run as alice", results)
+	}
+	if code, loc := alice.post("/sessions/"+s.ID+"/retry-call", retry); code != http.StatusSeeOther || !strings.Contains(loc, "retried+already") {
+		t.Fatalf("a second retry: %d %s", code, loc)
 	}
 }
