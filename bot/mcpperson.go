@@ -129,7 +129,7 @@ func (a *App) sendConnectLink(ctx context.Context, call tools.Call, cr *tools.Co
 	onConsole := s.Origin == engine.OriginConsole || s.Origin == engine.OriginAPI
 	linker := a.linkerFor(s.Origin)
 	_, public := linker.(publicLinker)
-	if (onConsole || public) && a.cfg.Console.Disabled {
+	if (onConsole || public) && (a.cfg.Console.Disabled || a.cfg.PublicURL == "") {
 		return "", nil // the link leads to the console's connections page
 	}
 	if linker == nil && !onConsole {

@@ -120,14 +120,36 @@ type connectionsView struct {
 }
 
 // visitorIdentities are the identities a visitor is known by: a Slack
-// sign-in's Slack user; a key holder (or this host) by the key's name on
-// the console or the API.
+// sign-in's Slack user, in Slack and in the console (console sessions
+// record them by it); a key holder (or this host) by the key's name in the
+// console and the API.
 func visitorIdentities(v visitor) []store.Identity {
 	by, viaKey := v.identity()
 	if !viaKey {
-		return []store.Identity{{Surface: store.SurfaceSlack, ExternalID: by}}
+		return []store.Identity{{Surface: store.SurfaceSlack, ExternalID: by}, {Surface: store.SurfaceConsole, ExternalID: by}}
 	}
-	return []store.Identity{{Surface: store.SurfaceConsole, ExternalID: by}, {Surface: store.SurfaceAPI, ExternalID: by}}
+	return []store.Identity{{Surface: store.SurfaceAPI, ExternalID: by}, {Surface: store.SurfaceConsole, ExternalID: by}}
+}
+
+// owns reports whether personID is the visitor: one of the person's
+// identities is one the visitor signed in as. A link names the person a
+// tool call found (perhaps made for the console identity alone), so this
+// is asked rather than comparing with personOf.
+func (s *Server) owns(ctx context.Context, v visitor, personID string) (bool, error) {
+	p, err := s.cfg.Connections.Person(ctx, personID)
+	if errors.Is(err, engine.ErrNotFound) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	for _, mine := range visitorIdentities(v) {
+		for _, id := range p.Identities {
+			if mine.ExternalID != "" && id == mine {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
 }
 
 // personOf is the person the visitor is linked to ("" none).
@@ -154,22 +176,24 @@ func (s *Server) ensurePerson(ctx context.Context, v visitor) (store.Person, err
 	if err != nil || p.ID != "" {
 		return p, err
 	}
-	// A Slack sign-in's Slack user; a key holder's key name, as the API
-	// knows the person a key acts for.
+	// Linked to every identity the visitor signed in as (none is linked
+	// to anyone yet), so their calls in Slack, the console and the API
+	// find this connection.
 	ids := visitorIdentities(v)
-	id := ids[len(ids)-1]
 	now := s.now()
 	p = store.Person{ID: "person_" + newToken()[:16], Name: v.name, CreatedAt: now, UpdatedAt: now}
 	if p.Name == "" {
-		p.Name = id.ExternalID
+		p.Name = ids[0].ExternalID
 	}
 	if err := s.cfg.Connections.SavePerson(ctx, p); err != nil {
 		return store.Person{}, err
 	}
-	if err := s.cfg.Connections.LinkIdentity(ctx, now, p.ID, id); err != nil {
-		return store.Person{}, err
+	for _, id := range ids {
+		if err := s.cfg.Connections.LinkIdentity(ctx, now, p.ID, id); err != nil {
+			return store.Person{}, err
+		}
 	}
-	p.Identities = []store.Identity{id}
+	p.Identities = ids
 	return p, nil
 }
 
@@ -210,25 +234,32 @@ func (s *Server) connectionsPage(w http.ResponseWriter, r *http.Request, v visit
 		}
 	}
 	if q := r.URL.Query(); q.Get("connect") != "" {
-		vw.Link = s.checkLink(q, me.ID)
+		if vw.Link, err = s.checkLink(ctx, v, q); err != nil {
+			s.internal(w, r, v, err)
+			return
+		}
 	}
 	s.render(w, r, http.StatusOK, "connections", v, vw)
 }
 
 // checkLink reads a link followed from another surface: it is for the
 // person signed in, or it is refused with why.
-func (s *Server) checkLink(q url.Values, me string) *pendingLink {
+func (s *Server) checkLink(ctx context.Context, v visitor, q url.Values) (*pendingLink, error) {
 	l := &pendingLink{Provider: q.Get("connect"), For: q.Get("for"), Session: q.Get("session"), Call: q.Get("call"), Tool: q.Get("tool")}
 	for _, p := range []string{l.Provider, l.For, l.Session, l.Call, l.Tool} {
 		if !validParam(p) {
-			return &pendingLink{Refused: "This link is not one brain made."}
+			return &pendingLink{Refused: "This link is not one brain made."}, nil
 		}
 	}
-	if l.For != "" && l.For != me {
+	if l.For == "" {
+		return l, nil
+	}
+	if mine, err := s.owns(ctx, v, l.For); err != nil || !mine {
 		l.Refused = "This link was made for someone else: it connects an account for the person it names, and you are signed in as another. " +
 			"Nothing was connected. If it is yours, sign in as yourself (an admin can link your Slack, Linear and GitHub identities to one person)."
+		return l, err
 	}
-	return l
+	return l, nil
 }
 
 // startConnect starts a flow for the signed-in person (or, for an admin,
@@ -260,24 +291,25 @@ func (s *Server) startConnect(w http.ResponseWriter, r *http.Request, v visitor)
 		return
 	}
 	person := ""
-	if p.PerPerson {
-		me, err := s.personOf(ctx, v)
+	if p.PerPerson && forPerson != "" {
+		// Checked before anything is stored: a link followed by someone
+		// else makes nothing, not even a person record.
+		mine, err := s.owns(ctx, v, forPerson)
 		if err != nil {
 			s.internal(w, r, v, err)
 			return
 		}
-		if forPerson != "" && forPerson != me.ID {
-			// Checked before anything is stored: a link followed by
-			// someone else makes nothing, not even a person record.
+		if !mine {
 			s.log.Warn("console connect refused: the link was for another person", tools.LogProvider, provider, tools.LogWho, v.name)
 			s.fail(w, r, v, http.StatusForbidden, "This link was made for someone else; nothing was connected. Sign in as the person it was sent to.")
 			return
 		}
-		if me.ID == "" {
-			if me, err = s.ensurePerson(ctx, v); err != nil {
-				s.internal(w, r, v, err)
-				return
-			}
+		person = forPerson
+	} else if p.PerPerson {
+		me, err := s.ensurePerson(ctx, v)
+		if err != nil {
+			s.internal(w, r, v, err)
+			return
 		}
 		person = me.ID
 	} else if !s.admin(r, v) {

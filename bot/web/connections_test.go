@@ -349,3 +349,24 @@ func TestConnections_ConsoleSessionLinkAndRetry(t *testing.T) {
 		t.Errorf("a retry with a hostile tool name: %d", resp.StatusCode)
 	}
 }
+
+// TestConnections_LinkForConsoleIdentity: a console session's call by a
+// person signed in with Slack finds them by their console identity, and
+// the link names the person linked to it alone; their Slack sign-in is
+// that identity, so the link is theirs.
+func TestConnections_LinkForConsoleIdentity(t *testing.T) {
+	c, fc, _ := connConsole(t)
+	fc.people["p-console"] = store.Person{ID: "p-console", Identities: []store.Identity{{Surface: "console", ExternalID: "U0ADA"}}}
+	v := c.s.auth.put(visitor{signedIn: true, name: "Ada (Slack)", by: "U0ADA"})
+	u, _ := url.Parse(c.srv.URL)
+	c.client.Jar.SetCookies(u, []*http.Cookie{{Name: cookieName, Value: v.token, Path: "/"}})
+	if _, page := c.get(ConnectLink("", "mcp:tracker", "p-console", "", "", "")); !strings.Contains(page, `name="for" value="p-console"`) {
+		t.Fatalf("Ada's view of her console link:\n%s", page)
+	}
+	if resp, _ := c.post("/connections/connect", url.Values{"csrf": {v.csrf}, "provider": {"mcp:tracker"}, "for": {"p-console"}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("connect: %d", resp.StatusCode)
+	}
+	if started, _, people := fc.snapshot(); len(started) != 1 || !strings.HasPrefix(started[0], "p-console mcp:tracker") || people != 3 {
+		t.Fatalf("started %v with %d people: want p-console's flow and no new person", started, people)
+	}
+}
