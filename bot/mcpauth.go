@@ -77,6 +77,7 @@ func (a *App) mountConnect(mcps *mcpCatalog) {
 			a.sayConnected(provider, personID, *from)
 		}
 	}
+	a.connect.Verify = a.verifyConnection
 	a.api.Mount("GET "+connect.CallbackPath, http.HandlerFunc(a.connect.Callback))
 	a.api.Mount("GET "+connect.MetadataPath, http.HandlerFunc(a.connect.ServeMetadata))
 }
