@@ -51,6 +51,7 @@ func (a *App) newConsole(clock func() time.Time, mcps *mcpCatalog) (*web.Server,
 		Audit:        a.audit,
 		Memory:       a.store,
 		Budgets:      a.budgetsPage(),
+		Connections:  consoleConnections{a.store, a.connect},
 	}
 	if len(cfg.Skills.Sources) > 0 {
 		// The catalog is loaded after the console is built, before

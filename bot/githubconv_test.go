@@ -210,6 +210,12 @@ func newGHAppAuth(t *testing.T, auth string) *ghApp {
 // newGHAppMore is newGHAppAuth with top-level YAML added to the config.
 func newGHAppMore(t *testing.T, auth, more string) *ghApp {
 	t.Helper()
+	return newGHAppTools(t, auth, "ask, deploy", more)
+}
+
+// newGHAppTools is newGHAppMore with the agent's tools.
+func newGHAppTools(t *testing.T, auth, toolList, more string) *ghApp {
+	t.Helper()
 	ga := &ghApp{gh: newGHFake(t), examples: map[string]map[string]any{}}
 	ga.nextID.Store(5000)
 	raw, err := os.ReadFile(filepath.Join("..", "webhooks", "githubhook", "testdata", "examples", "node_modules", "@octokit", "webhooks-examples", "api.github.com", "index.json"))
@@ -247,7 +253,7 @@ func newGHAppMore(t *testing.T, auth, more string) *ghApp {
 			return json.RawMessage(`{"ok":true}`), nil
 		},
 	}
-	extra := fmt.Sprintf("    tools: [ask, deploy]\ngithub: {webhook_secret: %s, %s, login: %s, base_url: %s}\n", ghSecret, auth, ghLogin, ga.gh.srv.URL) + more
+	extra := fmt.Sprintf("    tools: [%s]\ngithub: {webhook_secret: %s, %s, login: %s, base_url: %s}\n", toolList, ghSecret, auth, ghLogin, ga.gh.srv.URL) + more
 	ga.testApp = newTestApp(t, extra, Options{Tools: []tools.Definition{deploy}})
 	return ga
 }

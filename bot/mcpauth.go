@@ -81,6 +81,7 @@ func (a *App) mountConnect(mcps *mcpCatalog) {
 	// Tokens about to expire are refreshed ahead of the calls that need
 	// them, once across replicas.
 	a.services = append(a.services, &connect.Refresher{Service: a.connect, Log: a.connect.Log})
+	a.connect.Verify = a.verifyConnection
 	a.api.Mount("GET "+connect.CallbackPath, http.HandlerFunc(a.connect.Callback))
 	a.api.Mount("GET "+connect.MetadataPath, http.HandlerFunc(a.connect.ServeMetadata))
 }

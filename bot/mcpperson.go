@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"brain/bot/connect"
+	"brain/bot/web"
 	"brain/engine"
 	"brain/internal/oauthclient"
 	"brain/store"
@@ -16,10 +17,23 @@ import (
 
 // connectLinker is a platform that can send a person, where they asked,
 // the link that connects their account, and say in the thread once they
-// connected (Slack today; the others get the tool error alone).
+// connected (Slack: a button only they see; Linear and GitHub are
+// publicLinkers; console and API sessions show the link on the session's
+// page instead).
 type connectLinker interface {
 	SendConnectLink(ctx context.Context, s engine.Session, user, tool, provider, url string) error
 	SayConnected(ctx context.Context, s engine.Session, user, provider, callID, tool string) error
+}
+
+// publicLinker is a platform whose threads others read (Linear, GitHub):
+// its connect links go to the console's connections page, where only the
+// person the link names can start the flow, never straight to the
+// provider (a bare OAuth link clicked by someone else would attach their
+// account to the person it was made for).
+type publicLinker interface {
+	connectLinker
+	// LinkWhere says, for the model, how the link was sent.
+	LinkWhere() string
 }
 
 // linkTimeout bounds making and posting a connect link inside a call.
@@ -119,8 +133,13 @@ func (a *App) sendConnectLink(ctx context.Context, call tools.Call, cr *tools.Co
 	if err != nil {
 		return "", err
 	}
+	onConsole := s.Origin == engine.OriginConsole || s.Origin == engine.OriginAPI
 	linker := a.linkerFor(s.Origin)
-	if linker == nil {
+	_, public := linker.(publicLinker)
+	if (onConsole || public) && (a.cfg.Console.Disabled || a.cfg.PublicURL == "") {
+		return "", nil // the link leads to the console's connections page
+	}
+	if linker == nil && !onConsole {
 		return "", nil
 	}
 	person := cr.Person
@@ -128,6 +147,24 @@ func (a *App) sendConnectLink(ctx context.Context, call tools.Call, cr *tools.Co
 		if person, err = a.personFor(ctx, cr.Identity); err != nil {
 			return "", err
 		}
+	}
+	switch {
+	case onConsole:
+		// The session's page shows, in the call, a link to the
+		// connections page: it starts the flow for whoever signed in, only
+		// if they are this person.
+		if err := call.ReportProgress(ctx, web.ConnectProgress(cr.Provider, person, cr.Tool)); err != nil {
+			return "", err
+		}
+		return "a link on this session's page in the console", nil
+	case public:
+		// Others read the thread: the link leads to the connections page,
+		// never to the provider, so only this person can use it.
+		link := web.ConnectLink(a.cfg.PublicURL, cr.Provider, person, s.ID, call.ToolCallID, cr.Tool)
+		if err := linker.SendConnectLink(ctx, s, cr.Identity.ExternalID, cr.Tool, cr.Provider, link); err != nil {
+			return "", err
+		}
+		return linker.(publicLinker).LinkWhere(), nil
 	}
 	url, err := a.connect.StartFrom(ctx, person, cr.Provider, &connect.Origin{
 		SessionID: s.ID, CallID: call.ToolCallID, Tool: cr.Tool, Surface: cr.Identity.Surface, ExternalID: cr.Identity.ExternalID,

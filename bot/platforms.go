@@ -59,6 +59,12 @@ var (
 	_ Platform = (*slackbridge.Platform)(nil)
 	_ Platform = (*linearbridge.Platform)(nil)
 	_ Platform = (*githubbridge.Platform)(nil)
+
+	// Slack sends connect links only the person sees; Linear and GitHub,
+	// whose threads others read, link the console's connections page.
+	_ connectLinker = (*slackbridge.Platform)(nil)
+	_ publicLinker  = (*linearbridge.Platform)(nil)
+	_ publicLinker  = (*githubbridge.Platform)(nil)
 )
 
 // newPlatforms is the one list of conversation platforms: those the config

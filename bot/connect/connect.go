@@ -15,11 +15,13 @@ package connect
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"log/slog"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 
 	"brain/engine"
@@ -63,6 +65,10 @@ type Service struct {
 	// reconnects the server), with where the flow was started from (a
 	// tool call that needed it; nil for a link asked for directly).
 	OnConnected func(provider, personID string, from *Origin)
+	// Verify, when set, checks a grant before it is stored (the account
+	// it is for is the person's): an error refuses it and nothing is
+	// stored; an *engine.Error's message is shown to the person.
+	Verify func(ctx context.Context, provider, personID string, tok oauthclient.Token) error
 }
 
 // ProviderNames lists the providers, sorted.
@@ -149,6 +155,18 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 		page(w, http.StatusBadRequest, "The connection failed: "+err.Error())
 		return
 	}
+	if s.Verify != nil {
+		if err := s.Verify(r.Context(), fl.Provider, fl.PersonID, tok); err != nil {
+			s.Log.Warn("connect refused", tools.LogProvider, fl.Provider, tools.LogPerson, fl.PersonID, tools.LogErr, err.Error())
+			msg := "brain could not check whose account this is; nothing was stored. Start again from brain."
+			var ee *engine.Error
+			if errors.As(err, &ee) {
+				msg = ee.Message
+			}
+			page(w, http.StatusForbidden, "Not connected: "+msg)
+			return
+		}
+	}
 	t := s.Tokens(fl.PersonID, fl.Provider)
 	if err := t.Save(r.Context(), tok); err != nil {
 		s.Log.Error("connect: save the connection failed", tools.LogErr, err)
@@ -158,6 +176,11 @@ func (s *Service) Callback(w http.ResponseWriter, r *http.Request) {
 	s.Log.Info("connection made", tools.LogProvider, fl.Provider, tools.LogPerson, fl.PersonID)
 	if s.OnConnected != nil {
 		s.OnConnected(fl.Provider, fl.PersonID, d.Origin)
+	}
+	if d.Origin != nil && strings.HasPrefix(d.Origin.Return, "/") && !strings.HasPrefix(d.Origin.Return, "//") {
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, d.Origin.Return, http.StatusSeeOther)
+		return
 	}
 	page(w, http.StatusOK, "Connected "+fl.Provider+". You can close this tab and go back to brain.")
 }

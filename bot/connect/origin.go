@@ -18,6 +18,10 @@ type Origin struct {
 	// may retry).
 	Surface    string `json:"surface,omitempty"`
 	ExternalID string `json:"external_id,omitempty"`
+	// Return, when set, is the path on brain the browser is sent to once
+	// connected (the console's connections page, or its session's page),
+	// instead of the callback's own page. Always a path brain chose.
+	Return string `json:"return,omitempty"`
 }
 
 // flowDetail is a flow's stored detail: the OAuth flow (no secrets; the

@@ -89,6 +89,13 @@ var allowedFor = map[string][]string{
 	"POST /memory/{action}":         {"admin"},
 	"GET /budgets":                  {"admin"},
 	"POST /budgets/raise":           {"admin"},
+	// Everyone signed in has a connections page; this console keeps no
+	// connections, so connect and revoke answer 404 (connections_test.go
+	// walks who may do what where they are kept).
+	"GET /connections":               {"member", "approver", "admin"},
+	"POST /connections/connect":      nil,
+	"POST /connections/{id}/revoke":  nil,
+	"POST /sessions/{id}/retry-call": {"admin"},
 }
 
 // pathOf fills a route pattern's wildcards with the other person's
@@ -127,7 +134,7 @@ func TestConsole_RoleMatrix(t *testing.T) {
 			c := othersConsole(t, fake.URL())
 			csrf := c.as(role)
 			method, path := pathOf(rt.pattern)
-			got := c.reach(method, path, url.Values{"csrf": {csrf}, "text": {"hello"}, "decision": {"approve"}, "key": {testKey}})
+			got := c.reach(method, path, url.Values{"csrf": {csrf}, "text": {"hello"}, "decision": {"approve"}, "key": {testKey}, "call": {"call-1"}, "tool": {"lookup"}})
 			if got != slices.Contains(want, role) {
 				t.Errorf("%s %s as %s: allowed=%v, want %v", method, path, role, got, !got)
 			}

@@ -14,7 +14,7 @@ import (
 
 // pageNames are the templates/NAME.html pages; each defines "content"
 // (and may define "head") inside templates/layout.html.
-var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "memory", "skills", "login", "bounce", "error", "inbox", "usage", "budgets"}
+var pageNames = []string{"sessions", "session", "approvals", "approval", "schedules", "status", "memory", "skills", "login", "bounce", "error", "inbox", "usage", "budgets", "connections"}
 
 // pages are the parsed templates: one set per page, and the timeline item
 // on its own for the live stream.
@@ -37,7 +37,14 @@ func loadPages() (*pages, error) {
 		"iso":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"usd":    func(f float64) string { return fmt.Sprintf("$%.2f", f) },
 		"dur":    duration,
-		"diff":   diffLines,
+		"dict": func(kv ...any) map[string]any {
+			m := map[string]any{}
+			for i := 0; i+1 < len(kv); i += 2 {
+				m[kv[i].(string)] = kv[i+1]
+			}
+			return m
+		},
+		"diff": diffLines,
 		"usageTable": func(title, key string, rows []usageTotal, priced bool) usageTableArgs {
 			return usageTableArgs{Title: title, Key: key, Rows: rows, Priced: priced}
 		},

@@ -83,6 +83,9 @@ type sessionView struct {
 	Approvals []engine.Approval
 	CanSend   bool
 	Notice    string
+	// Connected is shown when the person came back from connecting an
+	// account a call needed.
+	Connected *connectedView
 }
 
 // headerView is the session's header: its facts, usage and actions. The
@@ -124,7 +127,8 @@ func (s *Server) sessionPage(w http.ResponseWriter, r *http.Request, v visitor) 
 	}
 	var err error
 	q := r.URL.Query()
-	vw := sessionView{Session: ss, Question: ss.OpenQuestion(), Notice: q.Get("notice"), Raw: q.Get("view") == "raw"}
+	vw := sessionView{Session: ss, Question: ss.OpenQuestion(), Notice: q.Get("notice"), Raw: q.Get("view") == "raw",
+		Connected: connectedOf(q, ss)}
 	from := max(0, ss.LastSeq-timelineWindow)
 	if a, err := strconv.ParseInt(q.Get("from"), 10, 64); err == nil && a >= 0 {
 		from = a

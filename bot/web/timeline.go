@@ -28,6 +28,9 @@ type item struct {
 	Steps    []engine.PlanStep
 	// Approval links the approval the entry is about.
 	Approval string
+	// Connect links the connections page for the account ConnectTo a
+	// call needed.
+	ConnectTo, Connect string
 }
 
 // timelineItem turns an event into its timeline entry; ok is false for
@@ -56,7 +59,11 @@ func timelineItem(ev engine.Event) (it item, ok bool) {
 	case engine.ToolCall:
 		it.Kind, it.Title, it.Pre, it.Fold = "tool", "called "+p.Name, pretty(p.Input), true
 	case engine.ToolProgress:
-		return it, false
+		provider, link := connectLinkOf(p, ev.SessionID)
+		if link == "" {
+			return it, false
+		}
+		it.Title, it.ConnectTo, it.Connect = p.Name+" needs a connection to "+provider, provider, link
 	case engine.ToolCallResult:
 		it.Kind, it.Fold, it.Error = "result", true, p.Result.IsError
 		it.Title = p.Name + " returned"

@@ -57,7 +57,10 @@ type traceSpan struct {
 	Args     string
 	Output   string
 	Progress int
-	Item     *item
+	// Connect links the connections page when the call needed the
+	// person's connection to ConnectTo.
+	ConnectTo, Connect string
+	Item               *item
 	// Offset and Width place the span's bar in the turn's time, in
 	// percent.
 	Offset, Width int
@@ -160,6 +163,9 @@ func (tr *tracer) add(ev engine.Event) *traceEntry {
 	case engine.ToolProgress:
 		if sp := tr.calls[p.CallID]; sp != nil {
 			sp.Progress++
+			if provider, link := connectLinkOf(p, ev.SessionID); link != "" {
+				sp.ConnectTo, sp.Connect = provider, link
+			}
 		}
 	case engine.ToolCallResult:
 		sp := tr.calls[p.CallID]

@@ -143,6 +143,9 @@ type Config struct {
 	// Skills lists the skills of skills.sources as they are now (the
 	// skills page); nil: none are configured.
 	Skills func() []Skill
+	// Connections serves the connections page (people's OAuth
+	// connections); nil: the page says none are kept.
+	Connections Connections
 }
 
 // Auditor appends an act to the audit trail (bot/audit.Recorder).
@@ -218,6 +221,7 @@ var Patterns = []string{
 	"GET /login/slack", "GET /login/slack/callback",
 	"/sessions", "/sessions/", "/approvals", "/approvals/", "/schedules", "/schedules/", "GET /status",
 	"GET /inbox", "GET /usage", "/memory", "/memory/", "GET /skills", "/budgets", "/budgets/",
+	"/connections", "/connections/",
 }
 
 // Handler serves every console route (see Patterns).
@@ -262,6 +266,7 @@ func (s *Server) routeList() []route {
 		{"POST /sessions/{id}/messages", signedIn, s.member(s.form(s.sendMessage))},
 		{"POST /sessions/{id}/cancel", signedIn, s.member(s.form(s.cancel))},
 		{"POST /sessions/{id}/resume", signedIn, s.member(s.form(s.resume))},
+		{"POST /sessions/{id}/retry-call", signedIn, s.member(s.form(s.retryCall))},
 		{"GET /inbox", signedIn, s.page(s.inboxPage)},
 		{"GET /approvals", signedIn, s.page(s.approvalsPage)},
 		{"GET /approvals/{id}", signedIn, s.page(s.approvalPage)},
@@ -276,6 +281,9 @@ func (s *Server) routeList() []route {
 		{"GET /memory", adminOnly, s.page(s.adminOnly(s.memoryPage))},
 		{"GET /skills", adminOnly, s.page(s.adminOnly(s.skillsPage))},
 		{"POST /memory/{action}", adminOnly, s.member(s.form(s.adminOnly(s.memoryChange)))},
+		{"GET /connections", signedIn, s.page(s.connectionsPage)},
+		{"POST /connections/connect", signedIn, s.member(s.form(s.startConnect))},
+		{"POST /connections/{id}/revoke", signedIn, s.member(s.form(s.revokeConnection))},
 	}
 }
 

@@ -67,6 +67,16 @@ func New(baseURL, token string, hc *http.Client, now func() time.Time) (*Client,
 	return &Client{gh: c, now: now, perms: map[string]cachedPerm{}}, nil
 }
 
+// Login is the login of the account the client's token is for (GET
+// /user).
+func (c *Client) Login(ctx context.Context) (string, error) {
+	u, _, err := c.gh.Users.Get(ctx, "")
+	if err != nil {
+		return "", wrap("user", err)
+	}
+	return u.GetLogin(), nil
+}
+
 // React adds a reaction ("eyes", "+1") to a comment, or to the issue
 // itself for SourceIssue (id is then ignored).
 func (c *Client) React(ctx context.Context, t Thread, source string, id int64, content string) error {

@@ -158,6 +158,18 @@ func (c *Client) Elicitation(ctx context.Context, agentSessionID, id, body strin
 	return c.emit(ctx, a)
 }
 
+// AuthElicitation asks the person to link an account: an elicitation with
+// Linear's auth signal, whose signalMetadata carries the url to open and,
+// when set, the Linear user it is for (userId) and the provider's name.
+// Linear shows the link until a newer activity arrives.
+func (c *Client) AuthElicitation(ctx context.Context, agentSessionID, id, body, url, userID, provider string) error {
+	if url == "" {
+		return errors.New("linear auth elicitation: no url")
+	}
+	return c.emit(ctx, activity{ID: id, SessionID: agentSessionID, Content: textContent{"elicitation", body},
+		Signal: "auth", SignalMetadata: authMetadata{URL: url, UserID: userID, ProviderName: provider}})
+}
+
 // Response emits the agent's final answer; Linear also shows it as a
 // comment and marks the session complete.
 func (c *Client) Response(ctx context.Context, agentSessionID, id, body string) error {
@@ -199,12 +211,20 @@ const (
 
 // activity is AgentActivityCreateInput.
 type activity struct {
-	ID             string          `json:"id"`
-	SessionID      string          `json:"agentSessionId"`
-	Content        any             `json:"content"`
-	Ephemeral      bool            `json:"ephemeral,omitempty"`
-	Signal         string          `json:"signal,omitempty"`
-	SignalMetadata *selectMetadata `json:"signalMetadata,omitempty"`
+	ID        string `json:"id"`
+	SessionID string `json:"agentSessionId"`
+	Content   any    `json:"content"`
+	Ephemeral bool   `json:"ephemeral,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+	// SignalMetadata is a *selectMetadata or an authMetadata.
+	SignalMetadata any `json:"signalMetadata,omitempty"`
+}
+
+// authMetadata is the auth signal's: the link, and whom it is for.
+type authMetadata struct {
+	URL          string `json:"url"`
+	UserID       string `json:"userId,omitempty"`
+	ProviderName string `json:"providerName,omitempty"`
 }
 
 type textContent struct {

@@ -13,16 +13,17 @@ import (
 	"brain/bot/api/client"
 )
 
-const connectionsUsage = "Usage: brain connections list [--person ID] [--json] | revoke ID (via the running daemon)"
+const connectionsUsage = "Usage: brain connections list [--person ID] [--json] | revoke ID | connect PROVIDER [--person ID] (via the running daemon)"
 
-// connections runs brain connections list|revoke through the daemon.
+// connections runs brain connections list|revoke|connect through the
+// daemon.
 func connections(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, connectionsUsage)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
-		return errors.New("connections needs a subcommand: list or revoke")
+		return errors.New("connections needs a subcommand: list, revoke or connect")
 	}
 	switch args[0] {
 	case "list":
@@ -69,10 +70,49 @@ func connections(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		}
 		fmt.Fprintf(stdout, "%s: %s (%s)\n", c.ID, c.Status, c.Problem)
 		return nil
+	case "connect":
+		return connectCmd(ctx, args[1:], stdout, stderr)
 	default:
 		fmt.Fprintln(stderr, connectionsUsage)
 		return fmt.Errorf("unknown connections subcommand %q", args[0])
 	}
+}
+
+// connectCmd prints the URL that connects a person's account (or, with
+// no --person, the workspace's) to a provider; whoever opens it within its
+// lifetime connects that holder, so hand it only to them.
+func connectCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, config := newFlags("connections connect", "brain connections connect --config FILE PROVIDER [--person ID]", stderr)
+	person := fs.String("person", "", "the person to connect (none: the workspace's connection)")
+	// Flags may follow the provider: brain connections connect mcp:notes --person alice.
+	var provider string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		provider, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if provider == "" && fs.NArg() == 1 {
+		provider = fs.Arg(0)
+	} else if provider == "" || fs.NArg() != 0 {
+		fs.Usage()
+		return errors.New("connections connect needs one provider (mcp:<server>, github, http:<tool>)")
+	}
+	d, err := dialConfig(*config)
+	if err != nil {
+		return err
+	}
+	link, err := d.Connect(ctx, provider, *person)
+	if err != nil {
+		return err
+	}
+	holder := "the workspace"
+	if *person != "" {
+		holder = *person
+	}
+	fmt.Fprintf(stderr, "Open this within %d minutes, as %s: it connects %s's account to %s.\n", link.ExpiresIn/60, holder, holder, provider)
+	fmt.Fprintln(stdout, link.URL)
+	return nil
 }
 
 func dialConfig(path string) (*client.Daemon, error) {

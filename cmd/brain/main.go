@@ -41,7 +41,7 @@ Usage:
   brain audit verify --config FILE       check the audit trail's chain and seals offline
   brain skills list|sync --config FILE   list skills (source, hash, agents); sync fetches git sources
   brain migrate --to postgres --dsn URL  copy the SQLite database into PostgreSQL
-  brain connections list|revoke         list connections (never tokens); revoke one (via the running daemon)
+  brain connections list|revoke|connect list connections (never tokens); revoke one; print a connect URL (via the running daemon)
   brain people erase PERSON             erase a person's messages, files, memory and identities (via the running daemon)
   brain secrets keygen|rotate           make a key; re-encrypt stored credentials under the current key
   brain completion bash|zsh              print a shell completion script

@@ -43,6 +43,20 @@ func (d *Daemon) RevokeConnection(ctx context.Context, id, by string) (Connectio
 	return out, err
 }
 
+// ConnectLink is where to send a browser to connect an account.
+type ConnectLink struct {
+	URL       string `json:"url"`
+	ExpiresIn int    `json:"expires_in"`
+}
+
+// Connect starts connecting person ("" the workspace) to provider and
+// returns the URL to open (POST /v1/connections/connect).
+func (d *Daemon) Connect(ctx context.Context, provider, person string) (ConnectLink, error) {
+	var out ConnectLink
+	err := d.call(ctx, "POST", "/v1/connections/connect", map[string]string{"provider": provider, "person": person}, &out)
+	return out, err
+}
+
 // ErasePerson erases a person (brain people erase) and returns what went.
 func (d *Daemon) ErasePerson(ctx context.Context, id string) (store.PersonErased, error) {
 	var out store.PersonErased

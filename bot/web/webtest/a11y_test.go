@@ -126,6 +126,7 @@ budgets: [{scope: schedule, subject: weekday-digest, period: month, cost: 20}]
 		{"memory-file", "/memory?scope=agent:default&path=deploys.md"},
 		{"skills", "/skills"},
 		{"status", "/status"},
+		{"connections", "/connections"},
 	}
 	for _, width := range []struct {
 		name string
