@@ -105,6 +105,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"People", testPeople},
 		{"Connections", testConnections},
 		{"ConnectionRefreshLease", testConnectionRefreshLease},
+		{"ConnectionServiceAccount", testConnectionServiceAccount},
 		{"OAuthClientsAndConnectFlows", testOAuthClientsAndConnectFlows},
 		{"SecretsSealed", testSecretsSealed},
 		{"SecretsPlainMigrated", testSecretsPlainMigrated},
