@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -195,6 +196,17 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 	}
 
 	connectTickets(t, sa, "", "", "ops-bot")
+	var list struct {
+		Connections []struct {
+			ID string `json:"id"`
+		} `json:"connections"`
+	}
+	sa.must(http.StatusOK, "GET", "/v1/connections?person=", nil, &list)
+	if len(list.Connections) != 1 {
+		t.Fatalf("workspace connections %+v", list.Connections)
+	}
+	// The workspace's own connection is the app's: schedules use it already.
+	sa.must(http.StatusBadRequest, "POST", "/v1/connections/"+list.Connections[0].ID+"/service-account", map[string]bool{"enabled": true}, nil)
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Filed."))
 	sa.message("Ev2", "message", "UALICE", "again please", root)
 	sa.waitThread(root, "Filed.")
@@ -328,5 +340,42 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 	}
 	if got := api.calls(); len(got) != 1 {
 		t.Fatalf("the API saw %v after unmarking", got)
+	}
+}
+
+// TestMCPPerson_ScheduleServiceAccount: a per-person MCP server follows
+// the same rule (tools.HolderOf): a schedule's call goes through the
+// connection an admin marked as the service account.
+func TestMCPPerson_ScheduleServiceAccount(t *testing.T) {
+	peer := newOAuthPeer(t)
+	sa := personMCPAppWith(t, peer, "", "{ttl: 1h}", `schedules:
+  - name: nightly
+    cron: "0 3 * * *"
+    agent: default
+    prompt: "who am I?"
+`)
+	connectPerson(t, sa, "bob", "UBOB", "bob")
+	sa.waitLog(regexp.MustCompile("mcp server connected"))
+	var list struct {
+		Connections []struct {
+			ID string `json:"id"`
+		} `json:"connections"`
+	}
+	sa.must(http.StatusOK, "GET", "/v1/connections?person=bob", nil, &list)
+	if len(list.Connections) != 1 {
+		t.Fatalf("bob's connections: %+v", list.Connections)
+	}
+	sa.must(http.StatusOK, "POST", "/v1/connections/"+list.Connections[0].ID+"/service-account", map[string]bool{"enabled": true}, nil)
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Done."))
+	var run struct {
+		SessionID string `json:"session_id"`
+	}
+	sa.must(http.StatusAccepted, "POST", "/v1/schedules/nightly/run", nil, &run)
+	sa.waitTurns(run.SessionID, 1)
+	if res := sa.toolResults(run.SessionID); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
+		t.Fatalf("tool results %v: want the call as bob, the service account", res)
+	}
+	if got := peer.calls(); strings.Join(got, ",") != "bob" {
+		t.Fatalf("the server saw %v, want bob", got)
 	}
 }
