@@ -19,7 +19,7 @@ var commandWords = map[string][]string{
 	"memory":      {"list", "show", "export", "delete"},
 	"config":      {"check"},
 	"secrets":     {"keygen", "rotate"},
-	"connections": {"list", "revoke"},
+	"connections": {"list", "revoke", "service-account"},
 	"people":      {"erase"},
 	"completion":  {"bash", "zsh"},
 }
