@@ -53,6 +53,12 @@ func newTicketAPI(t *testing.T) *ticketAPI {
 	return api
 }
 
+func (api *ticketAPI) refusals() int {
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	return api.refused
+}
+
 func (api *ticketAPI) calls() []string {
 	api.mu.Lock()
 	defer api.mu.Unlock()
@@ -217,8 +223,8 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 	if got := api.calls(); strings.Join(got, ",") != "ops-bot,ops-bot" {
 		t.Fatalf("the API saw %v, want the workspace's account twice", got)
 	}
-	if api.as.Refreshes() != 1 || api.refused != 1 {
-		t.Fatalf("%d refreshes, %d refused requests; want one each", api.as.Refreshes(), api.refused)
+	if api.as.Refreshes() != 1 || api.refusals() != 1 {
+		t.Fatalf("%d refreshes, %d refused requests; want one each", api.as.Refreshes(), api.refusals())
 	}
 	res := sa.toolResults(s.ID)
 	if len(res) != 3 || strings.Contains(res[2], "is_error") && strings.Contains(res[2], "true") && !strings.Contains(res[2], "created") {
@@ -236,6 +242,24 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 	if res := sa.toolResults(s.ID); len(res) != 4 || !strings.Contains(res[3], "refused the request") && !strings.Contains(res[3], "no usable connection") {
 		t.Fatalf("tool results %v", res)
 	}
+}
+
+// TestHTTPOAuth_RefreshBeforeExpiry: a token that expires within the
+// refresh margin is refreshed before the request, which then goes out
+// once, with the fresh token.
+func TestHTTPOAuth_RefreshBeforeExpiry(t *testing.T) {
+	api := newTicketAPI(t)
+	api.as.ExpiresIn = 60 // well inside the five-minute margin
+	sa := ticketApp(t, api, "person", "", "{ttl: 1h}", "")
+	connectTickets(t, sa, "alice", "UALICE", "alice")
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Filed."))
+	root := sa.message("Ev1", "app_mention", "UALICE", "<@UBOT> file a ticket", "")
+	sa.waitThread(root, "Filed.")
+	if api.as.Refreshes() != 1 || api.refusals() != 0 || strings.Join(api.calls(), ",") != "alice" {
+		t.Fatalf("%d refreshes, %d refused, calls %v; want one refresh before one accepted call",
+			api.as.Refreshes(), api.refusals(), api.calls())
+	}
+	noTokens(t, sa, api, sa.session(root).ID)
 }
 
 // TestHTTPOAuth_ActsAsApprover: an approval tool with acts_as: approver
