@@ -67,8 +67,12 @@ func (a *App) httpBearer(h config.HTTPToolConfig) httptool.Bearer {
 		case errors.As(err, &nc) && perPerson:
 			return "", holder.Missing(h.Name, provider)
 		case errors.As(err, &nc):
-			return "", tools.Failed("%s: the workspace has no usable connection to %s%s; nothing was sent. An admin connects it: "+
-				`POST /v1/connections/connect {"provider":%q}`, h.Name, provider, problem(nc), provider)
+			outcome := "nothing was sent"
+			if stale != "" {
+				outcome = "the service refused the request (HTTP 401)"
+			}
+			return "", tools.Failed("%s: the workspace has no usable connection to %s%s; %s. An admin connects it: "+
+				`POST /v1/connections/connect {"provider":%q}`, h.Name, provider, problem(nc), outcome, provider)
 		case err != nil:
 			return "", fmt.Errorf("%s token: %w", provider, err)
 		}

@@ -182,6 +182,33 @@ func TestHTTPOAuth_PerPersonBearer(t *testing.T) {
 		t.Fatalf("the API saw %v, want alice then bob", got)
 	}
 	noTokens(t, sa, api, s.ID, sa.session(root2).ID)
+
+	// Alice revokes brain's access at the provider: her next call's 401
+	// leads to a refused refresh, her connection is revoked, and she gets
+	// a connect link again; the request is not sent a second time.
+	api.as.RevokeSubject("alice")
+	api.as.ExpireAccess()
+	links := 0
+	for _, e := range sa.slack.Ephemerals() {
+		if e.User == "UALICE" && strings.Contains(string(e.Blocks), "brain_connect") {
+			links++
+		}
+	}
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Connect again."))
+	sa.message("Ev3", "message", "UALICE", "one more", root)
+	sa.waitThread(root, "Connect again.")
+	if res := sa.toolResults(s.ID); len(res) != 3 || !strings.Contains(res[2], "sent them a link") {
+		t.Fatalf("tool results %v: want a connect link after the revocation", res)
+	}
+	again := 0
+	for _, e := range sa.slack.Ephemerals() {
+		if e.User == "UALICE" && strings.Contains(string(e.Blocks), "brain_connect") {
+			again++
+		}
+	}
+	if again != links+1 || api.refusals() != 1 {
+		t.Fatalf("%d new links, %d refused requests; want one each", again-links, api.refusals())
+	}
 }
 
 // TestHTTPOAuth_WorkspaceRefreshOn401: per: workspace uses the one
@@ -227,7 +254,7 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 		t.Fatalf("%d refreshes, %d refused requests; want one each", api.as.Refreshes(), api.refusals())
 	}
 	res := sa.toolResults(s.ID)
-	if len(res) != 3 || strings.Contains(res[2], "is_error") && strings.Contains(res[2], "true") && !strings.Contains(res[2], "created") {
+	if len(res) != 3 || !strings.Contains(res[2], `\"as\":\"ops-bot\"`) || !strings.Contains(res[2], "[REDACTED]") {
 		t.Fatalf("tool results %v", res)
 	}
 	noTokens(t, sa, api, s.ID)
@@ -239,8 +266,21 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Revoked."))
 	sa.message("Ev4", "message", "UALICE", "one more", root)
 	sa.waitThread(root, "Revoked.")
-	if res := sa.toolResults(s.ID); len(res) != 4 || !strings.Contains(res[3], "refused the request") && !strings.Contains(res[3], "no usable connection") {
+	if res := sa.toolResults(s.ID); len(res) != 4 || !strings.Contains(res[3], "no usable connection") ||
+		!strings.Contains(res[3], "refused the request (HTTP 401)") || !strings.Contains(res[3], "refused the refresh token") {
 		t.Fatalf("tool results %v", res)
+	}
+	var conns struct {
+		Connections []struct {
+			Status string `json:"status"`
+		} `json:"connections"`
+	}
+	sa.must(http.StatusOK, "GET", "/v1/connections?person=", nil, &conns)
+	if len(conns.Connections) != 1 || conns.Connections[0].Status != "revoked" {
+		t.Fatalf("after a refused refresh the connection is %+v, want revoked", conns.Connections)
+	}
+	if api.refusals() != 2 {
+		t.Fatalf("%d refused requests, want 2 (no retry without a fresh token)", api.refusals())
 	}
 }
 
