@@ -92,25 +92,67 @@ tools:
 // through the API's connect link, as subject at the authorization server.
 func connectTickets(t *testing.T, sa *slackApp, person, slackUser, subject string) {
 	t.Helper()
+	connectAs(t, sa, "http:tickets", person, slackUser, subject)
+}
+
+// connectAs makes person (unless "" = the workspace) with their Slack
+// identity, and connects them to provider through the API's connect
+// link, approving as subject at the authorization server.
+func connectAs(t *testing.T, sa *slackApp, provider, person, slackUser, subject string) {
+	t.Helper()
 	if person != "" {
 		sa.must(http.StatusOK, "POST", "/v1/people", map[string]string{"id": person, "name": person}, nil)
 		sa.must(http.StatusOK, "POST", "/v1/people/"+person+"/identities", map[string]string{"surface": "slack", "external_id": slackUser}, nil)
 	}
 	var link struct{ URL string }
-	sa.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": "http:tickets", "person": person}, &link)
-	followTickets(t, sa, link.URL, subject)
+	sa.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": provider, "person": person}, &link)
+	followFor(t, sa, provider, link.URL, subject)
 }
 
-func followTickets(t *testing.T, sa *slackApp, url, subject string) {
+// followFor runs a connect link to provider in a browser approving as
+// subject, through brain's callback.
+func followFor(t *testing.T, sa *slackApp, provider, url, subject string) {
 	t.Helper()
 	back, err := oauthtest.Follow(url, subject)
 	if err != nil {
 		t.Fatal(err)
 	}
 	code, _, body := sa.do("GET", "/oauth/callback?"+back.Encode(), nil)
-	if code != http.StatusOK || !strings.Contains(string(body), "Connected http:tickets") {
+	if code != http.StatusOK || !strings.Contains(string(body), "Connected "+provider) {
 		t.Fatalf("callback: %d %s", code, body)
 	}
+}
+
+// connectionOf is the id of person's ("" = the workspace's) connection
+// to provider, as GET /v1/connections lists it.
+func connectionOf(t *testing.T, sa *slackApp, person, provider string) string {
+	t.Helper()
+	var list struct {
+		Connections []struct {
+			ID       string `json:"id"`
+			Provider string `json:"provider"`
+		} `json:"connections"`
+	}
+	sa.must(http.StatusOK, "GET", "/v1/connections?person="+person, nil, &list)
+	for _, c := range list.Connections {
+		if c.Provider == provider {
+			return c.ID
+		}
+	}
+	t.Fatalf("%q has no connection to %s: %+v", person, provider, list.Connections)
+	return ""
+}
+
+// runSchedule runs a schedule now, waits for its turn and returns its
+// session's tool results.
+func runSchedule(t *testing.T, sa *slackApp, name string) []string {
+	t.Helper()
+	var run struct {
+		SessionID string `json:"session_id"`
+	}
+	sa.must(http.StatusAccepted, "POST", "/v1/schedules/"+name+"/run", nil, &run)
+	sa.waitTurns(run.SessionID, 1)
+	return sa.toolResults(run.SessionID)
 }
 
 // noTokens fails if a token or client secret the authorization server
@@ -165,7 +207,7 @@ func TestHTTPOAuth_PerPersonBearer(t *testing.T) {
 			t.Fatalf("a connect link went to %s", e.User)
 		}
 	}
-	followTickets(t, sa, linkURL(t, m), "alice")
+	followFor(t, sa, "http:tickets", linkURL(t, m), "alice")
 	notice := sa.waitThread(root, "connected *http:tickets*")
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{"title":"printer"}`}), fakemodel.Text("Filed as alice."))
 	sa.click("UALICE", notice, "brain_retry_call")
@@ -229,17 +271,9 @@ func TestHTTPOAuth_WorkspaceRefreshOn401(t *testing.T) {
 	}
 
 	connectTickets(t, sa, "", "", "ops-bot")
-	var list struct {
-		Connections []struct {
-			ID string `json:"id"`
-		} `json:"connections"`
-	}
-	sa.must(http.StatusOK, "GET", "/v1/connections?person=", nil, &list)
-	if len(list.Connections) != 1 {
-		t.Fatalf("workspace connections %+v", list.Connections)
-	}
 	// The workspace's own connection is the app's: schedules use it already.
-	sa.must(http.StatusBadRequest, "POST", "/v1/connections/"+list.Connections[0].ID+"/service-account", map[string]bool{"enabled": true}, nil)
+	sa.must(http.StatusBadRequest, "POST", "/v1/connections/"+connectionOf(t, sa, "", "http:tickets")+"/service-account",
+		map[string]bool{"enabled": true}, nil)
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Filed."))
 	sa.message("Ev2", "message", "UALICE", "again please", root)
 	sa.waitThread(root, "Filed.")
@@ -336,17 +370,8 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 `)
 	connectTickets(t, sa, "bob", "UBOB", "bob")
 	connectTickets(t, sa, "carol", "UCAROL", "carol")
-	run := func() []string {
-		t.Helper()
-		var r struct {
-			SessionID string `json:"session_id"`
-		}
-		sa.must(http.StatusAccepted, "POST", "/v1/schedules/nightly/run", nil, &r)
-		sa.waitTurns(r.SessionID, 1)
-		return sa.toolResults(r.SessionID)
-	}
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Could not."))
-	res := run()
+	res := runSchedule(t, sa, "nightly")
 	if len(res) != 1 || !strings.Contains(res[0], "schedules never use a person's connection") ||
 		!strings.Contains(res[0], "service-account") || !strings.Contains(res[0], "nothing was sent") {
 		t.Fatalf("tool results %v: want the schedule refusal saying how to mark one", res)
@@ -355,17 +380,7 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 		t.Fatalf("a schedule's call reached the API as %v", got)
 	}
 
-	var list struct {
-		Connections []struct {
-			ID       string `json:"id"`
-			PersonID string `json:"person_id"`
-		} `json:"connections"`
-	}
-	sa.must(http.StatusOK, "GET", "/v1/connections", nil, &list)
-	ids := map[string]string{}
-	for _, c := range list.Connections {
-		ids[c.PersonID] = c.ID
-	}
+	ids := map[string]string{"bob": connectionOf(t, sa, "bob", "http:tickets"), "carol": connectionOf(t, sa, "carol", "http:tickets")}
 	var marked struct {
 		ServiceAccount bool `json:"service_account"`
 	}
@@ -390,7 +405,7 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 	}
 
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Filed."))
-	if res := run(); len(res) != 1 || !strings.Contains(res[0], `\"as\":\"bob\"`) {
+	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], `\"as\":\"bob\"`) {
 		t.Fatalf("tool results %v: want the call as bob, the service account", res)
 	}
 	if got := api.calls(); strings.Join(got, ",") != "bob" {
@@ -399,7 +414,7 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 	// Unmarked: refused again.
 	sa.must(http.StatusOK, "POST", "/v1/connections/"+ids["bob"]+"/service-account", map[string]bool{"enabled": false}, nil)
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tickets", Input: `{}`}), fakemodel.Text("Could not."))
-	if res := run(); len(res) != 1 || !strings.Contains(res[0], "schedules never use") {
+	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], "schedules never use") {
 		t.Fatalf("tool results %v after unmarking", res)
 	}
 	if got := api.calls(); len(got) != 1 {
@@ -420,23 +435,9 @@ func TestMCPPerson_ScheduleServiceAccount(t *testing.T) {
 `)
 	connectPerson(t, sa, "bob", "UBOB", "bob")
 	sa.waitLog(regexp.MustCompile("mcp server connected"))
-	var list struct {
-		Connections []struct {
-			ID string `json:"id"`
-		} `json:"connections"`
-	}
-	sa.must(http.StatusOK, "GET", "/v1/connections?person=bob", nil, &list)
-	if len(list.Connections) != 1 {
-		t.Fatalf("bob's connections: %+v", list.Connections)
-	}
-	sa.must(http.StatusOK, "POST", "/v1/connections/"+list.Connections[0].ID+"/service-account", map[string]bool{"enabled": true}, nil)
+	sa.must(http.StatusOK, "POST", "/v1/connections/"+connectionOf(t, sa, "bob", "mcp:tracker")+"/service-account", map[string]bool{"enabled": true}, nil)
 	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Done."))
-	var run struct {
-		SessionID string `json:"session_id"`
-	}
-	sa.must(http.StatusAccepted, "POST", "/v1/schedules/nightly/run", nil, &run)
-	sa.waitTurns(run.SessionID, 1)
-	if res := sa.toolResults(run.SessionID); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
+	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
 		t.Fatalf("tool results %v: want the call as bob, the service account", res)
 	}
 	if got := peer.calls(); strings.Join(got, ",") != "bob" {

@@ -14,7 +14,6 @@ import (
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/internal/oauthclient/oauthtest"
 )
 
 // personMCPConfig is a Slack app whose agent has a per-person OAuth MCP
@@ -46,25 +45,14 @@ mcp_servers:
 // subject at the authorization server.
 func connectPerson(t *testing.T, sa *slackApp, person, slackUser, subject string) {
 	t.Helper()
-	sa.must(http.StatusOK, "POST", "/v1/people", map[string]string{"id": person, "name": person}, nil)
-	sa.must(http.StatusOK, "POST", "/v1/people/"+person+"/identities", map[string]string{"surface": "slack", "external_id": slackUser}, nil)
-	var link struct{ URL string }
-	sa.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": "mcp:tracker", "person": person}, &link)
-	follow(t, sa, link.URL, subject)
+	connectAs(t, sa, "mcp:tracker", person, slackUser, subject)
 }
 
 // follow runs a connect link in a browser approving as subject, through
 // brain's callback.
 func follow(t *testing.T, sa *slackApp, url, subject string) {
 	t.Helper()
-	back, err := oauthtest.Follow(url, subject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, body := sa.do("GET", "/oauth/callback?"+back.Encode(), nil)
-	if code != http.StatusOK || !strings.Contains(string(body), "Connected mcp:tracker") {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	followFor(t, sa, "mcp:tracker", url, subject)
 }
 
 // linkURL is the URL of the connect button of an ephemeral message.
