@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -419,28 +418,5 @@ func TestHTTPOAuth_ScheduleServiceAccount(t *testing.T) {
 	}
 	if got := api.calls(); len(got) != 1 {
 		t.Fatalf("the API saw %v after unmarking", got)
-	}
-}
-
-// TestMCPPerson_ScheduleServiceAccount: a per-person MCP server follows
-// the same rule (tools.HolderOf): a schedule's call goes through the
-// connection an admin marked as the service account.
-func TestMCPPerson_ScheduleServiceAccount(t *testing.T) {
-	peer := newOAuthPeer(t)
-	sa := personMCPAppWith(t, peer, "", "{ttl: 1h}", `schedules:
-  - name: nightly
-    cron: "0 3 * * *"
-    agent: default
-    prompt: "who am I?"
-`)
-	connectPerson(t, sa, "bob", "UBOB", "bob")
-	sa.waitLog(regexp.MustCompile("mcp server connected"))
-	sa.must(http.StatusOK, "POST", "/v1/connections/"+connectionOf(t, sa, "bob", "mcp:tracker")+"/service-account", map[string]bool{"enabled": true}, nil)
-	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Done."))
-	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
-		t.Fatalf("tool results %v: want the call as bob, the service account", res)
-	}
-	if got := peer.calls(); strings.Join(got, ",") != "bob" {
-		t.Fatalf("the server saw %v, want bob", got)
 	}
 }

@@ -230,7 +230,8 @@ func TestMCPPerson_ActsAsApprover(t *testing.T) {
 }
 
 // TestMCPPerson_ScheduleRefused: a schedule's session never uses a
-// person's connection: the call is refused before anything is sent.
+// person's connection: the call is refused before anything is sent,
+// until an admin marks one as the service account.
 func TestMCPPerson_ScheduleRefused(t *testing.T) {
 	peer := newOAuthPeer(t)
 	sa := personMCPAppWith(t, peer, "", "{ttl: 1h}", `schedules:
@@ -256,6 +257,17 @@ func TestMCPPerson_ScheduleRefused(t *testing.T) {
 	}
 	if got := peer.calls(); len(got) != 0 {
 		t.Fatalf("a schedule's call reached the server as %v", got)
+	}
+
+	// Once an admin marks Bob's connection as the service account, the
+	// schedule's call goes through it (tools.HolderOf, as for tools.http).
+	sa.must(http.StatusOK, "POST", "/v1/connections/"+connectionOf(t, sa, "bob", "mcp:tracker")+"/service-account", map[string]bool{"enabled": true}, nil)
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Done."))
+	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
+		t.Fatalf("tool results %v: want the call as bob, the service account", res)
+	}
+	if got := peer.calls(); strings.Join(got, ",") != "bob" {
+		t.Fatalf("the server saw %v, want bob", got)
 	}
 }
 
