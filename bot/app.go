@@ -240,7 +240,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 // MCP catalog, which becomes a service) and the agents over them.
 func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.Model, extra []tools.Definition) ([]*engine.Agent, *mcpCatalog, error) {
 	cfg := a.cfg
-	declared, err := httpTools(cfg)
+	declared, err := a.declaredTools()
 	if err != nil {
 		return nil, nil, err
 	}

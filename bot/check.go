@@ -19,7 +19,7 @@ import (
 // compiles the approval policies). It returns every problem at once.
 func CheckConfig(cfg *config.Config, opts Options) error {
 	var errs []error
-	declared, err := httpTools(cfg)
+	declared, err := httpTools(cfg, nil)
 	errs = append(errs, err)
 	builtins, _, err := builtinTools(cfg, false, nil, githubUsers{})
 	errs = append(errs, err)

@@ -97,4 +97,27 @@ func TestDaemon_ConnectionsThroughTheClient(t *testing.T) {
 	if _, err := d.RevokeConnection(ctx, "c1", "someone-else"); err == nil {
 		t.Error("a key without act_for revoked as someone else")
 	}
+	// brain connections service-account: marked, audited as the key's.
+	if c, err := d.MarkServiceAccount(ctx, "c1", true); err != nil || !c.ServiceAccount {
+		t.Fatalf("MarkServiceAccount = %+v, %v", c, err)
+	}
+	entries, err := ta.app.store.AuditEntries(ctx, store.AuditQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var by string
+	for _, e := range entries {
+		if e.Action == "connection.service_account" {
+			by = e.Actor
+		}
+	}
+	if by != "key:ops" {
+		t.Errorf("the mark is audited as %q, want key:ops", by)
+	}
+	if c, err := d.MarkServiceAccount(ctx, "c1", false); err != nil || c.ServiceAccount {
+		t.Fatalf("unmark = %+v, %v", c, err)
+	}
+	if _, err := d.MarkServiceAccount(ctx, "nope", true); err == nil {
+		t.Error("marked an unknown connection")
+	}
 }

@@ -72,10 +72,12 @@ func builtinTools(cfg *config.Config, sandboxes bool, binds func(agent string) [
 	return out, closers, errors.Join(errs...)
 }
 
-// httpTools turns tools.http config entries into tool definitions. Header
-// values (secrets via ${ENV}) stay inside the tool: never in the model's
-// view, events or logs.
-func httpTools(cfg *config.Config) ([]tools.Definition, error) {
+// httpTools turns tools.http config entries into tool definitions, in
+// their order. Header values (secrets via ${ENV}) and OAuth tokens stay
+// inside the tool: never in the model's view, events or logs. bearer
+// gives an oauth tool its token source (nil: none, as brain config check
+// runs nothing).
+func httpTools(cfg *config.Config, bearer func(config.HTTPToolConfig) httptool.Bearer) ([]tools.Definition, error) {
 	var out []tools.Definition
 	for i, h := range cfg.Tools.HTTP {
 		spec := httptool.Spec{
@@ -87,6 +89,9 @@ func httpTools(cfg *config.Config) ([]tools.Definition, error) {
 			URL:         h.URL,
 			Headers:     h.Headers,
 			Timeout:     time.Duration(h.TimeoutMS) * time.Millisecond,
+		}
+		if h.OAuth != nil && bearer != nil {
+			spec.Bearer = bearer(h)
 		}
 		if a := h.Approval; a != nil {
 			spec.Approval = &httptool.Approval{Title: a.Title}

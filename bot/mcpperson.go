@@ -65,7 +65,7 @@ func (a *App) mcpOAuth(id string) *mcp.OAuth {
 	}
 	return &mcp.OAuth{
 		Client: p.Client, Tokens: &connect.AnyPerson{Service: svc, Provider: provider},
-		PerPerson: true, Provider: provider, ActsAs: actsAs, People: peopleResolver{a.store},
+		PerPerson: true, Provider: provider, ActsAs: actsAs, People: a.toolPeople(),
 		TokensFor: func(person string) oauthclient.Tokens { return svc.Tokens(person, provider) },
 	}
 }

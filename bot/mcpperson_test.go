@@ -14,7 +14,6 @@ import (
 	"brain/channels/slack/slackfake"
 	"brain/engine"
 	"brain/engine/model/fakemodel"
-	"brain/internal/oauthclient/oauthtest"
 )
 
 // personMCPConfig is a Slack app whose agent has a per-person OAuth MCP
@@ -46,25 +45,14 @@ mcp_servers:
 // subject at the authorization server.
 func connectPerson(t *testing.T, sa *slackApp, person, slackUser, subject string) {
 	t.Helper()
-	sa.must(http.StatusOK, "POST", "/v1/people", map[string]string{"id": person, "name": person}, nil)
-	sa.must(http.StatusOK, "POST", "/v1/people/"+person+"/identities", map[string]string{"surface": "slack", "external_id": slackUser}, nil)
-	var link struct{ URL string }
-	sa.must(http.StatusOK, "POST", "/v1/connections/connect", map[string]string{"provider": "mcp:tracker", "person": person}, &link)
-	follow(t, sa, link.URL, subject)
+	connectAs(t, sa, "mcp:tracker", person, slackUser, subject)
 }
 
 // follow runs a connect link in a browser approving as subject, through
 // brain's callback.
 func follow(t *testing.T, sa *slackApp, url, subject string) {
 	t.Helper()
-	back, err := oauthtest.Follow(url, subject)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, _, body := sa.do("GET", "/oauth/callback?"+back.Encode(), nil)
-	if code != http.StatusOK || !strings.Contains(string(body), "Connected mcp:tracker") {
-		t.Fatalf("callback: %d %s", code, body)
-	}
+	followFor(t, sa, "mcp:tracker", url, subject)
 }
 
 // linkURL is the URL of the connect button of an ephemeral message.
@@ -242,7 +230,8 @@ func TestMCPPerson_ActsAsApprover(t *testing.T) {
 }
 
 // TestMCPPerson_ScheduleRefused: a schedule's session never uses a
-// person's connection: the call is refused before anything is sent.
+// person's connection: the call is refused before anything is sent,
+// until an admin marks one as the service account.
 func TestMCPPerson_ScheduleRefused(t *testing.T) {
 	peer := newOAuthPeer(t)
 	sa := personMCPAppWith(t, peer, "", "{ttl: 1h}", `schedules:
@@ -268,6 +257,17 @@ func TestMCPPerson_ScheduleRefused(t *testing.T) {
 	}
 	if got := peer.calls(); len(got) != 0 {
 		t.Fatalf("a schedule's call reached the server as %v", got)
+	}
+
+	// Once an admin marks Bob's connection as the service account, the
+	// schedule's call goes through it (tools.HolderOf, as for tools.http).
+	sa.must(http.StatusOK, "POST", "/v1/connections/"+connectionOf(t, sa, "bob", "mcp:tracker")+"/service-account", map[string]bool{"enabled": true}, nil)
+	sa.fake.Push(fakemodel.ToolCalls(fakemodel.Call{Name: "tracker__whoami", Input: `{}`}), fakemodel.Text("Done."))
+	if res := runSchedule(t, sa, "nightly"); len(res) != 1 || !strings.Contains(res[0], "you are bob") {
+		t.Fatalf("tool results %v: want the call as bob, the service account", res)
+	}
+	if got := peer.calls(); strings.Join(got, ",") != "bob" {
+		t.Fatalf("the server saw %v, want bob", got)
 	}
 }
 

@@ -55,7 +55,7 @@ func addToolProviders(svc *connect.Service, cfg *config.Config, redirect string,
 		name := httpProvider(h.Name)
 		svc.Providers[name] = connect.Provider{
 			Name: name, Client: client(o.ClientID, o.ClientSecret), PerPerson: o.Per == "person",
-			Endpoints: &connect.Endpoints{Issuer: o.AuthorizeURL, AuthorizeURL: o.AuthorizeURL, TokenURL: o.TokenURL, Scopes: o.Scopes},
+			Endpoints: &connect.Endpoints{Issuer: o.IssuerID(), AuthorizeURL: o.AuthorizeURL, TokenURL: o.TokenURL, Scopes: o.Scopes},
 		}
 	}
 }

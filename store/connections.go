@@ -35,7 +35,9 @@ type Connection struct {
 	RefreshExpiresAt time.Time
 	Status           string // ConnectionConnected or ConnectionRevoked
 	Problem          string // why it is revoked, fit to show (no secrets)
-	// ServiceAccount marks a connection schedules may use.
+	// ServiceAccount marks a connection schedules may use: a person's
+	// connection an admin marked (MarkServiceAccount) as the provider's
+	// account for unattended work.
 	ServiceAccount bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
@@ -117,6 +119,11 @@ type Connections interface {
 	// forgets its tokens; revoking a revoked one keeps its first problem.
 	// changed is false when it was revoked already.
 	RevokeConnection(ctx context.Context, now time.Time, id, problem string) (changed bool, err error)
+	// MarkServiceAccount sets or clears the connection's ServiceAccount
+	// mark (an admin's act: schedules may use it). changed is false when
+	// it already was so. A new grant (SaveConnection with the mark unset)
+	// clears it: the admin vouched for the grant they saw.
+	MarkServiceAccount(ctx context.Context, now time.Time, id string, enabled bool) (changed bool, err error)
 
 	// SaveOAuthClient records the client registered at an issuer.
 	SaveOAuthClient(ctx context.Context, c OAuthClient) error

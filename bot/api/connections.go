@@ -21,6 +21,7 @@ type Accounts interface {
 	ConnectionsOf(ctx context.Context, personID string, all bool) ([]store.Connection, error)
 	ConnectionByID(ctx context.Context, id string) (store.Connection, error)
 	RevokeConnection(ctx context.Context, now time.Time, id, problem string) (bool, error)
+	MarkServiceAccount(ctx context.Context, now time.Time, id string, enabled bool) (bool, error)
 }
 
 // maxNameLen bounds ids, names and identities sent to these routes.

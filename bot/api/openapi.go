@@ -53,6 +53,7 @@ var apiDocs = []apiDoc{
 	{pattern: "GET /v1/connections", summary: "List connections (a person's with person=ID; person= is the workspace's): existence, scope, expiry, never tokens", query: []string{"person"}, response: "ConnectionList"},
 	{pattern: "POST /v1/connections/connect", summary: "Start connecting an account: returns the URL to open (a person's with person, else the workspace's)", request: "ConnectRequest", response: "ConnectLink"},
 	{pattern: "POST /v1/connections/{id}/revoke", summary: "Revoke a connection: its tokens are forgotten", request: "Retry", response: "Connection"},
+	{pattern: "POST /v1/connections/{id}/service-account", summary: "Mark (or unmark) a person's connection as its provider's service account, the one person's connection schedules may use; recorded in the audit trail", request: "ServiceAccount", response: "Connection"},
 	{pattern: "GET /v1/memory", summary: "List the memory scopes that hold files, with their totals", response: "MemoryScopeList"},
 	{pattern: "GET /v1/memory/files", summary: "List a memory scope's files (content=true exports their content too)", query: []string{"scope", "content"}, response: "MemoryFileList"},
 	{pattern: "GET /v1/memory/file", summary: "Get a memory file with its history (who changed what, from which session), newest first", query: []string{"scope", "path"}, response: "MemoryFileWithHistory"},
@@ -129,6 +130,7 @@ var apiSchemas = map[string]any{
 		"status": enum("connected", "revoked"), "problem": str(), "service_account": boolean(), "updated_at": datetime(),
 	}, "id", "person_id", "provider", "status"),
 	"ConnectionList": obj(map[string]any{"connections": list("Connection")}, "connections"),
+	"ServiceAccount": obj(map[string]any{"enabled": boolean()}, "enabled"),
 	"ConnectRequest": obj(map[string]any{"provider": str(), "person": str()}, "provider"),
 	"ConnectLink":    obj(map[string]any{"url": str(), "expires_in": map[string]any{"type": "integer"}}, "url"),
 	"MemoryScopeList": obj(map[string]any{"scopes": map[string]any{"type": "array", "items": obj(map[string]any{

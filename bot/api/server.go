@@ -216,6 +216,7 @@ func (a *Server) routes() http.Handler {
 	handle("POST /v1/people/{id}/erase", a.auth(a.erasePerson))
 	handle("GET /v1/connections", a.auth(a.listConnections))
 	handle("POST /v1/connections/{id}/revoke", a.auth(a.revokeConnection))
+	handle("POST /v1/connections/{id}/service-account", a.auth(a.markServiceAccount))
 	handle("POST /v1/connections/connect", a.auth(a.startConnect))
 	handle("GET /v1/memory", a.auth(a.listMemory))
 	handle("GET /v1/memory/files", a.auth(a.memoryFiles))

@@ -29,6 +29,9 @@ const (
 	ActionDeleted        = "retention.deleted"
 	ActionErased         = "person.erased"
 	ActionStarted        = "brain.started"
+	// ActionServiceAccount: an admin marked or unmarked a connection as
+	// its provider's service account (bot/api).
+	ActionServiceAccount = "connection.service_account"
 )
 
 // Recorder appends acts to the trail. The zero value (no store) records

@@ -272,6 +272,11 @@ type HTTPToolConfig struct {
 	// OAuth present = the tool sends the bearer token of an OAuth
 	// connection (provider "http:<name>").
 	OAuth *HTTPOAuthConfig `yaml:"oauth"`
+	// ActsAs says whose connection an oauth per: person tool uses:
+	// "requester" (the default: the person who asked) or "approver" (in
+	// an approved call, the person whose vote decided it). Other tools
+	// act as the app ("app", the default).
+	ActsAs string `yaml:"acts_as"`
 }
 
 // ApprovalCardConfig is the card of an HTTP approval tool. Title and fact

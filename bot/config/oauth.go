@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -36,8 +37,13 @@ func (g GitHubUserTokensConfig) web() string {
 // admin, for the workspace) connect through the authorization code flow
 // with PKCE, and the tool sends the connection's bearer token.
 type HTTPOAuthConfig struct {
-	AuthorizeURL string   `yaml:"authorize_url"`
-	TokenURL     string   `yaml:"token_url"`
+	AuthorizeURL string `yaml:"authorize_url"`
+	TokenURL     string `yaml:"token_url"`
+	// Issuer is the authorization server's issuer identifier: a server
+	// that names itself on the redirect back (RFC 9207's iss) must name
+	// this one, or the connection is refused (a mix-up defence). Empty:
+	// the origin of authorize_url (https://HOST), which is most servers'.
+	Issuer       string   `yaml:"issuer"`
 	ClientID     string   `yaml:"client_id"`
 	ClientSecret string   `yaml:"client_secret"` // ${ENV}; empty for a public client
 	Scopes       []string `yaml:"scopes"`
@@ -58,6 +64,7 @@ func (c *Config) validateOAuthTools(p *problems) {
 	}
 	for i, h := range c.Tools.HTTP {
 		o := h.OAuth
+		checkHTTPActsAs(p, i, h)
 		if o == nil {
 			continue
 		}
@@ -65,6 +72,7 @@ func (c *Config) validateOAuthTools(p *problems) {
 		key := fmt.Sprintf("tools.http[%d].oauth", i)
 		checkURL(p, key+".authorize_url", o.AuthorizeURL, true)
 		checkURL(p, key+".token_url", o.TokenURL, true)
+		checkURL(p, key+".issuer", o.Issuer, false)
 		p.required(key+".client_id", o.ClientID)
 		if o.Per != "" {
 			oneOf(p, key+".per", o.Per, "person", "workspace")
@@ -78,4 +86,32 @@ func (c *Config) validateOAuthTools(p *problems) {
 	if anyOAuth && c.PublicURL == "" {
 		p.add("public_url", "required by OAuth connections (the redirect URL is public_url + /oauth/callback)")
 	}
+}
+
+// checkHTTPActsAs checks tools.http[].acts_as, as mcp_servers[].acts_as:
+// only a tool with oauth per: person acts as a person.
+func checkHTTPActsAs(p *problems, i int, h HTTPToolConfig) {
+	key := fmt.Sprintf("tools.http[%d].acts_as", i)
+	switch {
+	case h.OAuth == nil || h.OAuth.Per != "person":
+		if h.ActsAs != "" && h.ActsAs != "app" {
+			p.add(key, "only a tool with oauth per: person acts as a person (requester or approver); others act as the app, got %q", h.ActsAs)
+		}
+	case h.ActsAs == "app":
+		p.add(key, "an oauth per: person tool has no connection of the app's own: use requester or approver")
+	case h.ActsAs != "" && h.ActsAs != "requester" && h.ActsAs != "approver":
+		p.add(key, "must be requester or approver, got %q", h.ActsAs)
+	}
+}
+
+// IssuerID is Issuer, or the origin of AuthorizeURL when it is empty.
+func (o HTTPOAuthConfig) IssuerID() string {
+	if o.Issuer != "" {
+		return o.Issuer
+	}
+	u, err := url.Parse(o.AuthorizeURL)
+	if err != nil || u.Host == "" {
+		return o.AuthorizeURL
+	}
+	return u.Scheme + "://" + u.Host
 }

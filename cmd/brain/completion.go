@@ -19,7 +19,7 @@ var commandWords = map[string][]string{
 	"memory":      {"list", "show", "export", "delete"},
 	"config":      {"check"},
 	"secrets":     {"keygen", "rotate"},
-	"connections": {"list", "revoke", "connect"},
+	"connections": {"list", "revoke", "connect", "service-account"},
 	"people":      {"erase"},
 	"completion":  {"bash", "zsh"},
 }

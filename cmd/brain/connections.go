@@ -13,17 +13,17 @@ import (
 	"brain/bot/api/client"
 )
 
-const connectionsUsage = "Usage: brain connections list [--person ID] [--json] | revoke ID | connect PROVIDER [--person ID] (via the running daemon)"
+const connectionsUsage = "Usage: brain connections list [--person ID] [--json] | revoke ID | connect PROVIDER [--person ID] | service-account [--off] ID (via the running daemon)"
 
-// connections runs brain connections list|revoke|connect through the
-// daemon.
+// connections runs brain connections list|revoke|connect|service-account
+// through the daemon.
 func connections(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		fmt.Fprintln(stderr, connectionsUsage)
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
 			return flag.ErrHelp
 		}
-		return errors.New("connections needs a subcommand: list, revoke or connect")
+		return errors.New("connections needs a subcommand: list, revoke, connect or service-account")
 	}
 	switch args[0] {
 	case "list":
@@ -72,6 +72,26 @@ func connections(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return nil
 	case "connect":
 		return connectCmd(ctx, args[1:], stdout, stderr)
+	case "service-account":
+		fs, config := newFlags("connections service-account", "brain connections service-account --config FILE [--off] ID", stderr)
+		off := fs.Bool("off", false, "take the mark back")
+		if err := parseFlags(fs, args[1:]); err != nil {
+			return err
+		}
+		if fs.NArg() != 1 {
+			fs.Usage()
+			return errors.New("connections service-account needs one connection ID")
+		}
+		d, err := dialConfig(*config)
+		if err != nil {
+			return err
+		}
+		c, err := d.MarkServiceAccount(ctx, fs.Arg(0), !*off)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s: %s of person %s, service account: %t\n", c.ID, c.Provider, c.PersonID, c.ServiceAccount)
+		return nil
 	default:
 		fmt.Fprintln(stderr, connectionsUsage)
 		return fmt.Errorf("unknown connections subcommand %q", args[0])

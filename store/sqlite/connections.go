@@ -197,6 +197,27 @@ func (s *Store) RevokeConnection(ctx context.Context, now time.Time, id, problem
 	return n == 1, nil
 }
 
+// MarkServiceAccount sets or clears the service-account mark.
+func (s *Store) MarkServiceAccount(ctx context.Context, now time.Time, id string, enabled bool) (bool, error) {
+	res, err := s.write.ExecContext(ctx,
+		`UPDATE connections SET service_account = ?, updated_at = ?
+		 WHERE id = ? AND service_account <> ?`,
+		enabled, formatTime(now), id, enabled)
+	if err != nil {
+		return false, fmt.Errorf("mark connection %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("mark connection %s: %w", id, err)
+	}
+	if n == 0 {
+		if _, err := s.ConnectionByID(ctx, id); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
+}
+
 // SaveOAuthClient records the client registered at an issuer.
 func (s *Store) SaveOAuthClient(ctx context.Context, c store.OAuthClient) error {
 	if c.Issuer == "" || c.ClientID == "" {

@@ -112,6 +112,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"Connections", testConnections},
 		{"ExpiringConnections", testExpiringConnections},
 		{"ConnectionRefreshLease", testConnectionRefreshLease},
+		{"ConnectionServiceAccount", testConnectionServiceAccount},
 		{"OAuthClientsAndConnectFlows", testOAuthClientsAndConnectFlows},
 		{"SecretsSealed", testSecretsSealed},
 		{"SecretsPlainMigrated", testSecretsPlainMigrated},

@@ -50,7 +50,22 @@ type Spec struct {
 	Approval *Approval
 	// MaxResponseBytes caps the body read; zero means DefaultMaxResponseBytes.
 	MaxResponseBytes int64
+	// Bearer, when set, supplies the OAuth access token each request is
+	// sent with (Authorization: Bearer); Headers must not set
+	// Authorization then. The token is a secret like a header value.
+	Bearer Bearer
 }
+
+// Bearer supplies the access token a call is sent with: whose
+// connection it is (the workspace's, the requester's, the approver's) is
+// the caller's business. stale is "" for the first request; when the
+// service answers 401 it is called once more with the refused token and
+// must return a fresh one (refreshing it) or fail, and the request is
+// sent once more: a 401 means the service refused it, so that is not a
+// second delivery. Its errors come before anything was sent; a
+// *tools.ConnectionRequired is passed on as is, so the bot layer can send
+// the person a connect link.
+type Bearer func(ctx context.Context, call tools.Call, stale string) (string, error)
 
 // Approval is the card a person sees before the request is sent. Title and
 // every Fact's Label and Value are text/template strings executed with the
@@ -91,7 +106,7 @@ func New(spec Spec, client *http.Client) (tools.Definition, error) {
 			if call.SessionID == "" || call.ToolCallID == "" {
 				return nil, tools.Failed("%s: no idempotency key: the call has no session or tool call id", e.name)
 			}
-			return e.send(ctx, call.Input, call.IdempotencyKey())
+			return e.send(ctx, call, call.IdempotencyKey())
 		}
 	} else {
 		c, err := parseCard(spec.Name, *spec.Approval)
@@ -105,7 +120,7 @@ func New(spec Spec, client *http.Client) (tools.Definition, error) {
 			if d.ID == "" {
 				return nil, tools.Failed("%s: no idempotency key: the decision has no id", e.name)
 			}
-			return e.send(ctx, call.Input, d.ID)
+			return e.send(ctx, call, d.ID)
 		}
 	}
 	if _, err := tools.Compile(def); err != nil {
@@ -130,6 +145,9 @@ type endpoint struct {
 	// was obtained" proves nothing was sent.
 	traced bool
 	scrub  *tools.Scrubber
+	// secrets are what scrub redacts; a call's copy adds its token.
+	secrets []string
+	bearer  Bearer
 }
 
 func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
@@ -170,6 +188,7 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 		timeout:  spec.Timeout,
 		maxBytes: spec.MaxResponseBytes,
 		client:   client,
+		bearer:   spec.Bearer,
 	}
 	if e.maxBytes == 0 {
 		e.maxBytes = DefaultMaxResponseBytes
@@ -188,11 +207,17 @@ func newEndpoint(spec Spec, client *http.Client) (*endpoint, error) {
 			return nil, fail("header Idempotency-Key is set by the tool (the call's or the decision's id)")
 		case "Host":
 			e.host = v
+		case "Authorization":
+			if spec.Bearer != nil {
+				return nil, fail("header Authorization is set by the tool (the OAuth connection's bearer token)")
+			}
+			e.header.Set(k, v)
 		default:
 			e.header.Set(k, v)
 		}
 		secrets = append(secrets, v)
 	}
+	e.secrets = secrets
 	e.scrub = tools.NewScrubber(secrets...)
 	e.client = tools.KeyedClient(e.client)
 	e.traced = tools.TracesConnections(e.client)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,14 +29,69 @@ const maxExcerpt = 500
 // errTimedOut is the cause of the request context when Spec.Timeout passes.
 var errTimedOut = errors.New("request timed out")
 
-// send makes one request with key as its Idempotency-Key and turns the answer
-// into a result or a tools.Error. It never retries.
-func (e *endpoint) send(ctx context.Context, input json.RawMessage, key string) (json.RawMessage, error) {
+// send makes the request with key as its Idempotency-Key and turns the
+// answer into a result or a tools.Error. It never retries, but for the
+// one case where the service refused the request unread: a 401 with an
+// OAuth token, sent again once with a fresh token (Bearer).
+func (e *endpoint) send(ctx context.Context, call tools.Call, key string) (json.RawMessage, error) {
 	if e.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeoutCause(ctx, e.timeout, errTimedOut)
 		defer cancel()
 	}
+	e, token, err := e.authorized(ctx, call, "")
+	if err != nil {
+		return nil, err
+	}
+	resp, err := e.do(ctx, call.Input, key, token)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && e.bearer != nil {
+		drain(resp)
+		if e, token, err = e.authorized(ctx, call, token); err != nil {
+			return nil, err
+		}
+		if resp, err = e.do(ctx, call.Input, key, token); err != nil {
+			return nil, err
+		}
+	}
+	defer resp.Body.Close()
+	return e.answer(ctx, resp)
+}
+
+// authorized gets the call's token from the Bearer (stale: the token the
+// service just refused) and returns the endpoint as this call sees it:
+// its scrubber also redacts the token, so no message or result of the
+// call can carry it. Without a Bearer it is e, with no token.
+func (e *endpoint) authorized(ctx context.Context, call tools.Call, stale string) (*endpoint, string, error) {
+	if e.bearer == nil {
+		return e, "", nil
+	}
+	token, err := e.bearer(ctx, call, stale)
+	if err == nil && (strings.TrimSpace(token) == "" || strings.ContainsAny(token, "\r\n\x00")) {
+		err = errors.New("the connection's token is empty or malformed")
+	}
+	if err != nil {
+		if _, ok := tools.AsConnectionRequired(err); ok {
+			return nil, "", err
+		}
+		// Scrub with the stale token too: a provider's error may echo it.
+		reason := tools.NewScrubber(append(slices.Clone(e.secrets), stale)...).String(err.Error())
+		if stale != "" {
+			return nil, "", tools.Failed("%s: HTTP 401 Unauthorized, and getting a fresh OAuth token failed: %s; the service refused the request",
+				e.target, reason)
+		}
+		return nil, "", tools.Failed("%s: get the OAuth token: %s; nothing was sent", e.target, reason)
+	}
+	c := *e
+	c.scrub = tools.NewScrubber(append(slices.Clone(e.secrets), token, stale)...)
+	return &c, token, nil
+}
+
+// do sends one request. Its errors say whether anything may have reached
+// the service.
+func (e *endpoint) do(ctx context.Context, input json.RawMessage, key, token string) (*http.Response, error) {
 	// A connection obtained is the last point before bytes of this request
 	// can leave; without one, nothing was sent.
 	var connected atomic.Bool
@@ -46,12 +102,21 @@ func (e *endpoint) send(ctx context.Context, input json.RawMessage, key string) 
 	if err != nil {
 		return nil, err
 	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		return nil, e.sendError(ctx, err, connected.Load())
 	}
-	defer resp.Body.Close()
-	return e.answer(ctx, resp)
+	return resp, nil
+}
+
+// drain reads a little of a refused response's body and closes it, so
+// its connection can carry the next request.
+func drain(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyCap))
+	resp.Body.Close()
 }
 
 // request builds the request; its errors come before dispatch.

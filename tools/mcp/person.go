@@ -19,9 +19,10 @@ import (
 // sent through it.
 
 // connFor is the connection a call goes through: the server's, or, for
-// a per-person server, the session of the person the call acts as. A
-// person without a usable connection gets a tools.ConnectionRequired;
-// nothing was sent.
+// a per-person server, the session of the person the call acts as
+// (tools.HolderOf: a schedule's call goes through the provider's
+// service-account connection, or nowhere). A person without a usable
+// connection gets a tools.ConnectionRequired; nothing was sent.
 func (s *server) connFor(ctx context.Context, name string, call tools.Call) (*conn, error) {
 	o := s.cfg.OAuth
 	if o == nil || !o.PerPerson {
@@ -31,30 +32,18 @@ func (s *server) connFor(ctx context.Context, name string, call tools.Call) (*co
 		}
 		return c, nil
 	}
-	who := call.Actor(o.actsAs())
-	if who.Surface == tools.SurfaceSchedule {
-		return nil, tools.Failed("%s: the MCP server %s uses each person's own connection, and a schedule's session has "+
-			"nobody to act as (schedules never use a person's connection); nothing was sent", name, s.cfg.ID)
-	}
-	if who.IsZero() {
-		return nil, tools.Failed("%s: the MCP server %s uses each person's own connection, and this call has "+
-			"nobody to act as; nothing was sent", name, s.cfg.ID)
-	}
-	person, ok, err := o.People.PersonOf(ctx, who)
+	h, err := tools.HolderOf(ctx, o.People, call, o.actsAs(), name, o.Provider)
 	if err != nil {
-		return nil, tools.Failed("%s: look up who asked: %v; nothing was sent", name, err)
+		return nil, err
 	}
-	required := &tools.ConnectionRequired{Tool: name, Provider: o.Provider, Person: person, Identity: who}
-	if !ok {
-		return nil, required
-	}
-	tokens := o.TokensFor(person)
+	required := h.Missing(name, o.Provider)
+	tokens := o.TokensFor(h.Person)
 	if _, have, err := tokens.Token(ctx); err != nil {
 		return nil, tools.Failed("%s: read the connection: %v; nothing was sent", name, err)
 	} else if !have {
 		return nil, required
 	}
-	return s.personConn(ctx, name, person, tokens, required)
+	return s.personConn(ctx, name, h.Person, tokens, required)
 }
 
 func (o *OAuth) actsAs() string {
@@ -66,7 +55,7 @@ func (o *OAuth) actsAs() string {
 
 // personConn returns the person's live session, opening one when there
 // is none (or it was lost).
-func (s *server) personConn(ctx context.Context, name, person string, tokens oauthclient.Tokens, required *tools.ConnectionRequired) (*conn, error) {
+func (s *server) personConn(ctx context.Context, name, person string, tokens oauthclient.Tokens, required error) (*conn, error) {
 	s.pmu.Lock()
 	c := s.people[person]
 	s.pmu.Unlock()
@@ -114,9 +103,11 @@ func (s *server) refusedPerson(ctx context.Context, name string, call tools.Call
 	if o == nil || !o.PerPerson || !needsConnection(err) {
 		return nil
 	}
-	who := call.Actor(o.actsAs())
-	person, _, _ := o.People.PersonOf(ctx, who)
-	return &tools.ConnectionRequired{Tool: name, Provider: o.Provider, Person: person, Identity: who}
+	h, herr := tools.HolderOf(ctx, o.People, call, o.actsAs(), name, o.Provider)
+	if herr != nil {
+		return herr
+	}
+	return h.Missing(name, o.Provider)
 }
 
 // closePeople ends every person's session (shutdown).

@@ -57,6 +57,14 @@ func (d *Daemon) Connect(ctx context.Context, provider, person string) (ConnectL
 	return out, err
 }
 
+// MarkServiceAccount marks (or unmarks) a connection as its provider's
+// service account, the one schedules use.
+func (d *Daemon) MarkServiceAccount(ctx context.Context, id string, enabled bool) (Connection, error) {
+	var out Connection
+	err := d.call(ctx, "POST", "/v1/connections/"+url.PathEscape(id)+"/service-account", map[string]bool{"enabled": enabled}, &out)
+	return out, err
+}
+
 // ErasePerson erases a person (brain people erase) and returns what went.
 func (d *Daemon) ErasePerson(ctx context.Context, id string) (store.PersonErased, error) {
 	var out store.PersonErased

@@ -77,6 +77,16 @@ func New() *Server {
 // Issuer is the server's issuer identifier.
 func (s *Server) Issuer() string { return s.URL }
 
+// AddClient pre-registers a client, as an admin registering brain at a
+// provider by hand would (tools.http oauth, GitHub Apps): it then
+// authorizes and redeems codes with that id and secret.
+func (s *Server) AddClient(id, secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.clients[id] = secret
+	s.issued = append(s.issued, secret)
+}
+
 // Check returns the grant an access token stands for; ok is false for an
 // unknown, expired-by-rotation or revoked token.
 func (s *Server) Check(token string) (Grant, bool) {
