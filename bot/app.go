@@ -248,7 +248,7 @@ func (a *App) buildAgentsAndTools(ctx context.Context, models map[string]engine.
 	if err != nil {
 		return nil, nil, err
 	}
-	builtins, closers, err := builtinTools(cfg, true, binds, githubUsers{connect: a.connect, people: peopleResolver{a.store}})
+	builtins, closers, err := builtinTools(cfg, true, binds, githubUsers{connect: a.connect, people: a.toolPeople()})
 	a.closers = append(a.closers, closers...) // closed on error too
 	if err != nil {
 		return nil, nil, err

@@ -45,19 +45,20 @@ func (u githubUsers) UserToken(ctx context.Context, tool string, who tools.Ident
 	if _, ok := u.connect.Providers[githubProvider]; !ok {
 		return "", errors.New("GitHub user tokens are not configured (tools.github.user_tokens)")
 	}
-	person, ok, err := u.people.PersonOf(ctx, who)
+	// The one rule of whose connection a per-person call uses (a
+	// schedule: only the service account an admin marked).
+	holder, err := tools.HolderOf(ctx, u.people, tools.Call{Requester: who}, tools.ActsAsRequester, tool, githubProvider)
 	if err != nil {
-		return "", fmt.Errorf("look up %s: %w", who, err)
+		return "", err
 	}
-	required := &tools.ConnectionRequired{Tool: tool, Provider: githubProvider, Person: person, Identity: who}
-	if !ok {
-		return "", required
-	}
-	tok, err := u.connect.AccessToken(ctx, person, githubProvider)
+	tok, err := u.connect.AccessToken(ctx, holder.Person, githubProvider)
 	var nc *connect.NotConnectedError
 	if errors.As(err, &nc) {
-		required.Problem = nc.Problem
-		return "", required
+		missing := holder.Missing(tool, githubProvider)
+		if required, ok := tools.AsConnectionRequired(missing); ok {
+			required.Problem = nc.Problem
+		}
+		return "", missing
 	}
 	return tok, err
 }

@@ -125,10 +125,8 @@ func (c *client) actingAs(d tools.Definition, mode string, users UserTokens) too
 // asPerson returns ctx carrying who's user token, or the error that
 // refuses the call before anything is sent.
 func (c *client) asPerson(ctx context.Context, tool string, who tools.Identity, users UserTokens) (context.Context, error) {
-	if who.Surface == tools.SurfaceSchedule {
-		return nil, tools.Failed("%s: acts as a person (acts_as), and a schedule's session has nobody to act as "+
-			"(schedules never use a person's GitHub account); nothing was sent", tool)
-	}
+	// A schedule's call is UserTokens' to refuse, or to send through
+	// the service account an admin marked (tools.HolderOf).
 	if who.IsZero() {
 		return nil, tools.Failed("%s: acts as a person (acts_as), and this call has nobody to act as; nothing was sent", tool)
 	}

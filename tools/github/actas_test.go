@@ -110,8 +110,9 @@ func TestActsAs_ApproverAppliesWithTheDecidersToken(t *testing.T) {
 }
 
 // TestActsAs_NoConnectionSendsNothing: a person without a connection is
-// a ConnectionRequired naming them (the bot sends the connect link), a
-// schedule has nobody to act as; neither sends a request.
+// a ConnectionRequired naming them (the bot sends the connect link) and
+// sends no request; a schedule's call is UserTokens' to resolve (the bot
+// refuses it or sends it through a service account, tools.HolderOf).
 func TestActsAs_NoConnectionSendsNothing(t *testing.T) {
 	f := newFakeGitHub(t)
 	f.seed("octocat/Hello-World", fakeIssue{number: 1347, title: "Found a bug"})
@@ -125,12 +126,15 @@ func TestActsAs_NoConnectionSendsNothing(t *testing.T) {
 	if !ok || cr.Identity != carol || cr.Provider != UserProvider || cr.Tool != "github_comment" {
 		t.Fatalf("apply as carol: %v, want ConnectionRequired for carol", err)
 	}
-	sched := tools.Identity{Surface: tools.SurfaceSchedule, ExternalID: "nightly"}
+	if got := len(f.log()); got != before {
+		t.Fatalf("%d requests sent without a person's token", got-before)
+	}
+	nobody := tools.Identity{}
 	_, err = fm["github_get_issue"].Run(context.Background(), tools.Call{Input: json.RawMessage(`{"repo":"octocat/Hello-World","number":1347}`),
-		SessionID: "s1", ToolCallID: "c2", Requester: sched})
+		SessionID: "s1", ToolCallID: "c2", Requester: nobody})
 	var te *tools.Error
-	if !errors.As(err, &te) || te.UnknownOutcome || !strings.Contains(te.Message, "schedule") {
-		t.Fatalf("schedule: %v", err)
+	if !errors.As(err, &te) || te.UnknownOutcome || !strings.Contains(te.Message, "nobody to act as") {
+		t.Fatalf("nobody: %v", err)
 	}
 	if got := len(f.log()); got != before {
 		t.Fatalf("%d requests sent without a person's token", got-before)
