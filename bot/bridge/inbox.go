@@ -15,10 +15,18 @@ import (
 // maxBatch bounds one group commit.
 const maxBatch = 256
 
+// committers is how many group commits may be in flight at once: while
+// one waits for its fsync, the next batch is written beside it
+// (PostgreSQL runs both transactions side by side; SQLite's writer puts
+// the second into its next shared transaction). Concurrent Records of one
+// key are the store's to settle (RecordInbound's contract).
+const committers = 2
+
 // Inbox records inbound platform events durably before they are
-// acknowledged. Concurrent Records are grouped: while one transaction
+// acknowledged. Concurrent Records are grouped: while a transaction
 // commits, the next requests queue and go into the following one, so many
-// webhooks share one fsync (group commit). Records wait until Start; after
+// webhooks share one fsync (group commit); up to committers transactions
+// are in flight at once. Records wait until Start; after
 // Stop they are refused.
 type Inbox struct {
 	store  store.Inbox
@@ -49,7 +57,9 @@ func NewInbox(store store.Inbox, now func() time.Time, onSave func()) *Inbox {
 // Start begins committing Records. Safe to call twice.
 func (b *Inbox) Start(ctx context.Context) error {
 	return b.life.Start(ctx, func(context.Context) error {
-		b.life.Go(b.run)
+		for range committers {
+			b.life.Go(b.run)
+		}
 		return nil
 	})
 }
