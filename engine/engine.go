@@ -393,19 +393,6 @@ func (e *Engine) kickSeen(id string, seen *Session) {
 	}
 }
 
-// room is how many more new turns the run queue takes now (StartSessions
-// reserves them at once; like admit, it is checked before the commit and
-// the turns are counted when kicked, so concurrent input may overshoot the
-// limit by a batch).
-func (e *Engine) room() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.stopping {
-		return 0
-	}
-	return max(0, e.maxQueued-e.waiting)
-}
-
 // admit refuses input that would queue a new turn beyond the limit.
 func (e *Engine) admit(id string) error {
 	e.mu.Lock()

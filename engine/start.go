@@ -177,3 +177,16 @@ func (e *Engine) started(r SessionStarted) (Event, error) {
 	e.kickSeen(r.Session.ID, &last.Session)
 	return last.Events[0], nil
 }
+
+// room is how many more new turns the run queue takes now (StartSessions
+// reserves them at once; like admit, it is checked before the commit and
+// the turns are counted when kicked, so concurrent input may overshoot the
+// limit by a batch).
+func (e *Engine) room() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stopping {
+		return 0
+	}
+	return max(0, e.maxQueued-e.waiting)
+}
