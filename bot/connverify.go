@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
 
-	ghc "brain/channels/github"
 	"brain/engine"
 	"brain/internal/oauthclient"
 	"brain/store"
@@ -40,11 +37,7 @@ func (a *App) verifyConnection(ctx context.Context, provider, personID string, t
 	if len(logins) == 0 {
 		return nil // nothing to compare with: their first GitHub account
 	}
-	c, err := ghc.New(a.cfg.Tools.GitHub.BaseURL, tok.AccessToken, &http.Client{Timeout: 15 * time.Second}, nil)
-	if err != nil {
-		return err
-	}
-	login, err := c.Login(ctx)
+	login, err := githubLogin(ctx, a.cfg.Tools.GitHub.BaseURL, tok.AccessToken)
 	if err != nil {
 		return fmt.Errorf("read the GitHub login: %w", err)
 	}

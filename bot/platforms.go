@@ -17,6 +17,7 @@ import (
 	"brain/bot/schedule"
 	"brain/bot/slackbridge"
 	"brain/bot/telemetry"
+	ghc "brain/channels/github"
 	"brain/engine"
 	ghtools "brain/tools/github"
 )
@@ -215,4 +216,14 @@ func githubAppClient(cfg *config.GitHubChatConfig, now func() time.Time) (*http.
 		return nil, err
 	}
 	return &http.Client{Transport: rt}, nil
+}
+
+// githubLogin is the GitHub login a user access token belongs to (GET
+// /user), for checking whose account a connect link connected.
+func githubLogin(ctx context.Context, baseURL, token string) (string, error) {
+	c, err := ghc.New(baseURL, token, &http.Client{Timeout: 15 * time.Second}, nil)
+	if err != nil {
+		return "", err
+	}
+	return c.Login(ctx)
 }
