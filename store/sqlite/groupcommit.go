@@ -130,7 +130,7 @@ func (w *groupWriter) member(ctx context.Context, fn func(tx *sql.Tx) error) (fe
 	if _, err := w.tx.ExecContext(bg, `SAVEPOINT member`); err != nil {
 		return nil, nil, err
 	}
-	ferr, panicked = guarded(fn, w.tx)
+	panicked, ferr = guarded(fn, w.tx)
 	if ferr != nil || panicked != nil {
 		if _, err := w.tx.ExecContext(bg, `ROLLBACK TO member`); err != nil {
 			return ferr, panicked, err
@@ -145,13 +145,13 @@ func (w *groupWriter) member(ctx context.Context, fn func(tx *sql.Tx) error) (fe
 // guarded calls fn, turning a panic into a value, so the shared
 // transaction is rolled back to the savepoint before the panic goes on in
 // its caller's goroutine.
-func guarded(fn func(tx *sql.Tx) error, tx *sql.Tx) (err error, panicked any) {
+func guarded(fn func(tx *sql.Tx) error, tx *sql.Tx) (panicked any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			panicked = p
 		}
 	}()
-	return fn(tx), nil
+	return nil, fn(tx)
 }
 
 func rethrow(p any) {
