@@ -51,6 +51,7 @@ func TestPeople_ApproverPersonAcrossGitHubAndAPI(t *testing.T) {
 	}
 	ga.comment("bob-gh", "/approve", "", nil)
 	ga.gh.waitComment(t, "Approved by @bob-gh")
+	ga.gh.waitComment(t, "Applied.") // the apply runs after the decision is shown
 	if ga.applied.Load() != 1 {
 		t.Fatalf("applied %d times", ga.applied.Load())
 	}
