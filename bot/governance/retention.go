@@ -69,8 +69,8 @@ type Retention struct {
 	Turns func() int
 	// Duty is the share of the time the job works while turns run (0:
 	// DefaultDuty).
-	Duty float64
-	Trail     *audit.Recorder
+	Duty  float64
+	Trail *audit.Recorder
 	// Seal, when set, signs the chain's head (audit.SealHead): called
 	// after a cut of the audit trail is recorded, so the cut is signed.
 	Seal func(ctx context.Context) error
@@ -79,6 +79,7 @@ type Retention struct {
 
 	warnedCompact bool
 	vacuum        *pace
+	vacuumBusy    bool // turns ran around the last vacuum step
 }
 
 // DefaultBatchTime is Retention.BatchTime's default: about one commit of
@@ -110,8 +111,9 @@ func (r *Retention) busy() bool { return r.Turns != nil && r.Turns() > 0 }
 const gapPoll = time.Millisecond
 
 // settle rests d, then, while turns run, waits up to d more for a moment
-// none does. It says whether turns still run: the next step is then a
-// small one, taken anyway, so the job makes progress under any load.
+// none does. It says whether turns still run; the next step is taken
+// anyway (the smallest while turns run or ran around the last), so the
+// job makes progress under any load.
 func (r *Retention) settle(ctx context.Context, d time.Duration) (busy bool) {
 	r.rest(ctx, d)
 	return r.waitGap(ctx, d)
@@ -250,7 +252,8 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		if b.Events == 0 && len(b.Sessions) == 0 {
 			return nil
 		}
-		rest := p.took(b.Events+len(b.Sessions), time.Since(start), r.busy())
+		wasBusy := r.busy()
+		rest := p.took(b.Events+len(b.Sessions), time.Since(start), wasBusy)
 		detail := map[string]any{"sessions": len(b.Sessions), "events": b.Events, "idle_before": before.UTC().Format(time.RFC3339)}
 		if len(b.Sessions) > 0 {
 			detail["first_session"], detail["last_session"] = b.Sessions[0], b.Sessions[len(b.Sessions)-1]
@@ -260,7 +263,9 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		}
 		// Rest (pace), so the turns queued behind the batch run before
 		// the next step; then give the space back.
-		busy = r.settle(ctx, rest)
+		// A gap between turns says when to step, not how much: a turn
+		// may start during the step all the same.
+		busy = r.settle(ctx, rest) || wasBusy
 		if err := r.compact(ctx); err != nil {
 			return err
 		}
@@ -289,7 +294,7 @@ func (r *Retention) compact(ctx context.Context) error {
 		r.vacuum = r.newPace(minCompactPages, maxCompactPages)
 	}
 	start := time.Now()
-	pages := r.vacuum.next(r.busy())
+	pages := r.vacuum.next(r.busy() || r.vacuumBusy)
 	freed, ok, err := r.Store.Compact(ctx, pages)
 	if err != nil {
 		return err
@@ -304,7 +309,8 @@ func (r *Retention) compact(ctx context.Context) error {
 	if freed == 0 {
 		return nil // nothing was free: no news of the rate
 	}
-	r.settle(ctx, r.vacuum.took(freed, time.Since(start), r.busy()))
+	wasBusy := r.busy()
+	r.vacuumBusy = r.settle(ctx, r.vacuum.took(freed, time.Since(start), wasBusy)) || wasBusy
 	return nil
 }
 
@@ -346,7 +352,8 @@ func (r *Retention) drain(ctx context.Context, prune func(limit int) (int, error
 		if err != nil || n < limit {
 			return total, err
 		}
-		busy = r.settle(ctx, p.took(n, time.Since(start), r.busy()))
+		wasBusy := r.busy()
+		busy = r.settle(ctx, p.took(n, time.Since(start), wasBusy)) || wasBusy
 	}
 	return total, ctx.Err()
 }
