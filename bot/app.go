@@ -184,6 +184,7 @@ func New(ctx context.Context, cfg *config.Config, opts Options) (app *App, err e
 	}
 	if a.retention != nil {
 		a.retention.Owner = a.engine.ReplicaID()
+		a.retention.Turns = func() int { return a.engine.Stats().RunningTurns }
 		if fs := fileStoreOf(a.platforms); fs != nil {
 			a.retention.Files = fs
 		}

@@ -46,7 +46,7 @@ func (a *App) buildGovernance(clock func() time.Time) error {
 	r := a.cfg.Retention
 	if r.Audit > 0 || r.Sessions > 0 || r.Files > 0 || len(a.cfg.Budgets) > 0 || a.rateLimits != nil {
 		a.retention = &governance.Retention{Store: a.store, Leases: a.store, Audit: r.Audit.Std(), Sessions: r.Sessions.Std(),
-			FilesKept: r.Files.Std(), Every: r.Every.Std(), Batch: r.Batch, Trail: a.audit, Now: clock,
+			FilesKept: r.Files.Std(), Every: r.Every.Std(), Batch: r.Batch, Duty: r.Duty, Trail: a.audit, Now: clock,
 			Log: a.log.With(tools.LogComponent, "retention")}
 		if a.sealer != nil {
 			key := a.sealer.Key

@@ -85,6 +85,7 @@ func run(b *testing.B, st store.Store, total int) {
 
 	timed := &timedStore{Store: st, gate: newGate()}
 	job := &governance.Retention{Store: timed, Sessions: 90 * 24 * time.Hour, Every: time.Hour, Batch: 500,
+		Turns: func() int { return eng.Stats().RunningTurns },
 		Trail: &audit.Recorder{Store: timed, Now: time.Now}, Now: time.Now}
 	done := make(chan error, 1)
 	b.StartTimer()

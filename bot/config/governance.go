@@ -57,6 +57,9 @@ type RetentionConfig struct {
 	// many records it deletes per transaction (default 500).
 	Every Duration `yaml:"every"`
 	Batch int      `yaml:"batch"`
+	// Duty is the share of the time the job works while turns run (0:
+	// the default 0.1): it deletes in the gaps between turns.
+	Duty float64 `yaml:"duty"`
 }
 
 // Budget scopes and periods.
@@ -121,6 +124,9 @@ func (c *Config) validateGovernance(p *problems) {
 	atLeast(p, "retention.batch", int64(r.Batch), 1, "")
 	if r.Batch > 100000 {
 		p.add("retention.batch", "at most 100000 (a batch is one transaction)")
+	}
+	if r.Duty < 0 || r.Duty > 1 {
+		p.add("retention.duty", "between 0 and 1 (a share of the time; 0: the default 0.1)")
 	}
 }
 

@@ -150,6 +150,7 @@ func TestValidate(t *testing.T) {
 		{"sqlite with lease_ttl", func(c *Config) { c.Storage.LeaseTTL = Duration(time.Minute) }, "storage.lease_ttl: only for driver: postgres"},
 		{"outage_grace too short", func(c *Config) { c.Storage.OutageGrace = Duration(500 * time.Millisecond) }, "storage.outage_grace: must be at least 1s"},
 		{"outage_grace too long", func(c *Config) { c.Storage.OutageGrace = Duration(2 * time.Hour) }, "storage.outage_grace: at most 1h"},
+		{"retention duty above 1", func(c *Config) { c.Retention.Duty = 1.5 }, "retention.duty: between 0 and 1"},
 		{"postgres short lease", func(c *Config) {
 			c.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://db/brain", LeaseTTL: Duration(time.Millisecond), PollInterval: Duration(time.Millisecond)}
 		}, "storage.lease_ttl: must be at least 1s"},

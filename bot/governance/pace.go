@@ -5,30 +5,49 @@ import "time"
 // pace sizes the retention job's steps (a batch of deletions, a vacuum
 // step) by time rather than by count: each step is asked to take about
 // budget, so a turn that queues behind one waits at most about that long
-// however loaded the machine is, and after each step the job rests three
-// times as long as the step took (restFactor).
+// however loaded the machine is. After each step the job rests: three
+// times as long as the step took (restFactor) while no turn runs, longer
+// while turns do (duty).
 // A step that took too long shrinks the next in proportion; one that was
-// quick lets the next grow, at most doubling, up to max.
+// quick lets the next grow, at most doubling, up to max. While turns run
+// the next step is the smallest (next): whichever turn meets it waits the
+// least.
 type pace struct {
 	budget   time.Duration
 	min, max int
 	size     int
+	// duty is the share of the time the job works while turns run.
+	duty float64
 }
+
+// DefaultDuty is Retention.Duty's default: while turns run the job works
+// a tenth of the time, resting nine times as long as each step took.
+const DefaultDuty = 0.1
 
 // newPace starts at the smallest step: the first one measures the
-// machine before a large one can hold a turn up.
-func newPace(budget time.Duration, lo, hi int) *pace {
+// machine before a large one can hold a turn up. A duty outside (0, 1]
+// is DefaultDuty.
+func newPace(budget time.Duration, lo, hi int, duty float64) *pace {
 	hi = max(hi, 1)
 	lo = min(max(lo, 1), hi)
-	return &pace{budget: budget, min: lo, max: hi, size: lo}
+	if duty <= 0 || duty > 1 {
+		duty = DefaultDuty
+	}
+	return &pace{budget: budget, min: lo, max: hi, size: lo, duty: duty}
 }
 
-// next is the size of the next step.
-func (p *pace) next() int { return p.size }
+// next is the size of the next step: the smallest while turns run (busy),
+// else what the last steps measured.
+func (p *pace) next(busy bool) int {
+	if busy {
+		return p.min
+	}
+	return p.size
+}
 
 // took records that a step did n units of work in d and returns how long
-// to rest before the next.
-func (p *pace) took(n int, d time.Duration) time.Duration {
+// to rest before the next: busy says turns ran when it ended.
+func (p *pace) took(n int, d time.Duration, busy bool) time.Duration {
 	if n > 0 {
 		want := p.size * 2
 		if d > 0 {
@@ -37,10 +56,14 @@ func (p *pace) took(n int, d time.Duration) time.Duration {
 		}
 		p.size = min(max(want, p.min), p.max)
 	}
-	return max(d, 0) * restFactor
+	d = max(d, 0)
+	if busy {
+		return time.Duration(float64(d) * (1 - p.duty) / p.duty)
+	}
+	return d * restFactor
 }
 
-// restFactor is how much longer than a step the job rests after it: it
-// holds at most a quarter of the database (the writer of SQLite, a share
-// of the CPU PostgreSQL's backends share with the turns').
+// restFactor is how much longer than a step the job rests after it while
+// no turn runs: it holds at most a quarter of the database (the writer of
+// SQLite, a share of the CPU PostgreSQL's backends share with the turns').
 const restFactor = 3

@@ -39,8 +39,8 @@ type FilePruner interface {
 // Batch per transaction, and records what it deleted in the audit trail.
 // Turns never wait for it long: each batch is a short transaction of its
 // own, sized to take about BatchTime (pace), the job rests three times as
-// long as each took, and the SQLite store ends a batch early when a turn queues for
-// the writer. With Leases set
+// long as each took (longer while turns run: Duty, Turns), and the SQLite
+// store ends a batch early when a turn queues for the writer. With Leases set
 // one replica at a time prunes the database (the one holding LeaseKey for
 // the interval); every replica prunes its own files.
 type Retention struct {
@@ -61,7 +61,16 @@ type Retention struct {
 	// BatchTime is how long a batch or a vacuum step should take (0:
 	// DefaultBatchTime): the longest a turn should wait behind one.
 	BatchTime time.Duration
-	Trail     *audit.Recorder
+	// Turns, when set, says how many turns run now (the engine's
+	// Stats().RunningTurns). While any do, the job works in the gaps
+	// between them: it rests as Duty says, then waits as long again for
+	// a moment no turn runs, and if none came takes the smallest step
+	// (so it always goes on).
+	Turns func() int
+	// Duty is the share of the time the job works while turns run (0:
+	// DefaultDuty).
+	Duty  float64
+	Trail *audit.Recorder
 	// Seal, when set, signs the chain's head (audit.SealHead): called
 	// after a cut of the audit trail is recorded, so the cut is signed.
 	Seal func(ctx context.Context) error
@@ -70,6 +79,7 @@ type Retention struct {
 
 	warnedCompact bool
 	vacuum        *pace
+	vacuumBusy    bool // turns ran around the last vacuum step
 }
 
 // DefaultBatchTime is Retention.BatchTime's default: about one commit of
@@ -90,7 +100,50 @@ func (r *Retention) newPace(lo, hi int) *pace {
 	if budget <= 0 {
 		budget = DefaultBatchTime
 	}
-	return newPace(budget, lo, hi)
+	return newPace(budget, lo, hi, r.Duty)
+}
+
+// busy says whether turns run now.
+func (r *Retention) busy() bool { return r.Turns != nil && r.Turns() > 0 }
+
+// gapPoll is how often the job looks for a moment no turn runs while it
+// waits for one.
+const gapPoll = time.Millisecond
+
+// settle rests d, then, while turns run, waits up to d more for a moment
+// none does. It says whether turns still run; the next step is taken
+// anyway (the smallest while turns run or ran around the last), so the
+// job makes progress under any load.
+func (r *Retention) settle(ctx context.Context, d time.Duration) (busy bool) {
+	r.rest(ctx, d)
+	return r.waitGap(ctx, d)
+}
+
+// waitGap waits up to limit for a moment no turn runs and says whether
+// turns still run.
+func (r *Retention) waitGap(ctx context.Context, limit time.Duration) (busy bool) {
+	if !r.busy() {
+		return false
+	}
+	if limit <= 0 {
+		return true
+	}
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
+	tick := time.NewTicker(gapPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return true
+		case <-deadline.C:
+			return r.busy()
+		case <-tick.C:
+			if !r.busy() {
+				return false
+			}
+		}
+	}
 }
 
 // Start begins the job.
@@ -187,9 +240,10 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 // first and last session id that went (never what they held).
 func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 	p := r.newPace(minBatch, r.Batch)
+	busy := r.busy()
 	for ctx.Err() == nil {
 		start := time.Now()
-		b, err := r.Store.PruneSessions(ctx, before, p.next())
+		b, err := r.Store.PruneSessions(ctx, before, p.next(busy))
 		if err != nil {
 			return err
 		}
@@ -198,7 +252,8 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		if b.Events == 0 && len(b.Sessions) == 0 {
 			return nil
 		}
-		rest := p.took(b.Events+len(b.Sessions), time.Since(start))
+		wasBusy := r.busy()
+		rest := p.took(b.Events+len(b.Sessions), time.Since(start), wasBusy)
 		detail := map[string]any{"sessions": len(b.Sessions), "events": b.Events, "idle_before": before.UTC().Format(time.RFC3339)}
 		if len(b.Sessions) > 0 {
 			detail["first_session"], detail["last_session"] = b.Sessions[0], b.Sessions[len(b.Sessions)-1]
@@ -208,7 +263,9 @@ func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 		}
 		// Rest (pace), so the turns queued behind the batch run before
 		// the next step; then give the space back.
-		r.rest(ctx, rest)
+		// A gap between turns says when to step, not how much: a turn
+		// may start during the step all the same.
+		busy = r.settle(ctx, rest) || wasBusy
 		if err := r.compact(ctx); err != nil {
 			return err
 		}
@@ -237,7 +294,7 @@ func (r *Retention) compact(ctx context.Context) error {
 		r.vacuum = r.newPace(minCompactPages, maxCompactPages)
 	}
 	start := time.Now()
-	pages := r.vacuum.next()
+	pages := r.vacuum.next(r.busy() || r.vacuumBusy)
 	freed, ok, err := r.Store.Compact(ctx, pages)
 	if err != nil {
 		return err
@@ -252,7 +309,8 @@ func (r *Retention) compact(ctx context.Context) error {
 	if freed == 0 {
 		return nil // nothing was free: no news of the rate
 	}
-	r.rest(ctx, r.vacuum.took(freed, time.Since(start)))
+	wasBusy := r.busy()
+	r.vacuumBusy = r.settle(ctx, r.vacuum.took(freed, time.Since(start), wasBusy)) || wasBusy
 	return nil
 }
 
@@ -285,15 +343,17 @@ func (r *Retention) record(ctx context.Context, deleted map[string]int, cut *aud
 func (r *Retention) drain(ctx context.Context, prune func(limit int) (int, error)) (int, error) {
 	p := r.newPace(minBatch, r.Batch)
 	total := 0
+	busy := r.busy()
 	for ctx.Err() == nil {
 		start := time.Now()
-		limit := p.next()
+		limit := p.next(busy)
 		n, err := prune(limit)
 		total += n
 		if err != nil || n < limit {
 			return total, err
 		}
-		r.rest(ctx, p.took(n, time.Since(start)))
+		wasBusy := r.busy()
+		busy = r.settle(ctx, p.took(n, time.Since(start), wasBusy)) || wasBusy
 	}
 	return total, ctx.Err()
 }

@@ -35,7 +35,24 @@ func (s *Store) PruneSessions(ctx context.Context, before time.Time, limit int) 
 		out, err = pruneBatch(ctx, tx, before, limit, queued)
 		return err
 	})
+	if err == nil {
+		err = s.checkpoint(ctx)
+	}
 	return out, interpretError("prune sessions", err)
+}
+
+// checkpoint copies the log the job's steps wrote back into the database
+// file, from a connection of the read pool (PASSIVE: it never takes the
+// writer's lock, so a turn commits beside it). Without it the log grows
+// by the job's deletions until a turn's commit crosses the auto-checkpoint
+// threshold and pays for copying them; after a complete one the next
+// writer starts the log from its beginning again.
+func (s *Store) checkpoint(ctx context.Context) error {
+	var busy, logged, copied int
+	if err := s.read.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logged, &copied); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return nil
 }
 
 // pruneBatch is one PruneSessions batch in tx; it ends early once queued
@@ -177,6 +194,9 @@ func (s *Store) Compact(ctx context.Context, pages int) (int, bool, error) {
 		freed, err = vacuumStep(ctx, tx, pages, queued)
 		return err
 	})
+	if err == nil {
+		err = s.checkpoint(ctx)
+	}
 	if err != nil {
 		return 0, false, fmt.Errorf("compact: %w", err)
 	}

@@ -211,3 +211,33 @@ func TestDeleteSession_KeyByIndex(t *testing.T) {
 		t.Errorf("plan = %s; want the idempotency_keys_ref index", got)
 	}
 }
+
+// TestPruneSessions_CheckpointsItsLog: a batch copies the log it wrote
+// into the database file itself, so the next writer (a turn) starts the
+// log from its beginning instead of paying for the batch's checkpoint.
+// The writer's auto-checkpoint is off here: only the job's can do it.
+func TestPruneSessions_CheckpointsItsLog(t *testing.T) {
+	ctx := context.Background()
+	st := openTemp(t)
+	if _, err := st.write.ExecContext(ctx, `PRAGMA wal_autocheckpoint = 0`); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	expiredSession(t, st, "old", t0, 200)
+	if _, err := st.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+		t.Fatal(err)
+	}
+	b, err := st.PruneSessions(ctx, t0.Add(time.Hour), 1000)
+	if err != nil || b.Events != 200 {
+		t.Fatalf("PruneSessions = %+v, %v; want 200 events", b, err)
+	}
+	// A turn's small commit after the batch.
+	storetest.CreateSession(t, st, storetest.Session("new", t0.Add(2*time.Hour)))
+	var busy, logged, copied int
+	if err := st.read.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logged, &copied); err != nil {
+		t.Fatal(err)
+	}
+	if logged > 20 {
+		t.Errorf("log after the batch and one small commit = %d frames, want a few (the batch's frames were checkpointed, the log restarted)", logged)
+	}
+}
