@@ -42,17 +42,9 @@ func (e *NotConnectedError) Error() string {
 // revoked connection, or one whose refresh the provider refused, is a
 // *NotConnectedError.
 func (s *Service) AccessToken(ctx context.Context, personID, provider string) (string, error) {
-	p, ok := s.Providers[provider]
-	if !ok {
-		return "", fmt.Errorf("no provider %q to connect", provider)
-	}
-	t := s.Tokens(personID, provider)
-	tok, ok, err := t.Token(ctx)
+	p, t, tok, err := s.stored(ctx, personID, provider)
 	if err != nil {
-		return "", fmt.Errorf("%s token: %w", provider, err)
-	}
-	if !ok {
-		return "", s.notConnected(ctx, personID, provider)
+		return "", err
 	}
 	if tok.ExpiresAt.IsZero() || tok.ExpiresAt.Sub(s.Now()) > RefreshMargin {
 		return tok.AccessToken, nil
@@ -70,6 +62,25 @@ func (s *Service) AccessToken(ctx context.Context, personID, provider string) (s
 		return "", fmt.Errorf("%s token: %w", provider, err)
 	}
 	return next.AccessToken, nil
+}
+
+// stored is the person's (or the workspace's) stored token for provider,
+// with the provider and the Tokens that refresh it; a missing or revoked
+// connection is a *NotConnectedError.
+func (s *Service) stored(ctx context.Context, personID, provider string) (Provider, *Tokens, oauthclient.Token, error) {
+	p, ok := s.Providers[provider]
+	if !ok {
+		return Provider{}, nil, oauthclient.Token{}, fmt.Errorf("no provider %q to connect", provider)
+	}
+	t := s.Tokens(personID, provider)
+	tok, ok, err := t.Token(ctx)
+	if err != nil {
+		return Provider{}, nil, oauthclient.Token{}, fmt.Errorf("%s token: %w", provider, err)
+	}
+	if !ok {
+		return Provider{}, nil, oauthclient.Token{}, s.notConnected(ctx, personID, provider)
+	}
+	return p, t, tok, nil
 }
 
 // rotate refreshes tok through t's lease and compare-and-swap; here

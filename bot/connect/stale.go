@@ -16,17 +16,9 @@ import (
 // provider refused, or that has no refresh token is a
 // *NotConnectedError: the person must connect again.
 func (s *Service) Refreshed(ctx context.Context, personID, provider, stale string) (string, error) {
-	p, ok := s.Providers[provider]
-	if !ok {
-		return "", fmt.Errorf("no provider %q to connect", provider)
-	}
-	t := s.Tokens(personID, provider)
-	tok, ok, err := t.Token(ctx)
+	p, t, tok, err := s.stored(ctx, personID, provider)
 	if err != nil {
-		return "", fmt.Errorf("%s token: %w", provider, err)
-	}
-	if !ok {
-		return "", s.notConnected(ctx, personID, provider)
+		return "", err
 	}
 	if tok.AccessToken != stale {
 		return tok.AccessToken, nil
