@@ -14,11 +14,7 @@ import (
 // session, so the link starts nothing by itself: the page connects only
 // the person signed in, and only if they are the person it names.
 func (b *Bridge) SendConnectLink(ctx context.Context, s engine.Session, user, tool, provider, url string) error {
-	t, ok := linear.ParseThread(s.ThreadKey)
-	if !ok {
-		return fmt.Errorf("session %s has no Linear agent session", s.ID)
-	}
-	client, err := b.sessionClient(ctx, t.Session)
+	t, client, err := b.agentSession(ctx, s)
 	if err != nil {
 		return err
 	}
@@ -29,16 +25,23 @@ func (b *Bridge) SendConnectLink(ctx context.Context, s engine.Session, user, to
 // SayConnected says in the agent session that user connected provider:
 // a thought (Linear's signal to resume), with how to retry the call.
 func (b *Bridge) SayConnected(ctx context.Context, s engine.Session, user, provider, callID, tool string) error {
-	t, ok := linear.ParseThread(s.ThreadKey)
-	if !ok {
-		return fmt.Errorf("session %s has no Linear agent session", s.ID)
-	}
-	client, err := b.sessionClient(ctx, t.Session)
+	t, client, err := b.agentSession(ctx, s)
 	if err != nil {
 		return err
 	}
 	body := fmt.Sprintf("Connected %s. Reply `retry` to run the `%s` call that needed it again.", provider, tool)
 	return client.Thought(ctx, t.Session, linear.ActivityID(t.Session, "connected", provider, callID), body, false)
+}
+
+// agentSession is the Linear agent session s lives in and the client
+// that posts to it.
+func (b *Bridge) agentSession(ctx context.Context, s engine.Session) (linear.Thread, *linear.Client, error) {
+	t, ok := linear.ParseThread(s.ThreadKey)
+	if !ok {
+		return linear.Thread{}, nil, fmt.Errorf("session %s has no Linear agent session", s.ID)
+	}
+	client, err := b.sessionClient(ctx, t.Session)
+	return t, client, err
 }
 
 // LinkWhere says how SendConnectLink sends the link, for the model.
