@@ -68,8 +68,9 @@ func TestPace_Bounds(t *testing.T) {
 
 // TestPace_BusyRestsLongerInSmallSteps: while turns run the job works at
 // its duty (a tenth by default: it rests nine times as long as a step
-// took) in the smallest steps, and what the steps measured is kept for
-// when the turns stop; a duty outside (0, 1] is the default.
+// took) in a quarter of the measured step (never below the minimum), and
+// what the steps measured is kept for when the turns stop; a duty
+// outside (0, 1] is the default.
 func TestPace_BusyRestsLongerInSmallSteps(t *testing.T) {
 	p := newPace(10*time.Millisecond, 10, 500, 0)
 	if rest := p.took(10, time.Millisecond, true); rest != 9*time.Millisecond {
@@ -83,6 +84,12 @@ func TestPace_BusyRestsLongerInSmallSteps(t *testing.T) {
 	}
 	if rest := p.took(20, 2*time.Millisecond, false); rest != 6*time.Millisecond {
 		t.Errorf("idle rest = %v, want 6ms (three times the step)", rest)
+	}
+	for range 5 {
+		p.took(p.next(false), 100*time.Microsecond, false) // quick: 40, 80, 160, 320, then the maximum 500
+	}
+	if got := p.next(true); got != 125 {
+		t.Errorf("busy next after the steps grew to 500 = %d, want a quarter, 125", got)
 	}
 	for _, c := range []struct {
 		duty float64

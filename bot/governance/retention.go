@@ -2,6 +2,7 @@ package governance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -64,8 +65,8 @@ type Retention struct {
 	// Turns, when set, says how many turns run now (the engine's
 	// Stats().RunningTurns). While any do, the job works in the gaps
 	// between them: it rests as Duty says, then waits as long again for
-	// a moment no turn runs, and if none came takes the smallest step
-	// (so it always goes on).
+	// a moment no turn runs, and takes a quarter of the step the last
+	// ones measured whether one came or not (so it always goes on).
 	Turns func() int
 	// Duty is the share of the time the job works while turns run (0:
 	// DefaultDuty).
@@ -110,13 +111,19 @@ func (r *Retention) busy() bool { return r.Turns != nil && r.Turns() > 0 }
 // waits for one.
 const gapPoll = time.Millisecond
 
-// settle rests d, then, while turns run, waits up to d more for a moment
-// none does. It says whether turns still run; the next step is taken
-// anyway (the smallest while turns run or ran around the last), so the
-// job makes progress under any load.
-func (r *Retention) settle(ctx context.Context, d time.Duration) (busy bool) {
-	r.rest(ctx, d)
-	return r.waitGap(ctx, d)
+// settle rests after a step that took its share of d. After a step
+// while turns ran (wasBusy) half of d is a rest and the other half a wait
+// for a moment no turn runs, so under turns that never stop the job still
+// works its duty; otherwise it rests all of d. It says whether turns
+// still run; the next step is taken anyway (a quarter size while turns
+// run or ran around the last), so the job makes progress under any load.
+func (r *Retention) settle(ctx context.Context, d time.Duration, wasBusy bool) (busy bool) {
+	if !wasBusy {
+		r.rest(ctx, d)
+		return r.busy()
+	}
+	r.rest(ctx, d/2)
+	return r.waitGap(ctx, d-d/2)
 }
 
 // waitGap waits up to limit for a moment no turn runs and says whether
@@ -229,48 +236,99 @@ func (r *Retention) RunOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := r.compact(ctx); err != nil {
+	if err := r.compactAll(ctx); err != nil {
 		return err
 	}
 	return r.record(ctx, deleted, cut)
 }
 
 // pruneSessions deletes the sessions idle since before, a batch of events
-// at a time, each batch recorded in the audit trail by counts and the
-// first and last session id that went (never what they held).
+// at a time, and records what went in the audit trail by counts and the
+// first and last session id (never what they held): the run's first
+// batch at once, so the trail says the deleting began and under which
+// rule before more goes, then the batches since the last entry every
+// auditEvery and at the end. A crash between two entries leaves at most
+// auditEvery of deletions unrecorded, each under a rule (idle_before) an
+// entry already holds; an entry per batch made the smallest batches, while
+// turns run, pay an fsynced audit write each.
 func (r *Retention) pruneSessions(ctx context.Context, before time.Time) error {
 	p := r.newPace(minBatch, r.Batch)
 	busy := r.busy()
+	var pending sessionsDeleted
+	recorded, compacted := time.Time{}, time.Now()
+	flush := func() error {
+		if pending.batches == 0 {
+			return nil
+		}
+		if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "sessions", pending.detail(before)); err != nil {
+			return err
+		}
+		pending, recorded = sessionsDeleted{}, time.Now()
+		return nil
+	}
 	for ctx.Err() == nil {
 		start := time.Now()
 		b, err := r.Store.PruneSessions(ctx, before, p.next(busy))
 		if err != nil {
-			return err
+			return errors.Join(err, flush())
 		}
 		// A batch may end short (a turn queued for the writer): only an
 		// empty one says nothing expired is left.
 		if b.Events == 0 && len(b.Sessions) == 0 {
-			return nil
+			return flush()
 		}
+		took := time.Since(start) // before asking the engine anything
 		wasBusy := r.busy()
-		rest := p.took(b.Events+len(b.Sessions), time.Since(start), wasBusy)
-		detail := map[string]any{"sessions": len(b.Sessions), "events": b.Events, "idle_before": before.UTC().Format(time.RFC3339)}
-		if len(b.Sessions) > 0 {
-			detail["first_session"], detail["last_session"] = b.Sessions[0], b.Sessions[len(b.Sessions)-1]
-		}
-		if err := r.Trail.Record(ctx, "brain", audit.ActionDeleted, "sessions", detail); err != nil {
-			return err
+		rest := p.took(b.Events+len(b.Sessions), took, wasBusy)
+		pending.add(b)
+		if recorded.IsZero() || time.Since(recorded) >= auditEvery {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 		// Rest (pace), so the turns queued behind the batch run before
-		// the next step; then give the space back.
+		// the next step; now and then give the space back.
 		// A gap between turns says when to step, not how much: a turn
 		// may start during the step all the same.
-		busy = r.settle(ctx, rest) || wasBusy
-		if err := r.compact(ctx); err != nil {
-			return err
+		busy = r.settle(ctx, rest, wasBusy) || wasBusy
+		if time.Since(compacted) >= compactEvery {
+			if err := r.compactAll(ctx); err != nil {
+				return errors.Join(err, flush())
+			}
+			compacted = time.Now()
 		}
 	}
-	return ctx.Err()
+	return errors.Join(ctx.Err(), flush())
+}
+
+// auditEvery is how often the session deletions of a run are recorded
+// while it goes on.
+const auditEvery = 30 * time.Second
+
+// sessionsDeleted adds up the batches not yet recorded.
+type sessionsDeleted struct {
+	batches, sessions, events int
+	first, last               string
+}
+
+func (d *sessionsDeleted) add(b store.SessionsPruned) {
+	d.batches++
+	d.events += b.Events
+	d.sessions += len(b.Sessions)
+	if len(b.Sessions) > 0 {
+		if d.first == "" {
+			d.first = b.Sessions[0]
+		}
+		d.last = b.Sessions[len(b.Sessions)-1]
+	}
+}
+
+func (d sessionsDeleted) detail(before time.Time) map[string]any {
+	detail := map[string]any{"batches": d.batches, "sessions": d.sessions, "events": d.events, "idle_before": before.UTC().Format(time.RFC3339)}
+	if d.first != "" {
+		detail["first_session"], detail["last_session"] = d.first, d.last
+	}
+	return detail
 }
 
 // rest waits d or until ctx ends.
@@ -286,10 +344,28 @@ func (r *Retention) rest(ctx context.Context, d time.Duration) {
 	}
 }
 
+// compactAll gives every freed page back to the file system, step by
+// step (compact), until none is left.
+func (r *Retention) compactAll(ctx context.Context) error {
+	for ctx.Err() == nil {
+		freed, err := r.compact(ctx)
+		if err != nil || freed == 0 {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// compactEvery is how often a run gives freed pages back while it
+// deletes sessions (and once more at its end): a vacuum step after every
+// batch doubled the steps, and their rests, while turns ran.
+const compactEvery = time.Second
+
 // compact gives freed pages back to the file system where the store must
-// be asked, a step sized by time (r.vacuum) followed by a rest as long;
-// it says once when the file cannot until it is vacuumed.
-func (r *Retention) compact(ctx context.Context) error {
+// be asked, one step sized by time (r.vacuum) followed by a rest, and
+// says how many it freed; it says once when the file cannot until it is
+// vacuumed.
+func (r *Retention) compact(ctx context.Context) (int, error) {
 	if r.vacuum == nil {
 		r.vacuum = r.newPace(minCompactPages, maxCompactPages)
 	}
@@ -297,21 +373,22 @@ func (r *Retention) compact(ctx context.Context) error {
 	pages := r.vacuum.next(r.busy() || r.vacuumBusy)
 	freed, ok, err := r.Store.Compact(ctx, pages)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if !ok {
 		if !r.warnedCompact && r.Log != nil {
 			r.warnedCompact = true
 			r.Log.Warn("retention: the database file reuses deleted space but cannot shrink until vacuumed once: stop brain and run sqlite3 brain.db 'PRAGMA auto_vacuum=INCREMENTAL; VACUUM;' (docs/governance.md)")
 		}
-		return nil
+		return 0, nil
 	}
 	if freed == 0 {
-		return nil // nothing was free: no news of the rate
+		return 0, nil // nothing was free: no news of the rate
 	}
+	took := time.Since(start)
 	wasBusy := r.busy()
-	r.vacuumBusy = r.settle(ctx, r.vacuum.took(freed, time.Since(start), wasBusy)) || wasBusy
-	return nil
+	r.vacuumBusy = r.settle(ctx, r.vacuum.took(freed, took, wasBusy), wasBusy) || wasBusy
+	return freed, nil
 }
 
 // record appends the run's counts (when anything went) and the audit cut,
@@ -352,8 +429,9 @@ func (r *Retention) drain(ctx context.Context, prune func(limit int) (int, error
 		if err != nil || n < limit {
 			return total, err
 		}
+		took := time.Since(start)
 		wasBusy := r.busy()
-		busy = r.settle(ctx, p.took(n, time.Since(start), wasBusy)) || wasBusy
+		busy = r.settle(ctx, p.took(n, took, wasBusy), wasBusy) || wasBusy
 	}
 	return total, ctx.Err()
 }

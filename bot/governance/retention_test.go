@@ -92,13 +92,14 @@ func TestRetention_SessionsFilesAuditCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var batches, events int
+	var entries, batches, events int
 	var summary store.AuditEntry
 	for _, e := range es {
 		if e.Action == audit.ActionDeleted && e.Target == "sessions" {
-			batches++
-			var d struct{ Events int }
+			entries++
+			var d struct{ Batches, Events int }
 			_ = json.Unmarshal(e.Detail, &d)
+			batches += d.Batches
 			events += d.Events
 			if strings.Contains(string(e.Detail), "hello") {
 				t.Errorf("batch entry holds content: %s", e.Detail)
@@ -108,9 +109,10 @@ func TestRetention_SessionsFilesAuditCut(t *testing.T) {
 			summary = e
 		}
 	}
-	// 10 events in batches of 4: three batches.
-	if batches != 3 || events != 10 {
-		t.Errorf("session batches audited = %d (%d events); want 3 (10)", batches, events)
+	// 10 events in batches of 4: three batches, the first recorded at
+	// once, the other two together at the end.
+	if entries != 2 || batches != 3 || events != 10 {
+		t.Errorf("session deletions audited in %d entries, %d batches (%d events); want 2 entries, 3 batches (10)", entries, batches, events)
 	}
 	if !strings.Contains(string(summary.Detail), `"audit_cut_seq":11`) || !strings.Contains(string(summary.Detail), `"files":1`) {
 		t.Errorf("retention entry = %s; want the cut after the sealed entry 11 and 1 file", summary.Detail)

@@ -46,14 +46,25 @@ func (s *Store) PruneSessions(ctx context.Context, before time.Time, limit int) 
 // writer's lock, so a turn commits beside it). Without it the log grows
 // by the job's deletions until a turn's commit crosses the auto-checkpoint
 // threshold and pays for copying them; after a complete one the next
-// writer starts the log from its beginning again.
+// writer starts the log from its beginning again. At most one per
+// checkpointEvery: each syncs the database file, which cost more than a
+// small batch's deletions.
 func (s *Store) checkpoint(ctx context.Context) error {
+	now := time.Now().UnixNano()
+	last := s.checkpointed.Load()
+	if now-last < int64(checkpointEvery) || !s.checkpointed.CompareAndSwap(last, now) {
+		return nil
+	}
 	var busy, logged, copied int
 	if err := s.read.QueryRowContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &logged, &copied); err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }
+
+// checkpointEvery bounds how often the retention job checkpoints: the log
+// holds at most about this long of its writes.
+const checkpointEvery = 100 * time.Millisecond
 
 // pruneBatch is one PruneSessions batch in tx; it ends early once queued
 // says a writer waits.

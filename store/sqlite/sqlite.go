@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-sqlite3"
@@ -78,6 +79,9 @@ type Store struct {
 	writer *groupWriter
 	// read is a pool for queries; WAL lets them run beside the writer.
 	read *sql.DB
+	// checkpointed is when the retention job last checkpointed the log
+	// (unix nanoseconds; retention.go).
+	checkpointed atomic.Int64
 }
 
 // Open opens (creating if needed) the database at path with default options
