@@ -36,9 +36,10 @@ const (
 // sessions idle for 100 days, then times one-round turns on an active
 // session: first with nothing deleted (the usual p99), then while the
 // retention job (retention.sessions 90 days, batches of at most 500 sized
-// to the default batch time, each audited) deletes them all, then with
-// nothing deleted again. It reports the three p99s, how long the deletion
-// took, and its rate.
+// to the default batch time, audited as the job does) deletes them all,
+// then with nothing deleted again, then an A/A control. It reports the
+// p99s, the deleting/paused ratio beside the control's, how long the
+// deletion took, and its rate.
 func BenchmarkRetention_TurnsWhileDeleting(b *testing.B) {
 	total := expired
 	if v, err := strconv.Atoi(os.Getenv("BRAIN_BENCH_EVENTS")); err == nil && v > 0 {
