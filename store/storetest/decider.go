@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -80,7 +81,7 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 			// The store and Matches, the rule's statement in Go, agree.
 			var want []string
 			for _, a := range every {
-				if dc.d.Matches(a, sessions[a.SessionID]) {
+				if dc.d.Matches(a, sessions[a.SessionID], starterPerson(t, st, sessions[a.SessionID])) {
 					want = append(want, a.ID)
 				}
 			}
@@ -103,4 +104,24 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 			}
 		})
 	}
+}
+
+// starterPerson is the person who started s, looked up as the engine
+// does (engine.StarterSurfaces), "" for nobody.
+func starterPerson(t *testing.T, st store.Store, s engine.Session) string {
+	t.Helper()
+	if s.StartedBy == "" {
+		return ""
+	}
+	for _, surface := range engine.StarterSurfaces(s.Origin) {
+		p, err := st.PersonByIdentity(context.Background(), store.Identity{Surface: surface, ExternalID: s.StartedBy})
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			continue
+		case err != nil:
+			t.Fatalf("PersonByIdentity(%s:%s): %v", surface, s.StartedBy, err)
+		}
+		return p.ID
+	}
+	return ""
 }
