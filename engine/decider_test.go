@@ -39,11 +39,11 @@ func TestEngine_DecidableApprovalsFindsOldOnes(t *testing.T) {
 		}
 	}
 
-	got, err := h.eng.DecidableApprovals(ctx, "ann", false, 500)
+	got, err := h.eng.DecidableApprovals(ctx, engine.Decision{By: "ann", Surface: engine.SurfaceSlack}, 500)
 	if err != nil || len(got) != 1 || got[0].ID != mine.ID {
 		t.Fatalf("ann may decide %d approvals (%v), want only %s", len(got), err, mine.ID)
 	}
-	got, err = h.eng.DecidableApprovals(ctx, "bob", false, 500)
+	got, err = h.eng.DecidableApprovals(ctx, engine.Decision{By: "bob", Surface: engine.SurfaceSlack}, 500)
 	if err != nil || len(got) != 500 || got[0].ID != fmt.Sprintf("gone-%03d", others-1) {
 		t.Fatalf("bob: %d approvals (%v), want the newest 500 of his %d", len(got), err, others)
 	}
@@ -53,14 +53,14 @@ func TestEngine_DecidableApprovalsFindsOldOnes(t *testing.T) {
 		}
 	}
 	// The session's starter does not decide an agent with approvers.
-	if got, err := h.eng.DecidableApprovals(ctx, "tester", false, 500); err != nil || len(got) != 0 {
+	if got, err := h.eng.DecidableApprovals(ctx, engine.Decision{By: "tester", Surface: engine.SurfaceSlack}, 500); err != nil || len(got) != 0 {
 		t.Fatalf("tester: %d approvals (%v), want none", len(got), err)
 	}
 	// Once decided, it leaves her list.
 	if _, err := h.eng.Decide(ctx, mine.ID, engine.Decision{Approve: true, By: "ann"}); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := h.eng.DecidableApprovals(ctx, "ann", false, 500); err != nil || len(got) != 0 {
+	if got, err := h.eng.DecidableApprovals(ctx, engine.Decision{By: "ann", Surface: engine.SurfaceSlack}, 500); err != nil || len(got) != 0 {
 		t.Fatalf("after her decision ann has %d approvals (%v), want none", len(got), err)
 	}
 }
