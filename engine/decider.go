@@ -93,7 +93,8 @@ func (e *Engine) Decider(ctx context.Context, d Decision) (ApprovalDecider, erro
 
 // DecidableApprovals returns up to limit pending approvals, newest first,
 // that d.By (on d.Surface, or through an API key with d.ViaAPI) may
-// decide and has not voted on yet. The store finds them by the decider
+// decide and has not voted on yet, through this identity or another of
+// their person's (one person is one vote). The store finds them by the decider
 // filter; each is checked again by the rule itself, so a filter that kept
 // too much can never show someone a card they may not decide.
 func (e *Engine) DecidableApprovals(ctx context.Context, d Decision, limit int) ([]Approval, error) {
@@ -108,7 +109,7 @@ func (e *Engine) DecidableApprovals(ctx context.Context, d Decision, limit int) 
 	check := Decision{By: d.By, ViaAPI: d.ViaAPI, Surface: d.Surface}
 	out := pending[:0]
 	for _, a := range pending {
-		if a.VotedBy(d.By) {
+		if _, asPerson := a.votedAsPerson(filter.Person); asPerson || a.VotedBy(d.By) {
 			continue // their part is done; others must approve
 		}
 		if _, _, err := e.authorize(ctx, a, check); err == nil {
