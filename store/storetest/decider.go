@@ -16,7 +16,6 @@ import (
 // approvals engine.ApprovalDecider.Matches keeps, and the limit applies
 // after it, so a person's approvals are found however many others wait.
 func testApprovalsDecider(t *testing.T, open func() store.Store) {
-	ctx := context.Background()
 	st := open()
 	sessions := map[string]engine.Session{}
 	for _, s := range []struct {
@@ -56,11 +55,7 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 		noise = append([]string{id}, noise...)
 	}
 
-	deciders := []struct {
-		name string
-		d    engine.ApprovalDecider
-		want []string
-	}{
+	checkDeciders(t, st, sessions, []deciderCase{
 		{"approver of deploy, starter of alice's", engine.ApprovalDecider{ApproverOf: []string{"deploy"}, Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
 			[]string{"deploy-in-console", "gone-in-alice", "default-in-alice", "deploy-in-bob"}},
 		{"starter only", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
@@ -70,18 +65,37 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 		{"via API", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "carol", Origins: []engine.Origin{engine.OriginAPI, engine.OriginConsole}},
 			[]string{"deploy-in-console", "default-in-bob-api"}},
 		{"nobody", engine.ApprovalDecider{Guarded: []string{"deploy"}}, nil},
-	}
+	})
+}
+
+// deciderCase is a decider filter and the pending approvals it keeps,
+// newest first.
+type deciderCase struct {
+	name string
+	d    engine.ApprovalDecider
+	want []string
+}
+
+// checkDeciders checks each case: Matches, the rule's statement in Go,
+// keeps want of every pending approval; the store's filter finds the
+// same; and the limit applies after the filter.
+func checkDeciders(t *testing.T, st store.Store, sessions map[string]engine.Session, cases []deciderCase) {
+	t.Helper()
+	ctx := context.Background()
 	pending := []engine.ApprovalStatus{engine.ApprovalPending}
 	every, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dc := range deciders {
+	starters := map[string]string{}
+	for id, s := range sessions {
+		starters[id] = starterPerson(t, st, s)
+	}
+	for _, dc := range cases {
 		t.Run(dc.name, func(t *testing.T) {
-			// The store and Matches, the rule's statement in Go, agree.
 			var want []string
 			for _, a := range every {
-				if dc.d.Matches(a, sessions[a.SessionID], starterPerson(t, st, sessions[a.SessionID])) {
+				if dc.d.Matches(a, sessions[a.SessionID], starters[a.SessionID]) {
 					want = append(want, a.ID)
 				}
 			}

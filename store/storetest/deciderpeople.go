@@ -2,7 +2,6 @@ package storetest
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -76,11 +75,7 @@ func testApprovalsDeciderPeople(t *testing.T, open func() store.Store) {
 	}
 	add("deploy-alice-slack", "alice-slack", "deploy") // guarded: her approvers decide
 
-	deciders := []struct {
-		name string
-		d    engine.ApprovalDecider
-		want []string
-	}{
+	checkDeciders(t, st, sessions, []deciderCase{
 		// Her API key in the console: the sessions of every identity of hers.
 		{"alice's key", engine.ApprovalDecider{Guarded: []string{"deploy"}, StartedBy: "alice-key", Person: "alice"},
 			[]string{"default-ux-slack", "default-alice-console", "default-alice-linear", "default-alice-api", "default-alice-slack"}},
@@ -95,41 +90,5 @@ func testApprovalsDeciderPeople(t *testing.T, open func() store.Store) {
 		{"mallory's key", engine.ApprovalDecider{Guarded: []string{"deploy"}, StartedBy: "mallory-key", Person: "mallory"},
 			[]string{"default-mallory-console"}},
 		{"unlinked key", engine.ApprovalDecider{Guarded: []string{"deploy"}, StartedBy: "stranger-key"}, nil},
-	}
-	pending := []engine.ApprovalStatus{engine.ApprovalPending}
-	every, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending})
-	if err != nil {
-		t.Fatal(err)
-	}
-	starters := map[string]string{}
-	for id, s := range sessions {
-		starters[id] = starterPerson(t, st, s)
-	}
-	for _, dc := range deciders {
-		t.Run(dc.name, func(t *testing.T) {
-			var want []string
-			for _, a := range every {
-				if dc.d.Matches(a, sessions[a.SessionID], starters[a.SessionID]) {
-					want = append(want, a.ID)
-				}
-			}
-			if !slices.Equal(want, dc.want) {
-				t.Fatalf("Matches keeps %v, want %v", want, dc.want)
-			}
-			got, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending, Decider: &dc.d})
-			if err != nil {
-				t.Fatalf("Approvals: %v", err)
-			}
-			if ids := approvalIDs(got); !slices.Equal(ids, want) {
-				t.Errorf("Approvals = %v, want %v", ids, want)
-			}
-			if len(want) < 2 {
-				return
-			}
-			got, err = st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending, Decider: &dc.d, Limit: 2})
-			if ids := approvalIDs(got); err != nil || !slices.Equal(ids, want[:2]) {
-				t.Errorf("with limit 2: %v, %v; want %v", ids, err, want[:2])
-			}
-		})
-	}
+	})
 }
