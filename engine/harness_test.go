@@ -78,7 +78,7 @@ func (h *harness) open(opts ...harnessOption) {
 	for _, o := range opts {
 		o(&cfg, agent)
 	}
-	cfg.Agents = []*engine.Agent{agent}
+	cfg.Agents = append([]*engine.Agent{agent}, cfg.Agents...) // options may add agents
 	eng, err := engine.New(cfg)
 	if err != nil {
 		h.t.Fatal(err)

@@ -58,15 +58,11 @@ func (e *Engine) personOf(ctx context.Context, surface, by string) string {
 	return p
 }
 
-// requesterPerson is the person who started s, looked up on the surface
-// of its origin; a console session was started by a Slack sign-in or a
-// key holder, so both are tried.
+// requesterPerson is the person who started s, looked up on the
+// surfaces of its origin (StarterSurfaces; a store's decider filter
+// repeats this lookup in SQL).
 func (e *Engine) requesterPerson(ctx context.Context, s Session) string {
-	surfaces := []string{string(s.Origin)}
-	if s.Origin == OriginConsole {
-		surfaces = []string{SurfaceConsole, SurfaceSlack, SurfaceAPI}
-	}
-	for _, surface := range surfaces {
+	for _, surface := range StarterSurfaces(s.Origin) {
 		if p := e.personOf(ctx, surface, s.StartedBy); p != "" {
 			return p
 		}

@@ -49,7 +49,7 @@ type Engine interface {
 	engine.Approvals
 	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
-	DecidableApprovals(ctx context.Context, by string, viaAPI bool, limit int) ([]engine.Approval, error)
+	DecidableApprovals(ctx context.Context, d engine.Decision, limit int) ([]engine.Approval, error)
 	RecordFeedback(ctx context.Context, sessionID string, f engine.FeedbackGiven) (engine.Event, error)
 	slack.Sessions
 	StopFor(ctx context.Context, sessionID, by string) (engine.Session, bool, error)

@@ -73,7 +73,7 @@ func (b *Bridge) homeUserIDs() []string {
 func (b *Bridge) publishHome(ctx context.Context, user string) error {
 	// The database finds the approvals the person may decide (by the rule
 	// Decide applies), however many others wait.
-	pending, err := b.eng.DecidableApprovals(ctx, user, false, homeApprovals)
+	pending, err := b.eng.DecidableApprovals(ctx, engine.Decision{By: user, Surface: engine.SurfaceSlack}, homeApprovals)
 	if err != nil {
 		return err
 	}

@@ -254,17 +254,17 @@ func (f *fakeEngine) MayDecideApproval(ctx context.Context, a engine.Approval, b
 
 // DecidableApprovals is the engine's, in small: the rule applied to
 // every pending approval, as the engine checks each row its query finds.
-func (f *fakeEngine) DecidableApprovals(ctx context.Context, by string, viaAPI bool, limit int) ([]engine.Approval, error) {
+func (f *fakeEngine) DecidableApprovals(ctx context.Context, d engine.Decision, limit int) ([]engine.Approval, error) {
 	pending, err := f.Approvals(ctx, engine.ApprovalFilter{Statuses: []engine.ApprovalStatus{engine.ApprovalPending}})
 	if err != nil {
 		return nil, err
 	}
 	var out []engine.Approval
 	for _, a := range pending {
-		if a.VotedBy(by) || len(out) == limit {
+		if a.VotedBy(d.By) || len(out) == limit {
 			continue
 		}
-		if f.MayDecide(ctx, a.ID, engine.Decision{By: by, ViaAPI: viaAPI}) == nil {
+		if f.MayDecide(ctx, a.ID, d) == nil {
 			out = append(out, a)
 		}
 	}

@@ -59,7 +59,9 @@ func (s *Server) inboxPage(w http.ResponseWriter, r *http.Request, v visitor) {
 // sessions that talk to v (an admin: every open question).
 func (s *Server) needsYou(ctx context.Context, r *http.Request, v visitor) ([]engine.Approval, []questionRow, error) {
 	by, viaKey := v.identity()
-	approvals, err := s.cfg.Engine.DecidableApprovals(ctx, by, viaKey, inboxLimit)
+	// As the decide handler will decide: from the same surface, so the
+	// approvals of the visitor's other identities (their person's) show.
+	approvals, err := s.cfg.Engine.DecidableApprovals(ctx, engine.Decision{By: by, ViaAPI: viaKey, Surface: signInSurface(viaKey)}, inboxLimit)
 	if err != nil {
 		return nil, nil, err
 	}

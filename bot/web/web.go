@@ -45,9 +45,10 @@ type Engine interface {
 	engine.Approvals
 	// MayDecideApproval says, as a decision would, whether by decides a.
 	MayDecideApproval(ctx context.Context, a engine.Approval, by string) error
-	// DecidableApprovals finds, in the database, the pending approvals by
-	// may decide and has not voted on.
-	DecidableApprovals(ctx context.Context, by string, viaAPI bool, limit int) ([]engine.Approval, error)
+	// DecidableApprovals finds, in the database, the pending approvals a
+	// decision d may be made on (by d.By, from d.Surface or through a key),
+	// across the identities linked to d.By's person, not voted on yet.
+	DecidableApprovals(ctx context.Context, d engine.Decision, limit int) ([]engine.Approval, error)
 	// MayDecide says, as a decision would, whether d may be made (a key
 	// holder's included).
 	MayDecide(ctx context.Context, approvalID string, d engine.Decision) error

@@ -8,8 +8,10 @@ import (
 
 // deciderCondition adds the condition of engine.ApprovalDecider: the
 // approvals of the agents d approves for, of unguarded agents in sessions
-// d.StartedBy started, and of sessions of d.Origins. Each session is read
-// by its primary key, per pending approval, not scanned.
+// d.StartedBy or an identity linked to d.Person started, and of sessions
+// of d.Origins. Each session is read by its primary key, per pending
+// approval, and its starter's person by person_identities' primary key
+// (surface, external_id): nothing is scanned.
 func deciderCondition(c *conditions, d *engine.ApprovalDecider) {
 	if d == nil {
 		return
@@ -18,12 +20,12 @@ func deciderCondition(c *conditions, d *engine.ApprovalDecider) {
 	if len(d.ApproverOf) > 0 {
 		alts = append(alts, "agent = ANY ("+c.arg(d.ApproverOf)+")")
 	}
-	if d.StartedBy != "" {
-		cond := "EXISTS (SELECT 1 FROM sessions s WHERE s.id = approvals.session_id AND s.started_by = " + c.arg(d.StartedBy) + ")"
+	if d.StartedBy != "" || d.Person != "" {
+		var guard string
 		if len(d.Guarded) > 0 {
-			cond = "(NOT agent = ANY (" + c.arg(d.Guarded) + ") AND " + cond + ")"
+			guard = "NOT agent = ANY (" + c.arg(d.Guarded) + ") AND "
 		}
-		alts = append(alts, cond)
+		alts = append(alts, "("+guard+"EXISTS (SELECT 1 FROM sessions s WHERE s.id = approvals.session_id AND "+startedCondition(c, d)+"))")
 	}
 	if len(d.Origins) > 0 {
 		origins := make([]string, len(d.Origins))
@@ -37,4 +39,25 @@ func deciderCondition(c *conditions, d *engine.ApprovalDecider) {
 		return
 	}
 	c.add("(" + strings.Join(alts, " OR ") + ")")
+}
+
+// startedCondition is "session s was started by d.StartedBy, or by an
+// identity of d.Person": the starter's person found as the engine finds it
+// (engine.StarterSurfaces: a console session's starter is looked up in the
+// console, then Slack, then the API, the first link winning).
+func startedCondition(c *conditions, d *engine.ApprovalDecider) string {
+	var who []string
+	if d.StartedBy != "" {
+		who = append(who, "s.started_by = "+c.arg(d.StartedBy))
+	}
+	if d.Person != "" {
+		var lookups []string
+		for _, surface := range engine.StarterSurfaces(engine.OriginConsole) {
+			lookups = append(lookups, "(SELECT pi.person_id FROM person_identities pi WHERE pi.surface = "+c.arg(surface)+" AND pi.external_id = s.started_by)")
+		}
+		who = append(who, "(s.started_by <> '' AND "+c.arg(d.Person)+" = CASE WHEN s.origin = "+c.arg(string(engine.OriginConsole))+
+			" THEN COALESCE("+strings.Join(lookups, ", ")+")"+
+			" ELSE (SELECT pi.person_id FROM person_identities pi WHERE pi.surface = s.origin AND pi.external_id = s.started_by) END)")
+	}
+	return "(" + strings.Join(who, " OR ") + ")"
 }

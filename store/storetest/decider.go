@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -15,7 +16,6 @@ import (
 // approvals engine.ApprovalDecider.Matches keeps, and the limit applies
 // after it, so a person's approvals are found however many others wait.
 func testApprovalsDecider(t *testing.T, open func() store.Store) {
-	ctx := context.Background()
 	st := open()
 	sessions := map[string]engine.Session{}
 	for _, s := range []struct {
@@ -55,11 +55,7 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 		noise = append([]string{id}, noise...)
 	}
 
-	deciders := []struct {
-		name string
-		d    engine.ApprovalDecider
-		want []string
-	}{
+	checkDeciders(t, st, sessions, []deciderCase{
 		{"approver of deploy, starter of alice's", engine.ApprovalDecider{ApproverOf: []string{"deploy"}, Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
 			[]string{"deploy-in-console", "gone-in-alice", "default-in-alice", "deploy-in-bob"}},
 		{"starter only", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "alice"},
@@ -69,18 +65,37 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 		{"via API", engine.ApprovalDecider{Guarded: []string{"deploy", "infra"}, StartedBy: "carol", Origins: []engine.Origin{engine.OriginAPI, engine.OriginConsole}},
 			[]string{"deploy-in-console", "default-in-bob-api"}},
 		{"nobody", engine.ApprovalDecider{Guarded: []string{"deploy"}}, nil},
-	}
+	})
+}
+
+// deciderCase is a decider filter and the pending approvals it keeps,
+// newest first.
+type deciderCase struct {
+	name string
+	d    engine.ApprovalDecider
+	want []string
+}
+
+// checkDeciders checks each case: Matches, the rule's statement in Go,
+// keeps want of every pending approval; the store's filter finds the
+// same; and the limit applies after the filter.
+func checkDeciders(t *testing.T, st store.Store, sessions map[string]engine.Session, cases []deciderCase) {
+	t.Helper()
+	ctx := context.Background()
 	pending := []engine.ApprovalStatus{engine.ApprovalPending}
 	every, err := st.Approvals(ctx, engine.ApprovalFilter{Statuses: pending})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, dc := range deciders {
+	starters := map[string]string{}
+	for id, s := range sessions {
+		starters[id] = starterPerson(t, st, s)
+	}
+	for _, dc := range cases {
 		t.Run(dc.name, func(t *testing.T) {
-			// The store and Matches, the rule's statement in Go, agree.
 			var want []string
 			for _, a := range every {
-				if dc.d.Matches(a, sessions[a.SessionID]) {
+				if dc.d.Matches(a, sessions[a.SessionID], starters[a.SessionID]) {
 					want = append(want, a.ID)
 				}
 			}
@@ -103,4 +118,24 @@ func testApprovalsDecider(t *testing.T, open func() store.Store) {
 			}
 		})
 	}
+}
+
+// starterPerson is the person who started s, looked up as the engine
+// does (engine.StarterSurfaces), "" for nobody.
+func starterPerson(t *testing.T, st store.Store, s engine.Session) string {
+	t.Helper()
+	if s.StartedBy == "" {
+		return ""
+	}
+	for _, surface := range engine.StarterSurfaces(s.Origin) {
+		p, err := st.PersonByIdentity(context.Background(), store.Identity{Surface: surface, ExternalID: s.StartedBy})
+		switch {
+		case errors.Is(err, engine.ErrNotFound):
+			continue
+		case err != nil:
+			t.Fatalf("PersonByIdentity(%s:%s): %v", surface, s.StartedBy, err)
+		}
+		return p.ID
+	}
+	return ""
 }

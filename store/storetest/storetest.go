@@ -61,6 +61,7 @@ func Run(t *testing.T, newDB NewDB) {
 		{"CommitNewApprovalAtomic", testCommitNewApprovalAtomic},
 		{"ApprovalsFilter", testApprovalsFilter},
 		{"ApprovalsDecider", testApprovalsDecider},
+		{"ApprovalsDeciderPeople", testApprovalsDeciderPeople},
 		{"CommitApproval", testCommitApproval},
 		{"CommitApprovalUpdateErrorAborts", testCommitApprovalUpdateErrorAborts},
 		{"CommitApprovalRejects", testCommitApprovalRejects},
