@@ -113,3 +113,27 @@ func BenchmarkStore_RecordInbound(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStore_RecordInboundParallel measures durable intake writes as
+// the acks make them: 64 writers, one item each, sharing group commits,
+// at synchronous=full.
+func BenchmarkStore_RecordInboundParallel(b *testing.B) {
+	ctx := context.Background()
+	st := benchStore(b, sqlite.Options{})
+	payload := []byte(`{"kind":"message","dedupe_keys":["event:Ev1","msg:C1:1700000000.000300"],"thread_key":"slack:T1:C1:1700000000.000300","message":{"event_id":"Ev1","event_type":"app_mention","team":"T1","channel":"C1","user":"U1","text":"please summarise the incident","ts":"1700000000.000300","thread_ts":"1700000000.000300","mention":true}}`)
+	var n atomic.Int64
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			i := n.Add(1)
+			it := store.Inbound{Source: "slack", ThreadKey: fmt.Sprintf("slack:T1:C1:%d", i), Kind: "message", Payload: payload,
+				DedupeKeys: []string{fmt.Sprintf("event:Ev%d", i), fmt.Sprintf("msg:C1:%d", i)}}
+			if _, err := st.RecordInbound(ctx, storetest.T0, []store.Inbound{it}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(n.Load())/b.Elapsed().Seconds(), "items/s")
+}
