@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"brain/store"
@@ -49,26 +48,21 @@ func chunk(n int) int {
 	return 1
 }
 
-// rowsSQL caches "head (?, ...), (?, ...)" per head and row count.
-var rowsSQL sync.Map
-
-func multiRow(head string, cols, rows int) string {
-	type k struct {
-		head string
-		rows int
-	}
-	if q, ok := rowsSQL.Load(k{head, rows}); ok {
-		return q.(string)
-	}
+// multiRow returns head's multi-row INSERT text for each chunk size:
+// "head VALUES (?, ...), (?, ...)" with cols placeholders a row.
+func multiRow(head string, cols int) map[int]string {
 	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", cols), ", ") + ")"
-	q := head + " VALUES " + strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
-	rowsSQL.Store(k{head, rows}, q)
-	return q
+	out := make(map[int]string, len(chunkRows))
+	for _, rows := range chunkRows {
+		out[rows] = head + " VALUES " + strings.TrimSuffix(strings.Repeat(one+", ", rows), ", ")
+	}
+	return out
 }
 
-const (
-	insertInbox = `INSERT INTO inbox (source, thread_key, kind, payload, created_at)`
-	insertKeys  = `INSERT OR IGNORE INTO inbox_keys (key, inbox_id, created_at)`
+// The statement texts by chunk size, built once (never written after).
+var (
+	insertInbox = multiRow(`INSERT INTO inbox (source, thread_key, kind, payload, created_at)`, 5)
+	insertKeys  = multiRow(`INSERT OR IGNORE INTO inbox_keys (key, inbox_id, created_at)`, 3)
 )
 
 // recordBatch inserts items and their keys and reports the duplicates.
@@ -83,7 +77,7 @@ func recordBatch(ctx context.Context, tx *sql.Tx, now time.Time, items []store.I
 			args = append(args, it.Source, it.ThreadKey, it.Kind, string(it.Payload), at)
 			nkeys += len(it.DedupeKeys)
 		}
-		res, err := tx.ExecContext(ctx, multiRow(insertInbox, 5, n), args...)
+		res, err := tx.ExecContext(ctx, insertInbox[n], args...)
 		if err != nil {
 			return nil, err
 		}
@@ -115,7 +109,7 @@ func recordBatch(ctx context.Context, tx *sql.Tx, now time.Time, items []store.I
 		for _, k := range keys[off : off+n] {
 			args = append(args, k.key, k.id, at)
 		}
-		res, err := tx.ExecContext(ctx, multiRow(insertKeys, 3, n), args...)
+		res, err := tx.ExecContext(ctx, insertKeys[n], args...)
 		if err != nil {
 			return nil, err
 		}
