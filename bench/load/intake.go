@@ -89,6 +89,7 @@ func runIntake(ctx context.Context, e *env, o options) error {
 		starters := []func() (*target, error){
 			func() (*target, error) { return startFloor(e) },
 			func() (*target, error) { return startBolt(o.bolt) },
+			func() (*target, error) { return startDurableFloor(e) },
 		}
 		for _, store := range o.stores {
 			starters = append(starters, func() (*target, error) {
@@ -110,10 +111,11 @@ func runIntake(ctx context.Context, e *env, o options) error {
 			results = append(results, r)
 			names = append(names, t.name)
 		}
-		floor, bolt := results[0].perSecond(), results[1].perSecond()
+		floor, bolt, durable := results[0].perSecond(), results[1].perSecond(), results[2].perSecond()
 		for i := 2; i < len(results); i++ {
-			fmt.Printf("%-30s %4.0f%% of the floor, %.2fx Bolt (p99 %.1f ms; floor %.1f ms, Bolt %.1f ms)\n", names[i],
-				100*results[i].perSecond()/floor, results[i].perSecond()/bolt, ms(results[i].p99), ms(results[0].p99), ms(results[1].p99))
+			fmt.Printf("%-30s %4.0f%% of the floor, %4.0f%% of the durable floor, %.2fx Bolt (p99 %.1f ms; floor %.1f ms, Bolt %.1f ms)\n", names[i],
+				100*results[i].perSecond()/floor, 100*results[i].perSecond()/durable, results[i].perSecond()/bolt,
+				ms(results[i].p99), ms(results[0].p99), ms(results[1].p99))
 		}
 	}
 	return nil

@@ -56,10 +56,13 @@ func main() {
 	// The floor server runs as a process of its own (this binary), as the
 	// other intake targets do.
 	// So does the fake model server of the turns, to count its CPU apart.
-	if len(os.Args) > 1 && (os.Args[1] == floorMode || os.Args[1] == modelMode) {
+	if len(os.Args) > 1 && (os.Args[1] == floorMode || os.Args[1] == durableFloorMode || os.Args[1] == modelMode) {
 		serve := serveFloor
-		if os.Args[1] == modelMode {
+		switch os.Args[1] {
+		case modelMode:
 			serve = serveModel
+		case durableFloorMode:
+			serve = serveDurableFloor
 		}
 		if err := serve(os.Args[2:]); err != nil {
 			fmt.Fprintln(os.Stderr, os.Args[1]+":", err)

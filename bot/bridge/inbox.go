@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"brain/internal/startstop"
@@ -26,24 +27,39 @@ const committers = 2
 // acknowledged. Concurrent Records are grouped: while a transaction
 // commits, the next requests queue and go into the following one, so many
 // webhooks share one fsync (group commit); up to committers transactions
-// are in flight at once. Records wait until Start; after
-// Stop they are refused.
+// are in flight at once. Records wait until Start; after Stop they are
+// refused.
+//
+// A batch is committed by one of the Records in it, in its caller's
+// goroutine (the leader), not by a goroutine of the inbox: a request is
+// handed from one goroutine to another once (its answer) instead of twice
+// (to a committer and back), and on a machine the intake keeps busy every
+// hand-off waits for the scheduler. A leader that is done hands the queue
+// on to the oldest queued Record, which commits it.
 type Inbox struct {
 	store  store.Inbox
 	now    func() time.Time
-	reqs   chan inboxRequest
 	onSave func() // wakes the inbox worker
 
-	closed chan struct{} // closed once stopped: Record refuses
-	life   startstop.Lifecycle
+	started chan struct{} // closed by Start: Records may commit
+	closed  chan struct{} // closed once stopped: Record refuses
+
+	mu      sync.Mutex
+	queue   []*inboxRequest // waiting for a leader
+	leaders int             // batches being committed, at most committers
+	stopped bool
+	// inflight counts the leaders, for Stop to wait for their batches.
+	inflight sync.WaitGroup
+
+	life startstop.Lifecycle
 }
 
 type inboxRequest struct {
-	item  store.Inbound
-	reply chan inboxReply
-}
-
-type inboxReply struct {
+	item store.Inbound
+	// done is signalled once: the request's answer is in duplicate and
+	// err, or, with lead set, the request is to lead the next batch.
+	done      chan struct{}
+	lead      bool
 	duplicate bool
 	err       error
 }
@@ -51,79 +67,117 @@ type inboxReply struct {
 // NewInbox builds an inbox over store; onSave (may be nil) is called after
 // each commit. It starts nothing: Start does.
 func NewInbox(store store.Inbox, now func() time.Time, onSave func()) *Inbox {
-	return &Inbox{store: store, now: now, reqs: make(chan inboxRequest), onSave: onSave, closed: make(chan struct{})}
+	return &Inbox{store: store, now: now, onSave: onSave, started: make(chan struct{}), closed: make(chan struct{})}
 }
 
 // Start begins committing Records. Safe to call twice.
 func (b *Inbox) Start(ctx context.Context) error {
 	return b.life.Start(ctx, func(context.Context) error {
-		for range committers {
-			b.life.Go(b.run)
-		}
+		close(b.started)
 		return nil
 	})
 }
 
-// Stop stops taking records; it waits for the batch in flight (until ctx
-// is done). Safe before Start, twice and concurrently.
+// Stop stops taking records: Records still queued are refused, and it
+// waits for the batches in flight (until ctx is done). Safe before Start,
+// twice and concurrently.
 func (b *Inbox) Stop(ctx context.Context) error {
-	return b.life.Stop(ctx, func() { close(b.closed) })
+	return b.life.Stop(ctx, func() {
+		b.mu.Lock()
+		b.stopped = true
+		close(b.closed)
+		for _, r := range b.queue {
+			r.err = ErrInboxClosed
+			r.done <- struct{}{}
+		}
+		b.queue = nil
+		b.mu.Unlock()
+		b.inflight.Wait()
+	})
 }
 
 // Record stores one item, or reports that one of its dedupe keys was seen.
-// When it returns nil the item is store.
+// When it returns nil the item is stored. Once queued, it waits for its
+// batch's commit whatever ctx says (a commit is quick, and a Record that
+// is to lead a batch must be there to do it); ctx bounds the wait for
+// Start.
 func (b *Inbox) Record(ctx context.Context, it store.Inbound) (bool, error) {
-	req := inboxRequest{item: it, reply: make(chan inboxReply, 1)}
 	select {
-	case b.reqs <- req:
+	case <-b.started:
 	case <-ctx.Done():
 		return false, ctx.Err()
 	case <-b.closed:
 		return false, ErrInboxClosed
 	}
-	select {
-	case r := <-req.reply:
-		return r.duplicate, r.err
-	case <-ctx.Done():
-		// It may still commit; the platform's retry is deduplicated.
-		return false, ctx.Err()
+	req := &inboxRequest{item: it, done: make(chan struct{}, 1)}
+	b.mu.Lock()
+	if b.stopped {
+		b.mu.Unlock()
+		return false, ErrInboxClosed
 	}
+	lead := b.leaders < committers
+	if lead {
+		b.leaders++
+		b.inflight.Add(1)
+	} else {
+		b.queue = append(b.queue, req)
+	}
+	b.mu.Unlock()
+	if !lead {
+		<-req.done
+		lead = req.lead // set before done was signalled
+	}
+	if lead {
+		b.lead(req)
+	}
+	return req.duplicate, req.err
 }
 
-func (b *Inbox) run(ctx context.Context) {
-	for {
-		var first inboxRequest
-		select {
-		case first = <-b.reqs:
-		case <-ctx.Done():
-			return
+// lead commits self's request with the queue's oldest ones, answers them
+// and hands the rest of the queue to a new leader.
+func (b *Inbox) lead(self *inboxRequest) {
+	defer b.inflight.Done()
+	b.mu.Lock()
+	n := min(len(b.queue), maxBatch-1)
+	batch := append([]*inboxRequest{self}, b.queue[:n]...)
+	b.queue = b.queue[n:]
+	b.mu.Unlock()
+
+	items := make([]store.Inbound, len(batch))
+	for i, r := range batch {
+		items[i] = r.item
+	}
+	dup, err := b.store.RecordInbound(context.Background(), b.now(), items)
+	if err == nil && len(dup) != len(items) {
+		err = fmt.Errorf("record inbound: %d answers for %d items", len(dup), len(items))
+	}
+	// The worker is woken before the callers hear back, so a Record
+	// that returned has always woken it.
+	if err == nil && b.onSave != nil {
+		b.onSave()
+	}
+
+	b.mu.Lock()
+	if len(b.queue) > 0 && !b.stopped {
+		// The oldest queued request leads the next batch: it leaves the
+		// queue now, so no other leader takes it into a batch.
+		next := b.queue[0]
+		b.queue = b.queue[1:]
+		next.lead = true
+		b.inflight.Add(1) // the next leader's, before this one's Done
+		next.done <- struct{}{}
+	} else {
+		b.leaders--
+	}
+	b.mu.Unlock()
+	for i, r := range batch {
+		if err != nil {
+			r.err = err
+		} else {
+			r.duplicate = dup[i]
 		}
-		batch := []inboxRequest{first}
-	collect:
-		for len(batch) < maxBatch {
-			select {
-			case r := <-b.reqs:
-				batch = append(batch, r)
-			default:
-				break collect
-			}
-		}
-		items := make([]store.Inbound, len(batch))
-		for i, r := range batch {
-			items[i] = r.item
-		}
-		dup, err := b.store.RecordInbound(context.Background(), b.now(), items)
-		// The worker is woken before the callers hear back, so a Record
-		// that returned has always woken it.
-		if err == nil && b.onSave != nil {
-			b.onSave()
-		}
-		for i, r := range batch {
-			if err != nil {
-				r.reply <- inboxReply{err: err}
-			} else {
-				r.reply <- inboxReply{duplicate: dup[i]}
-			}
+		if i > 0 {
+			r.done <- struct{}{}
 		}
 	}
 }

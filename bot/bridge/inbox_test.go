@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -191,5 +192,58 @@ func TestInbox_StartStopStress(t *testing.T) {
 		}
 		startstoptest.Stress(t, in)
 		wg.Wait()
+	}
+}
+
+// TestInbox_LeadersHandOn: many concurrent Records, each committed once
+// and answered with its own verdict, in batches no larger than maxBatch
+// and never more than committers at a time, while the leaders hand the
+// queue on to each other.
+func TestInbox_LeadersHandOn(t *testing.T) {
+	var inFlight, most atomic.Int32
+	var mu sync.Mutex
+	seen := map[string]int{}
+	inbox := &fakeInbox{RecordInboundFunc: func(_ context.Context, _ time.Time, items []store.Inbound) ([]bool, error) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		if len(items) > maxBatch {
+			t.Errorf("batch of %d", len(items))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		dup := make([]bool, len(items))
+		for i, it := range items {
+			seen[it.ThreadKey]++
+			dup[i] = strings.HasSuffix(it.ThreadKey, "7")
+		}
+		return dup, nil
+	}}
+	in := startInbox(t, inbox, nil)
+	const records = 2000
+	var wg sync.WaitGroup
+	for i := range records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			key := fmt.Sprint(i)
+			dup, err := in.Record(context.Background(), store.Inbound{ThreadKey: key})
+			if err != nil || dup != strings.HasSuffix(key, "7") {
+				t.Errorf("Record(%s) = %v, %v", key, dup, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(seen) != records {
+		t.Fatalf("%d distinct records committed, want %d", len(seen), records)
+	}
+	for k, n := range seen {
+		if n != 1 {
+			t.Fatalf("record %s committed %d times", k, n)
+		}
+	}
+	if most.Load() > committers {
+		t.Fatalf("%d commits in flight at once, at most %d allowed", most.Load(), committers)
 	}
 }

@@ -25,10 +25,13 @@ import (
 // one order instead of deadlocking on the unique index.
 func (s *Store) RecordInbound(ctx context.Context, now time.Time, items []store.Inbound) ([]bool, error) {
 	dup := make([]bool, len(items))
-	err := s.writeTx(ctx, func(tx pgx.Tx) error {
-		if !sharedKeys(items) {
-			return recordInboundRows(ctx, tx, now, items, dup)
+	if !sharedKeys(items) {
+		if err := recordInboundRows(ctx, s.pool, now, items, dup); err != nil {
+			return nil, interpretError("record inbound", err)
 		}
+		return dup, nil
+	}
+	err := s.writeTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, lockBatch(items)).Close(); err != nil {
 			return fmt.Errorf("lock keys: %w", err)
 		}
@@ -48,8 +51,9 @@ const inboxKeyLocks = 0x696e62 // "inb"
 // items, in ascending order of the key's hash: every batch locks in the
 // same order, so batches sharing keys queue instead of deadlocking. Keys
 // whose hashes collide share a lock, which only makes their batches wait.
-// The locks are statements of a batch, run in order in one round trip;
-// what the caller queues after them runs once they are held.
+// It is one statement (the function runs once per element of the sorted
+// array, in its order); what the caller queues after it runs once the
+// locks are held.
 func lockBatch(items []store.Inbound) *pgx.Batch {
 	var hashes []int32
 	for _, it := range items {
@@ -62,9 +66,7 @@ func lockBatch(items []store.Inbound) *pgx.Batch {
 	slices.Sort(hashes)
 	hashes = slices.Compact(hashes)
 	batch := &pgx.Batch{}
-	for _, h := range hashes {
-		batch.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(inboxKeyLocks), h)
-	}
+	batch.Queue(`SELECT count(pg_advisory_xact_lock($1, h)) FROM unnest($2::int4[]) AS h`, int32(inboxKeyLocks), hashes)
 	return batch
 }
 
@@ -85,13 +87,15 @@ func sharedKeys(items []store.Inbound) bool {
 }
 
 // recordInboundRows is recordInbound for a batch whose items share no
-// key, in one statement whatever its size, sent with the key locks in one
-// round trip (an item at a time took three round trips per item, and on
-// a busy machine every round trip waits for PostgreSQL's backend to be
-// scheduled: that bounded PostgreSQL's intake). The statement draws the
-// ids, claims the keys and inserts the rows of the items that claimed all
-// of theirs; a duplicate's claimed keys are deleted after it.
-func recordInboundRows(ctx context.Context, tx pgx.Tx, now time.Time, items []store.Inbound, dup []bool) error {
+// key: the key locks and one statement, sent in one round trip as one
+// implicit transaction (committed, durably, before the batch's results
+// are read to the end), so a batch costs the server two statements and
+// the intake one wait for PostgreSQL's backend to be scheduled, whatever
+// its size. With the locks held no other batch can take these keys, so
+// the statement reads which keys are taken, claims the keys of the items
+// that have none taken and inserts their rows: a duplicate claims nothing
+// and nothing is left to undo.
+func recordInboundRows(ctx context.Context, db batcher, now time.Time, items []store.Inbound, dup []bool) error {
 	n := len(items)
 	sources, threads, kinds := make([]string, n), make([]string, n), make([]string, n)
 	payloads := make([][]byte, n)
@@ -104,42 +108,38 @@ func recordInboundRows(ctx context.Context, tx pgx.Tx, now time.Time, items []st
 		}
 	}
 	batch := lockBatch(items)
-	locks := batch.Len()
 	batch.Queue(`WITH item AS MATERIALIZED (
 			SELECT ord, source, thread_key, kind, payload, nextval(pg_get_serial_sequence('inbox', 'id')) AS id
 			FROM unnest($1::text[], $2::text[], $3::text[], $4::bytea[]) WITH ORDINALITY AS u(source, thread_key, kind, payload, ord)
 		), key AS (
 			SELECT k.key, item.id FROM unnest($5::text[], $6::bigint[]) AS k(key, ord) JOIN item USING (ord)
-		), claimed AS (
-			INSERT INTO inbox_keys (key, inbox_id, created_at) SELECT key, id, $7::utc_time FROM key
-			ON CONFLICT (key) DO NOTHING RETURNING inbox_id
-		), fresh AS (
+		), fresh AS MATERIALIZED (
 			SELECT item.* FROM item
-			WHERE (SELECT count(*) FROM key WHERE key.id = item.id) = (SELECT count(*) FROM claimed WHERE claimed.inbox_id = item.id)
+			WHERE NOT EXISTS (SELECT 1 FROM key JOIN inbox_keys USING (key) WHERE key.id = item.id)
+		), claimed AS (
+			INSERT INTO inbox_keys (key, inbox_id, created_at)
+			SELECT key.key, key.id, $7::utc_time FROM key JOIN fresh USING (id)
 		), ins AS (
 			INSERT INTO inbox (id, source, thread_key, kind, payload, created_at)
 			SELECT id, source, thread_key, kind, payload, $7::utc_time FROM fresh
 		)
-		SELECT item.ord, item.id, EXISTS (SELECT 1 FROM fresh WHERE fresh.id = item.id) FROM item ORDER BY item.ord`,
+		SELECT item.ord, EXISTS (SELECT 1 FROM fresh WHERE fresh.id = item.id) FROM item ORDER BY item.ord`,
 		sources, threads, kinds, payloads, keys, keyOrd, formatTime(now))
-	br := tx.SendBatch(ctx, batch)
-	for range locks {
-		if _, err := br.Exec(); err != nil {
-			br.Close()
-			return fmt.Errorf("lock keys: %w", err)
-		}
+	br := db.SendBatch(ctx, batch)
+	if _, err := br.Exec(); err != nil {
+		br.Close()
+		return fmt.Errorf("lock keys: %w", err)
 	}
 	rows, err := br.Query()
 	if err != nil {
 		br.Close()
 		return err
 	}
-	var dupIDs []int64
 	got := 0
 	for rows.Next() {
-		var ord, id int64
+		var ord int64
 		var fresh bool
-		if err := rows.Scan(&ord, &id, &fresh); err != nil {
+		if err := rows.Scan(&ord, &fresh); err != nil {
 			rows.Close()
 			br.Close()
 			return err
@@ -150,24 +150,24 @@ func recordInboundRows(ctx context.Context, tx pgx.Tx, now time.Time, items []st
 			return fmt.Errorf("record inbound: row %d of %d items", ord, n)
 		}
 		got++
-		if !fresh {
-			dup[ord-1] = true
-			dupIDs = append(dupIDs, id)
-		}
+		dup[ord-1] = !fresh
 	}
 	rows.Close()
+	// Close reads to the end of the batch: its implicit transaction has
+	// committed when it returns nil.
 	if err := errors.Join(rows.Err(), br.Close()); err != nil {
 		return err
 	}
 	if got != n {
 		return fmt.Errorf("record inbound: %d outcomes for %d items", got, n)
 	}
-	if len(dupIDs) > 0 {
-		if _, err := tx.Exec(ctx, `DELETE FROM inbox_keys WHERE inbox_id = ANY($1::bigint[])`, dupIDs); err != nil {
-			return err
-		}
-	}
 	return nil
+}
+
+// batcher sends a batch: the pool (one implicit transaction) or a
+// transaction.
+type batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
 }
 
 // recordInbound records items one at a time, in order.

@@ -205,3 +205,32 @@ func testInboundBatchOfDistinctKeys(t *testing.T, open func() store.Store) {
 		t.Fatalf("after the batch: duplicates %v, want [false true]", dup)
 	}
 }
+
+// testInboundBatchSharedKeys: items of one batch that share keys are
+// settled as if recorded one by one: a duplicate frees the keys it took,
+// so a later item holding only those is not one, and an item naming one
+// key twice is not a duplicate of itself.
+func testInboundBatchSharedKeys(t *testing.T, open func() store.Store) {
+	st := open()
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	record(t, st, now, inbound("old", "event:old"))
+	dup := record(t, st, now,
+		inbound("a", "k1"),
+		inbound("b", "k2", "k1"), // k1 is a's: b is a duplicate, k2 free again
+		inbound("c", "k2"),
+		inbound("d", "k3", "k3"),
+		inbound("e", "k4", "event:old"), // k4 free again
+		inbound("f", "k5", "k4"),
+		inbound("g", "k7", "k1"), // k7 free again, and nobody takes it
+	)
+	if fmt.Sprint(dup) != "[false true false false true false true]" {
+		t.Fatalf("duplicates %v, want [false true false false true false true]", dup)
+	}
+	if got := pendingThreads(t, st, "slack", -1); fmt.Sprint(got) != "[old a c d f]" {
+		t.Fatalf("pending threads %v, want [old a c d f]", got)
+	}
+	dup = record(t, st, now, inbound("x", "k2"), inbound("y", "k3"), inbound("z", "k4"), inbound("w", "k6"), inbound("v", "k7"))
+	if fmt.Sprint(dup) != "[true true true false false]" {
+		t.Fatalf("after the batch: duplicates %v, want [true true true false false]", dup)
+	}
+}

@@ -73,6 +73,7 @@ func Run(t *testing.T, newDB NewDB) {
 
 		{"InboundDedupeAndOrder", testInboundDedupeAndOrder},
 		{"InboundBatchOfDistinctKeys", testInboundBatchOfDistinctKeys},
+		{"InboundBatchSharedKeys", testInboundBatchSharedKeys},
 		{"InboundPerSource", testInboundPerSource},
 		{"InboundPruneKeepsPending", testInboundPruneKeepsPending},
 		{"InboundConcurrentDuplicates", testInboundConcurrentDuplicates},

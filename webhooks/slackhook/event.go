@@ -85,12 +85,17 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 		res.Ignored = "event_callback without event"
 		return res, nil
 	}
-	if it, why, ok := parseAgentEvent(env); ok {
-		res.Item, res.Ignored = it, why
-		return res, nil
-	}
+	// One decode of the inner event serves the common case, a message;
+	// Slack's agent events (whose fields differ) are decoded again as such.
 	var ev messageEvent
-	if err := json.Unmarshal(env.Event, &ev); err != nil {
+	err := json.Unmarshal(env.Event, &ev)
+	if err != nil || ev.Type == "agent_session_stopped" || ev.Type == "assistant_thread_started" {
+		if it, why, ok := parseAgentEvent(env); ok {
+			res.Item, res.Ignored = it, why
+			return res, nil
+		}
+	}
+	if err != nil {
 		// Other event types (user_change, channel_created, ...) use objects
 		// where messages use strings; only a broken message is an error.
 		var typeOnly struct {
