@@ -7,9 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	_ "github.com/mattn/go-sqlite3" // the driver brain's SQLite store uses
@@ -103,19 +101,9 @@ func commitBodies(db *sql.DB, bodies [][]byte) error {
 }
 
 func startDurableFloor(e *env) (*target, error) {
-	addr, err := freeAddr()
-	if err != nil {
-		return nil, err
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	db := filepath.Join(e.dir, "durable-floor.db")
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		_ = os.Remove(db + suffix) // a fresh file per run
 	}
-	cmd := exec.Command(self, durableFloorMode, "-listen", addr, "-db", db)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	return startProcess("durable floor (+SQLite commit)", cmd, "http://"+addr+"/slack/events")
+	return startSelf("durable floor (+SQLite commit)", durableFloorMode, "-db", db)
 }

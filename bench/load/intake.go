@@ -179,6 +179,12 @@ func measureTarget(ctx context.Context, t *target, kind string, o options) (inta
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func startFloor(e *env) (*target, error) {
+	return startSelf("floor (net/http, verify only)", floorMode)
+}
+
+// startSelf runs this binary in mode (a floor) on a free address, with
+// args after -listen.
+func startSelf(name, mode string, args ...string) (*target, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return nil, err
@@ -187,9 +193,9 @@ func startFloor(e *env) (*target, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, floorMode, "-listen", addr)
+	cmd := exec.Command(self, append([]string{mode, "-listen", addr}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	return startProcess("floor (net/http, verify only)", cmd, "http://"+addr+"/slack/events")
+	return startProcess(name, cmd, "http://"+addr+"/slack/events")
 }
 
 func startBolt(dir string) (*target, error) {

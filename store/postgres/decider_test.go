@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
-
 	"brain/engine"
 	"brain/store/postgres/pgtest"
 )
@@ -22,30 +20,12 @@ func TestApprovals_DeciderPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// The tables are empty: only with sequential scans priced out does
-	// the plan show whether an index is used.
-	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
-		t.Fatal(err)
-	}
 	d := engine.ApprovalDecider{ApproverOf: []string{"deploy"}, Guarded: []string{"deploy"}, StartedBy: "alice-key", Person: "alice",
 		Origins: []engine.Origin{engine.OriginAPI, engine.OriginConsole}}
 	var q conditions
 	statusIn(&q, []engine.ApprovalStatus{engine.ApprovalPending})
 	deciderCondition(&q, &d)
-	rows, err := conn.Query(ctx, `EXPLAIN SELECT id FROM approvals WHERE `+strings.Join(q.where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT 100`, q.args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(plan, "\n")
+	got := pgtest.QueryPlan(t, dsn, `SELECT id FROM approvals WHERE `+strings.Join(q.where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT 100`, q.args...)
 	for _, scan := range []string{"Seq Scan on sessions", "Seq Scan on person_identities"} {
 		if strings.Contains(got, scan) {
 			t.Errorf("plan:\n%s\nwant no %q", got, scan)

@@ -16,25 +16,7 @@ func TestApprovals_DeciderPlan(t *testing.T) {
 		Origins: []engine.Origin{engine.OriginAPI, engine.OriginConsole}}
 	where, args := statusIn(nil, nil, []engine.ApprovalStatus{engine.ApprovalPending})
 	where, args = deciderCondition(where, args, &d)
-	query := `EXPLAIN QUERY PLAN SELECT id FROM approvals WHERE ` + strings.Join(where, " AND ") + ` ORDER BY created_at DESC, id DESC LIMIT 100`
-	rows, err := st.read.Query(query, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	got := strings.Join(plan, "; ")
+	got := queryPlan(t, st.read, `SELECT id FROM approvals WHERE `+strings.Join(where, " AND ")+` ORDER BY created_at DESC, id DESC LIMIT 100`, args...)
 	for _, scan := range []string{"SCAN s", "SCAN pi"} {
 		if strings.Contains(got, scan) {
 			t.Errorf("plan = %s; want no %q", got, scan)

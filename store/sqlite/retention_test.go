@@ -193,21 +193,7 @@ func TestVacuumStep_StopsForAQueuedWriter(t *testing.T) {
 // key through an index (0024), not by scanning every key.
 func TestDeleteSession_KeyByIndex(t *testing.T) {
 	st := openTemp(t)
-	rows, err := st.read.Query(`EXPLAIN QUERY PLAN DELETE FROM idempotency_keys WHERE scope = 'session' AND ref = ?`, "s1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "INDEX idempotency_keys_ref") {
+	if got := queryPlan(t, st.read, `DELETE FROM idempotency_keys WHERE scope = 'session' AND ref = ?`, "s1"); !strings.Contains(got, "INDEX idempotency_keys_ref") {
 		t.Errorf("plan = %s; want the idempotency_keys_ref index", got)
 	}
 }
