@@ -1,7 +1,8 @@
 // Package benchkit is the set-up the turn benchmarks share (bench/history,
-// bench/retention): a store of either driver, a zero-latency model, an
-// engine on them, a session's history seeded as the engine would have
-// written it, and one-round turns run to their end.
+// bench/retention): a store of either driver, a zero-latency model (or
+// one with a round trip's latency), an engine on them, a session's
+// history seeded as the engine would have written it, and one-round turns
+// run to their end.
 //
 // Only benchmarks import it.
 package benchkit
@@ -35,6 +36,23 @@ func (Echo) Generate(ctx context.Context, req engine.ModelRequest) (engine.Model
 	return engine.ModelResponse{Text: "noted", Usage: engine.Usage{InputTokens: 100, OutputTokens: 2}}, nil
 }
 
+// Delayed answers as Echo does after Latency (a model's round trip):
+// the turn's engine work is then a short stretch between waits, as with a
+// real model, not back-to-back commits.
+type Delayed struct{ Latency time.Duration }
+
+// Generate answers after d.Latency, or when ctx ends.
+func (d Delayed) Generate(ctx context.Context, req engine.ModelRequest) (engine.ModelResponse, error) {
+	t := time.NewTimer(d.Latency)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return engine.ModelResponse{}, ctx.Err()
+	case <-t.C:
+	}
+	return Echo{}.Generate(ctx, req)
+}
+
 // Open opens an empty store of driver ("sqlite": a file in b's temporary
 // directory, synchronous=full; "postgres": a database of pgtest's cluster),
 // closed when b ends.
@@ -62,12 +80,18 @@ func Open(b testing.TB, driver string) store.Store {
 // stopped when b ends.
 func Engine(b testing.TB, st store.Store) *engine.Engine {
 	b.Helper()
+	return EngineWith(b, st, Echo{})
+}
+
+// EngineWith is Engine with agent "a" answered by model.
+func EngineWith(b testing.TB, st store.Store, model engine.Model) *engine.Engine {
+	b.Helper()
 	ctx := context.Background()
 	var ids atomic.Int64
 	eng, err := engine.New(engine.Config{
 		Store: st, Clock: time.Now,
 		NewID:  func(p string) string { return fmt.Sprintf("%s_%d", p, ids.Add(1)) },
-		Agents: []*engine.Agent{{Name: "a", Model: Echo{}, ContextWindow: 4096, MaxTokens: 1024}},
+		Agents: []*engine.Agent{{Name: "a", Model: model, ContextWindow: 4096, MaxTokens: 1024}},
 	})
 	if err != nil {
 		b.Fatal(err)
