@@ -34,10 +34,11 @@ const (
 
 // BenchmarkRetention_TurnsWhileDeleting seeds a million events in
 // sessions idle for 100 days, then times one-round turns on an active
-// session, answered by each of the models: first with nothing deleted (the usual p99), then while the
-// retention job (retention.sessions 90 days, batches of at most 500 sized
-// to the default batch time, audited as the job does) deletes them all,
-// then with nothing deleted again, then an A/A control. It reports the
+// session, answered by each of the models: first with nothing deleted
+// (the usual p99), then while the retention job (retention.sessions 90
+// days, batches of at most 500 sized to the default batch time, audited
+// as the job does) deletes them all, then with nothing deleted again,
+// then an A/A control. It reports the
 // p99s, the deleting/paused ratio beside the control's, how long the
 // deletion took, and its rate.
 func BenchmarkRetention_TurnsWhileDeleting(b *testing.B) {
