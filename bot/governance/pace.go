@@ -12,8 +12,8 @@ import "time"
 // quick lets the next grow, at most doubling, up to max. While turns run
 // the next step is a busyShare of that (next): whichever turn meets it
 // waits a quarter as long, and the job still deletes at a rate that
-// grows with the machine's speed (the smallest steps, 20 events each,
-// deleted a million events in 41 minutes beside back-to-back turns).
+// grows with the machine's speed (the smallest steps would not:
+// docs/benchmarks.md).
 type pace struct {
 	budget   time.Duration
 	min, max int

@@ -64,9 +64,10 @@ type Retention struct {
 	BatchTime time.Duration
 	// Turns, when set, says how many turns run now (the engine's
 	// Stats().RunningTurns). While any do, the job works in the gaps
-	// between them: it rests as Duty says, then waits as long again for
-	// a moment no turn runs, and takes a quarter of the step the last
-	// ones measured whether one came or not (so it always goes on).
+	// between them: after each step it pauses as Duty says, resting half
+	// of that and waiting the other half for a moment no turn runs, and
+	// takes a quarter of the step the last ones measured whether one
+	// came or not (so it always goes on).
 	Turns func() int
 	// Duty is the share of the time the job works while turns run (0:
 	// DefaultDuty).

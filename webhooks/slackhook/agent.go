@@ -41,6 +41,17 @@ type agentEvent struct {
 	} `json:"assistant_thread"`
 }
 
+// The inner event types parseAgentEvent reads; their fields differ from a
+// message's.
+const (
+	typeAgentStopped  = "agent_session_stopped"
+	typeThreadStarted = "assistant_thread_started"
+)
+
+// isAgentEvent says whether an inner event of type typ is one
+// parseAgentEvent reads.
+func isAgentEvent(typ string) bool { return typ == typeAgentStopped || typ == typeThreadStarted }
+
 // parseAgentEvent turns an agent event into an Item; ok is false for other
 // event types, and why says why a malformed one is ignored.
 func parseAgentEvent(env envelope) (it *Item, why string, ok bool) {
@@ -51,10 +62,10 @@ func parseAgentEvent(env envelope) (it *Item, why string, ok bool) {
 	var a Agent
 	var kind string
 	switch ev.Type {
-	case "agent_session_stopped":
+	case typeAgentStopped:
 		kind = KindStop
 		a = Agent{User: ev.User, Channel: ev.Channel, ThreadTS: ev.ThreadTS}
-	case "assistant_thread_started":
+	case typeThreadStarted:
 		if ev.Thread == nil {
 			return nil, "assistant_thread_started without assistant_thread", true
 		}

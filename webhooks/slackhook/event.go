@@ -89,7 +89,7 @@ func ParseEvent(body []byte, botUserID string) (EventResult, error) {
 	// Slack's agent events (whose fields differ) are decoded again as such.
 	var ev messageEvent
 	err := json.Unmarshal(env.Event, &ev)
-	if err != nil || ev.Type == "agent_session_stopped" || ev.Type == "assistant_thread_started" {
+	if err != nil || isAgentEvent(ev.Type) {
 		if it, why, ok := parseAgentEvent(env); ok {
 			res.Item, res.Ignored = it, why
 			return res, nil
